@@ -1,0 +1,33 @@
+package dcgmreceiver
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/backend"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/dcgmbackend"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/nvmlbackend"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/simulated"
+)
+
+// newBackends returns the backends to try, in order of preference.
+func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
+	dcgm := func() backend.Backend {
+		addr, unix, _ := ParseEndpoint(cfg.Endpoint)
+		return dcgmbackend.New(dcgmbackend.Options{Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Logger: logger})
+	}
+	nvml := func() backend.Backend { return nvmlbackend.New(nvmlbackend.Options{Logger: logger}) }
+	switch cfg.Backend {
+	case BackendDCGM:
+		return []backend.Backend{dcgm()}, nil
+	case BackendNVML:
+		return []backend.Backend{nvml()}, nil
+	case BackendSimulated:
+		fl, err := simulated.New(cfg.Simulated)
+		if err != nil {
+			return nil, err
+		}
+		return []backend.Backend{fl}, nil
+	default:
+		return []backend.Backend{dcgm(), nvml()}, nil
+	}
+}

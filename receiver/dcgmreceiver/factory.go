@@ -1,0 +1,56 @@
+package dcgmreceiver
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/simulated"
+)
+
+// NewFactory returns the factory of the dcgm receiver.
+func NewFactory() receiver.Factory {
+	return receiver.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	cc := scraperhelper.NewDefaultControllerConfig()
+	cc.CollectionInterval = 10 * time.Second
+	return &Config{
+		ControllerConfig:     cc,
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Backend:              BackendAuto,
+		Endpoint:             "localhost:5555",
+		Naming:               NamingOTel,
+		Reconnect: ReconnectConfig{
+			InitialInterval: time.Second,
+			MaxInterval:     time.Minute,
+		},
+		PodResources: PodResourcesConfig{
+			Enabled:         false,
+			Endpoint:        "/var/lib/kubelet/pod-resources/kubelet.sock",
+			RefreshInterval: 30 * time.Second,
+		},
+		Simulated: simulated.DefaultConfig(),
+	}
+}
+
+func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
+	c := cfg.(*Config)
+	s := newGPUScraper(c, set)
+	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
+	if err != nil {
+		return nil, err
+	}
+	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+}

@@ -1,0 +1,422 @@
+// Package dcgmbackend reads GPUs through DCGM with go-dcgm, from a
+// standalone nv-hostengine or an embedded host engine.
+//
+// go-dcgm keeps one global connection per process, so a collector runs at
+// most one dcgm receiver that uses this backend.
+package dcgmbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-dcgm/pkg/dcgm"
+	"go.uber.org/zap"
+
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+)
+
+// Options configure the backend.
+type Options struct {
+	// Address is nv-hostengine's host:port or unix socket path.
+	Address    string
+	UnixSocket bool
+	// Embedded starts a host engine in-process instead.
+	Embedded bool
+	Logger   *zap.Logger
+}
+
+// DCGM field IDs of the identity strings.
+const (
+	fieldDriverVersion = 1
+	fieldName          = 50
+	fieldUUID          = 54
+	fieldPCIBusID      = 57
+)
+
+// Backend is the DCGM backend.
+type Backend struct {
+	opts      Options
+	connected bool
+
+	entities     []entity
+	pairs        []dcgm.GroupEntityPair // every entity, for device fields
+	profPairs    []dcgm.GroupEntityPair // entities with profiling support
+	baseIDs      []dcgm.Short
+	profIDs      []dcgm.Short
+	group        dcgm.GroupHandle
+	xidFields    dcgm.FieldHandle
+	xidSince     time.Time
+	byEntity     map[dcgm.GroupEntityPair]int
+	warnedFields map[string]bool
+}
+
+type entity struct {
+	pair      dcgm.GroupEntityPair
+	dev       gpu.Device
+	profiling bool
+}
+
+// New returns an unconnected backend.
+func New(opts Options) *Backend {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	return &Backend{opts: opts, warnedFields: make(map[string]bool)}
+}
+
+// Name implements backend.Backend.
+func (*Backend) Name() string { return "dcgm" }
+
+// initMu serializes go-dcgm's process-global Init and Shutdown.
+var initMu sync.Mutex
+
+// Connect implements backend.Backend.
+func (b *Backend) Connect(context.Context) error {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if b.connected {
+		return nil
+	}
+	var err error
+	if b.opts.Embedded {
+		_, err = dcgm.Init(dcgm.Embedded)
+	} else {
+		unix := "0"
+		if b.opts.UnixSocket {
+			unix = "1"
+		}
+		_, err = dcgm.Init(dcgm.Standalone, b.opts.Address, unix)
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "libdcgm.so") {
+			return fmt.Errorf("DCGM library not found (%v): install the DCGM client library or use backend nvml", err)
+		}
+		where := "embedded host engine"
+		if !b.opts.Embedded {
+			where = "nv-hostengine at " + b.opts.Address
+		}
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	b.connected = true
+	if err := b.discover(); err != nil {
+		b.closeLocked()
+		return err
+	}
+	return nil
+}
+
+// discover finds the GPUs and MIG instances, their identities and their
+// profiling support, and sets up the watches.
+func (b *Backend) discover() error {
+	gpuIDs, err := dcgm.GetSupportedDevices()
+	if err != nil {
+		return fmt.Errorf("list GPUs: %w", err)
+	}
+	b.entities = b.entities[:0]
+	for _, id := range gpuIDs {
+		b.entities = append(b.entities, entity{pair: dcgm.GroupEntityPair{EntityGroupId: dcgm.FE_GPU, EntityId: id}})
+	}
+	hier, err := dcgm.GetGPUInstanceHierarchy()
+	if err != nil {
+		b.opts.Logger.Debug("No MIG hierarchy", zap.Error(err))
+	} else {
+		for i := uint(0); i < hier.Count; i++ {
+			e := hier.EntityList[i]
+			if e.Entity.EntityGroupId != dcgm.FE_GPU_I {
+				continue
+			}
+			b.entities = append(b.entities, entity{
+				pair: e.Entity,
+				dev: gpu.Device{
+					Index: int(e.Info.NvmlGpuIndex),
+					MIG: &gpu.MIG{
+						ParentUUID:      e.Info.GpuUuid,
+						GPUInstance:     int(e.Info.NvmlInstanceId),
+						ComputeInstance: int(e.Info.NvmlComputeInstanceId),
+						Profile:         fmt.Sprintf("%dg", e.Info.NvmlProfileSlices),
+					},
+				},
+			})
+		}
+	}
+	if len(b.entities) == 0 {
+		return errors.New("DCGM reports no supported GPUs")
+	}
+
+	b.group, err = dcgm.CreateGroup(fmt.Sprintf("otelcol-gpu-%d", time.Now().UnixNano()))
+	if err != nil {
+		return fmt.Errorf("create GPU group: %w", err)
+	}
+	b.pairs = b.pairs[:0]
+	b.byEntity = make(map[dcgm.GroupEntityPair]int, len(b.entities))
+	for i, e := range b.entities {
+		if err := dcgm.AddEntityToGroup(b.group, e.pair.EntityGroupId, e.pair.EntityId); err != nil {
+			return fmt.Errorf("add entity %v to group: %w", e.pair, err)
+		}
+		b.pairs = append(b.pairs, e.pair)
+		b.byEntity[e.pair] = i
+	}
+
+	// Identity strings.
+	idFields := []dcgm.Short{fieldName, fieldUUID, fieldPCIBusID}
+	idGroup, err := dcgm.FieldGroupCreate("otelcol-gpu-identity", idFields)
+	if err != nil {
+		return fmt.Errorf("create identity field group: %w", err)
+	}
+	if err := dcgm.WatchFieldsWithGroupEx(idGroup, b.group, int64(time.Minute/time.Microsecond), 3600, 1); err != nil {
+		return fmt.Errorf("watch identity fields: %w", err)
+	}
+	ids, err := dcgm.EntitiesGetLatestValues(b.pairs, idFields, 0)
+	if err != nil {
+		return fmt.Errorf("read GPU identities: %w", err)
+	}
+	driver := ""
+	if vs, err := dcgm.EntitiesGetLatestValues([]dcgm.GroupEntityPair{{EntityGroupId: dcgm.FE_NONE}}, []dcgm.Short{fieldDriverVersion}, 0); err == nil && len(vs) == 1 && vs[0].Status == 0 {
+		driver = vs[0].String()
+	}
+	for _, v := range ids {
+		i, ok := b.byEntity[dcgm.GroupEntityPair{EntityGroupId: v.EntityGroupId, EntityId: v.EntityID}]
+		if !ok || v.Status != 0 {
+			continue
+		}
+		d := &b.entities[i].dev
+		switch v.FieldID {
+		case fieldName:
+			d.Model = v.String()
+		case fieldUUID:
+			d.UUID = v.String()
+		case fieldPCIBusID:
+			d.PCIBusID = v.String()
+		}
+	}
+	gpuUUID := map[uint]string{}
+	for i := range b.entities {
+		e := &b.entities[i]
+		e.dev.DriverVersion = driver
+		if e.pair.EntityGroupId == dcgm.FE_GPU {
+			e.dev.Index = int(e.pair.EntityId)
+			gpuUUID[e.pair.EntityId] = e.dev.UUID
+		}
+	}
+	for i := range b.entities {
+		e := &b.entities[i]
+		if e.dev.MIG == nil {
+			continue
+		}
+		if e.dev.MIG.ParentUUID == "" {
+			e.dev.MIG.ParentUUID = gpuUUID[uint(e.dev.Index)]
+		}
+		if !strings.HasPrefix(e.dev.UUID, "MIG-") {
+			// Without a MIG UUID from the driver, name the instance after its parent.
+			e.dev.UUID = fmt.Sprintf("%s/%d/%d", e.dev.MIG.ParentUUID, e.dev.MIG.GPUInstance, e.dev.MIG.ComputeInstance)
+		}
+		if e.dev.Model == "" {
+			for _, p := range b.entities {
+				if p.dev.MIG == nil && p.dev.UUID == e.dev.MIG.ParentUUID {
+					e.dev.Model, e.dev.PCIBusID = p.dev.Model, p.dev.PCIBusID
+				}
+			}
+		}
+	}
+
+	// Profiling support, per GPU; a MIG instance inherits its parent's.
+	profSupported := map[int]map[uint16]bool{}
+	for i := range b.entities {
+		e := &b.entities[i]
+		if e.dev.MIG != nil {
+			continue
+		}
+		supported := map[uint16]bool{}
+		groups, err := dcgm.GetSupportedMetricGroups(e.pair.EntityId)
+		if err == nil {
+			for _, g := range groups {
+				for _, id := range g.FieldIds {
+					supported[uint16(id)] = true
+				}
+			}
+		}
+		profSupported[e.dev.Index] = supported
+		for _, field := range f.All() {
+			info := field.Info()
+			if info.Profiling && !supported[info.ID] {
+				b.warnUnsupported(e.dev, field, err)
+			}
+		}
+	}
+	b.baseIDs, b.profIDs = b.baseIDs[:0], b.profIDs[:0]
+	profUnion := map[uint16]bool{}
+	for _, s := range profSupported {
+		for id := range s {
+			profUnion[id] = true
+		}
+	}
+	for _, field := range f.All() {
+		info := field.Info()
+		switch {
+		case !info.Profiling:
+			b.baseIDs = append(b.baseIDs, dcgm.Short(info.ID))
+		case profUnion[info.ID]:
+			b.profIDs = append(b.profIDs, dcgm.Short(info.ID))
+		}
+	}
+	b.profPairs = b.profPairs[:0]
+	for i := range b.entities {
+		e := &b.entities[i]
+		e.profiling = len(profSupported[e.dev.Index]) > 0
+		if e.profiling {
+			b.profPairs = append(b.profPairs, e.pair)
+		}
+	}
+
+	// Watch at half the shortest sensible interval so that the latest value
+	// is never more than one collection interval old.
+	const updateEvery = 500 * time.Millisecond
+	watch := func(name string, ids []dcgm.Short) (dcgm.FieldHandle, error) {
+		fg, err := dcgm.FieldGroupCreate(name, ids)
+		if err != nil {
+			return fg, fmt.Errorf("create field group %s: %w", name, err)
+		}
+		if err := dcgm.WatchFieldsWithGroupEx(fg, b.group, int64(updateEvery/time.Microsecond), 60, 0); err != nil {
+			return fg, fmt.Errorf("watch %s fields: %w", name, err)
+		}
+		return fg, nil
+	}
+	if _, err := watch("otelcol-gpu-device", b.baseIDs); err != nil {
+		return err
+	}
+	if len(b.profIDs) > 0 {
+		if _, err := watch("otelcol-gpu-profiling", b.profIDs); err != nil {
+			return err
+		}
+	}
+	if b.xidFields, err = watch("otelcol-gpu-xid", []dcgm.Short{dcgm.Short(f.XIDErrors.Info().ID)}); err != nil {
+		return err
+	}
+	b.xidSince = time.Time{}
+	// Read XIDs from now on; history before the connection is not new.
+	if _, next, err := dcgm.GetValuesSince(b.group, b.xidFields, time.Time{}); err == nil {
+		b.xidSince = next
+	}
+	return nil
+}
+
+func (b *Backend) warnUnsupported(d gpu.Device, field f.Field, cause error) {
+	key := d.Model + "/" + field.String()
+	if b.warnedFields[key] {
+		return
+	}
+	b.warnedFields[key] = true
+	fallback := map[f.Field]string{
+		f.GREngineActive: "DCGM_FI_DEV_GPU_UTIL",
+		f.DRAMActive:     "DCGM_FI_DEV_MEM_COPY_UTIL",
+	}[field]
+	fields := []zap.Field{zap.String("field", field.String()), zap.String("model", d.Model), zap.String("uuid", d.UUID)}
+	if fallback != "" {
+		fields = append(fields, zap.String("fallback", fallback))
+	}
+	if cause != nil {
+		fields = append(fields, zap.NamedError("cause", cause))
+	}
+	b.opts.Logger.Warn("DCGM profiling field unsupported on this GPU", fields...)
+}
+
+// Collect implements backend.Backend.
+func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration) ([]gpu.Sample, error) {
+	if !b.connected {
+		return nil, errors.New("not connected")
+	}
+	samples := make([]gpu.Sample, len(b.entities))
+	for i := range b.entities {
+		samples[i] = gpu.Sample{Device: &b.entities[i].dev, Time: now, Epoch: 0}
+	}
+	oldest := now.Add(-maxAge).UnixMicro()
+	fill := func(pairs []dcgm.GroupEntityPair, ids []dcgm.Short) error {
+		if len(pairs) == 0 || len(ids) == 0 {
+			return nil
+		}
+		vals, err := dcgm.EntitiesGetLatestValues(pairs, ids, 0)
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			i, ok := b.byEntity[dcgm.GroupEntityPair{EntityGroupId: v.EntityGroupId, EntityId: v.EntityID}]
+			if !ok || v.Status != 0 || v.TS < oldest {
+				continue
+			}
+			field, ok := f.ByID(uint16(v.FieldID))
+			if !ok {
+				continue
+			}
+			var x float64
+			switch v.FieldType {
+			case dcgm.DCGM_FT_DOUBLE:
+				x = v.Float64()
+			case dcgm.DCGM_FT_INT64:
+				n := v.Int64()
+				if n >= dcgm.DCGM_FT_INT64_BLANK {
+					continue
+				}
+				x = float64(n)
+			default:
+				continue
+			}
+			samples[i].Values.Set(field, x)
+		}
+		return nil
+	}
+	if err := fill(b.pairs, b.baseIDs); err != nil {
+		return nil, fmt.Errorf("read device fields: %w", err)
+	}
+	if err := fill(b.profPairs, b.profIDs); err != nil {
+		return nil, fmt.Errorf("read profiling fields: %w", err)
+	}
+	// XIDs are events: every value since the last read is one event.
+	xids, next, err := dcgm.GetValuesSince(b.group, b.xidFields, b.xidSince)
+	if err != nil {
+		return nil, fmt.Errorf("read XID events: %w", err)
+	}
+	b.xidSince = next
+	for _, v := range xids {
+		i, ok := b.byEntity[dcgm.GroupEntityPair{EntityGroupId: v.EntityGroupId, EntityId: v.EntityID}]
+		if !ok || v.Status != 0 {
+			continue
+		}
+		if code := v.Int64(); code > 0 && code < dcgm.DCGM_FT_INT64_BLANK {
+			samples[i].XIDs = append(samples[i].XIDs, uint32(code))
+		}
+	}
+	// A sample with no fresh value says nothing: leave it out.
+	out := samples[:0]
+	for _, s := range samples {
+		if s.Values.Len() > 0 || len(s.XIDs) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Close implements backend.Backend.
+func (b *Backend) Close() error {
+	initMu.Lock()
+	defer initMu.Unlock()
+	b.closeLocked()
+	return nil
+}
+
+func (b *Backend) closeLocked() {
+	if !b.connected {
+		return
+	}
+	// Shutdown disconnects and unloads the library; groups and watches go
+	// with the connection. Disconnecting from a host engine that is already
+	// gone fails, which is expected here.
+	if err := dcgm.Shutdown(); err != nil {
+		b.opts.Logger.Debug("DCGM shutdown", zap.Error(err))
+	}
+	b.connected = false
+}

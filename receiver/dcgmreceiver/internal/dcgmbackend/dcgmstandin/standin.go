@@ -1,0 +1,118 @@
+// Package dcgmstandin builds and loads the stand-in libdcgm.so.4 from the
+// receiver's testdata, so that tests run the real go-dcgm code on machines
+// without GPUs. It is for tests only.
+package dcgmstandin
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// Soname is the name go-dcgm dlopens.
+const Soname = "libdcgm.so.4"
+
+var (
+	once    sync.Once
+	loadErr error
+)
+
+// Load compiles src (the stand-in's C source) with the system C compiler
+// against go-dcgm's copies of DCGM's headers, and loads it into the process
+// under its soname. go-dcgm's later dlopen("libdcgm.so.4") then finds the
+// stand-in among the loaded objects. The state file is named by the
+// STANDIN_DCGM_STATE environment variable, which the stand-in reads on every
+// call. Load builds once per process.
+func Load(src, dir string) error {
+	once.Do(func() { loadErr = load(src, dir) })
+	return loadErr
+}
+
+func load(src, dir string) error {
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	inc, err := dcgmHeaders()
+	if err != nil {
+		return err
+	}
+	lib := filepath.Join(dir, Soname)
+	out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wl,-soname,"+Soname, "-I", inc, "-o", lib, src).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("compile %s with %s: %w\n%s", src, cc, err, out)
+	}
+	cpath := C.CString(lib)
+	defer C.free(unsafe.Pointer(cpath))
+	if C.dlopen(cpath, C.RTLD_NOW|C.RTLD_GLOBAL) == nil {
+		return fmt.Errorf("dlopen %s: %s", lib, C.GoString(C.dlerror()))
+	}
+	return nil
+}
+
+// dcgmHeaders finds go-dcgm's pkg/dcgm directory, which holds DCGM's headers.
+func dcgmHeaders() (string, error) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/NVIDIA/go-dcgm/pkg/dcgm").Output()
+	if err != nil {
+		return "", fmt.Errorf("locate go-dcgm's headers: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// State is the stand-in's behaviour (see testdata/standin-dcgm/libdcgm.c).
+type State struct {
+	GPUs      int
+	NoProf    []int
+	MIG       bool
+	Connected bool
+	Epoch     int
+	Stale     bool
+	XIDs      []XID
+}
+
+// XID is an XID event for the stand-in to report.
+type XID struct {
+	GPU      int
+	Code     int
+	TSMicros int64
+}
+
+// Write writes the state file at path.
+func (s State) Write(path string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gpus %d\n", s.GPUs)
+	for _, i := range s.NoProf {
+		fmt.Fprintf(&b, "noprof %d\n", i)
+	}
+	if s.MIG {
+		b.WriteString("mig 1\n")
+	}
+	connected := 0
+	if s.Connected {
+		connected = 1
+	}
+	fmt.Fprintf(&b, "connected %d\n", connected)
+	fmt.Fprintf(&b, "epoch %d\n", max(s.Epoch, 1))
+	if s.Stale {
+		b.WriteString("stale 1\n")
+	}
+	for _, x := range s.XIDs {
+		fmt.Fprintf(&b, "xid %d %d %d\n", x.GPU, x.Code, x.TSMicros)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,228 @@
+// Package simulated is a deterministic fleet of NVIDIA GPUs for laptops,
+// demos, tests and benchmarks. Given the same seed, configuration and
+// sequence of collection times it produces the same values, shaped like
+// DCGM's: workloads move through phases (compute-, memory-, input- and
+// launch-bound, idle) and injected faults change the signals the way real
+// faults do.
+package simulated
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config describes the fleet.
+type Config struct {
+	// Seed makes UUIDs and noise reproducible.
+	Seed int64 `mapstructure:"seed"`
+	// Hosts and GPUsPerHost size the fleet.
+	Hosts       int `mapstructure:"hosts"`
+	GPUsPerHost int `mapstructure:"gpus_per_host"`
+	// HostPrefix names hosts HostPrefix0, HostPrefix1, ...
+	HostPrefix string `mapstructure:"host_prefix"`
+	// Models is the GPU model of each host, cycled over hosts: h100, a100 or t4.
+	Models []string `mapstructure:"models"`
+	// Workloads place work on GPUs. A GPU that no workload selects is idle
+	// and unallocated. Later workloads win over earlier ones.
+	Workloads []Workload `mapstructure:"workloads"`
+	// Faults are injected on top of the workloads.
+	Faults []Fault `mapstructure:"faults"`
+}
+
+// Workload is a job or service running on a set of GPUs.
+type Workload struct {
+	// Name names the pods, and the job for kind training.
+	Name string `mapstructure:"name"`
+	// Kind is training (one pod per host, all its GPUs in one job) or
+	// serving (one pod per GPU, no job).
+	Kind      string `mapstructure:"kind"`
+	Namespace string `mapstructure:"namespace"`
+	// GPUs selects GPUs as HOSTS/GPUS, each "*", "N" or "N-M" (indexes).
+	GPUs string `mapstructure:"gpus"`
+	// Phases repeat in order; each GPU's phases are offset by its index so
+	// that a serving fleet shows every phase at once.
+	Phases []Phase `mapstructure:"phases"`
+}
+
+// Phase is a stretch of one behaviour.
+type Phase struct {
+	// Kind is compute_bound, memory_bound, input_bound, launch_bound or idle.
+	Kind     string        `mapstructure:"kind"`
+	Duration time.Duration `mapstructure:"duration"`
+}
+
+// Fault is an injected failure.
+type Fault struct {
+	// Kind is thermal_throttle, slow_clock, slow_rank, ecc, xid or
+	// memory_growth.
+	Kind string `mapstructure:"kind"`
+	// GPUs selects GPUs like Workload.GPUs.
+	GPUs string `mapstructure:"gpus"`
+	// Start is the time after the fleet starts when the fault begins.
+	Start time.Duration `mapstructure:"start"`
+	// Duration is how long it lasts; zero means until the end.
+	Duration time.Duration `mapstructure:"duration"`
+	// XID is the XID code of an xid fault (default 79).
+	XID uint32 `mapstructure:"xid"`
+}
+
+// Phase and fault kinds.
+const (
+	ComputeBound = "compute_bound"
+	MemoryBound  = "memory_bound"
+	InputBound   = "input_bound"
+	LaunchBound  = "launch_bound"
+	Idle         = "idle"
+
+	ThermalThrottle = "thermal_throttle"
+	SlowClock       = "slow_clock"
+	SlowRank        = "slow_rank"
+	ECC             = "ecc"
+	XID             = "xid"
+	MemoryGrowth    = "memory_growth"
+)
+
+// DefaultConfig is 2 hosts of 8 H100s: host 0 runs one training job, host
+// 1 serves inference through every phase, and a handful of faults appear
+// within the first two minutes.
+func DefaultConfig() Config {
+	return Config{
+		Seed:        1,
+		Hosts:       2,
+		GPUsPerHost: 8,
+		HostPrefix:  "gpu-node-",
+		Models:      []string{"h100"},
+		Workloads: []Workload{
+			{Name: "llm-pretrain", Kind: "training", Namespace: "ml", GPUs: "0/*",
+				Phases: []Phase{{Kind: ComputeBound}}},
+			{Name: "inference", Kind: "serving", Namespace: "serving", GPUs: "1/0-5",
+				Phases: []Phase{
+					{Kind: ComputeBound, Duration: 2 * time.Minute},
+					{Kind: MemoryBound, Duration: 2 * time.Minute},
+					{Kind: InputBound, Duration: 2 * time.Minute},
+					{Kind: LaunchBound, Duration: 2 * time.Minute},
+				}},
+		},
+		Faults: []Fault{
+			{Kind: SlowRank, GPUs: "0/5", Start: 20 * time.Second},
+			{Kind: ThermalThrottle, GPUs: "0/2", Start: 30 * time.Second},
+			{Kind: MemoryGrowth, GPUs: "1/4", Start: 30 * time.Second, Duration: 3 * time.Minute},
+			{Kind: ECC, GPUs: "1/5", Start: 60 * time.Second},
+			{Kind: XID, GPUs: "1/3", Start: 45 * time.Second, XID: 79},
+		},
+	}
+}
+
+var models = map[string]model{
+	"h100": {name: "NVIDIA H100 80GB HBM3", fbMiB: 81559, tdp: 700, idleW: 70, maxSM: 1980, memClock: 2619, profiling: true, nvlink: true},
+	"a100": {name: "NVIDIA A100-SXM4-80GB", fbMiB: 81920, tdp: 400, idleW: 55, maxSM: 1410, memClock: 1593, profiling: true, nvlink: true},
+	"t4":   {name: "Tesla T4", fbMiB: 15360, tdp: 70, idleW: 10, maxSM: 1590, memClock: 5001},
+}
+
+type model struct {
+	name            string
+	fbMiB           float64
+	tdp, idleW      float64
+	maxSM, memClock float64
+	profiling       bool
+	nvlink          bool
+}
+
+// Validate checks the fleet; errors name the key under `simulated`.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Hosts <= 0 || c.GPUsPerHost <= 0 {
+		errs = append(errs, fmt.Errorf("hosts and gpus_per_host must be positive, got %d and %d", c.Hosts, c.GPUsPerHost))
+	}
+	if len(c.Models) == 0 {
+		errs = append(errs, errors.New("models must name at least one model (h100, a100, t4)"))
+	}
+	for i, m := range c.Models {
+		if _, ok := models[strings.ToLower(m)]; !ok {
+			errs = append(errs, fmt.Errorf("models[%d]: unknown model %q; want h100, a100 or t4", i, m))
+		}
+	}
+	for i, w := range c.Workloads {
+		if w.Kind != "training" && w.Kind != "serving" {
+			errs = append(errs, fmt.Errorf("workloads[%d]::kind: unknown kind %q; want training or serving", i, w.Kind))
+		}
+		if w.Name == "" {
+			errs = append(errs, fmt.Errorf("workloads[%d]::name must be set", i))
+		}
+		if _, err := parseSelector(w.GPUs); err != nil {
+			errs = append(errs, fmt.Errorf("workloads[%d]::gpus: %w", i, err))
+		}
+		if len(w.Phases) == 0 {
+			errs = append(errs, fmt.Errorf("workloads[%d]::phases must list at least one phase", i))
+		}
+		for j, p := range w.Phases {
+			if _, ok := phases[p.Kind]; !ok {
+				errs = append(errs, fmt.Errorf("workloads[%d]::phases[%d]::kind: unknown phase %q; want compute_bound, memory_bound, input_bound, launch_bound or idle", i, j, p.Kind))
+			}
+			if len(w.Phases) > 1 && p.Duration <= 0 {
+				errs = append(errs, fmt.Errorf("workloads[%d]::phases[%d]::duration must be positive when a workload has several phases", i, j))
+			}
+		}
+	}
+	for i, flt := range c.Faults {
+		switch flt.Kind {
+		case ThermalThrottle, SlowClock, SlowRank, ECC, XID, MemoryGrowth:
+		default:
+			errs = append(errs, fmt.Errorf("faults[%d]::kind: unknown fault %q; want thermal_throttle, slow_clock, slow_rank, ecc, xid or memory_growth", i, flt.Kind))
+		}
+		if _, err := parseSelector(flt.GPUs); err != nil {
+			errs = append(errs, fmt.Errorf("faults[%d]::gpus: %w", i, err))
+		}
+		if flt.Start < 0 || flt.Duration < 0 {
+			errs = append(errs, fmt.Errorf("faults[%d]: start and duration must not be negative", i))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// selector matches GPUs by host index and GPU index.
+type selector struct{ hosts, gpus span }
+
+type span struct{ lo, hi int } // inclusive; hi < 0 means unbounded
+
+func (s span) has(i int) bool { return i >= s.lo && (s.hi < 0 || i <= s.hi) }
+
+func (s selector) matches(host, gpu int) bool { return s.hosts.has(host) && s.gpus.has(gpu) }
+
+func parseSelector(s string) (selector, error) {
+	h, g, ok := strings.Cut(s, "/")
+	if !ok {
+		return selector{}, fmt.Errorf("%q: want HOSTS/GPUS, e.g. 0/*, */0-3 or 1/2", s)
+	}
+	hs, err := parseSpan(h)
+	if err != nil {
+		return selector{}, fmt.Errorf("%q: hosts: %w", s, err)
+	}
+	gs, err := parseSpan(g)
+	if err != nil {
+		return selector{}, fmt.Errorf("%q: gpus: %w", s, err)
+	}
+	return selector{hs, gs}, nil
+}
+
+func parseSpan(s string) (span, error) {
+	if s == "*" {
+		return span{0, -1}, nil
+	}
+	lo, hi, isRange := strings.Cut(s, "-")
+	a, err := strconv.Atoi(lo)
+	if err != nil || a < 0 {
+		return span{}, fmt.Errorf("%q is not *, N or N-M", s)
+	}
+	if !isRange {
+		return span{a, a}, nil
+	}
+	b, err := strconv.Atoi(hi)
+	if err != nil || b < a {
+		return span{}, fmt.Errorf("%q is not *, N or N-M", s)
+	}
+	return span{a, b}, nil
+}

@@ -1,0 +1,316 @@
+package simulated
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+)
+
+// levels are a phase's typical readings, as fractions where DCGM reports
+// ratios, and as fractions of the model's maximum elsewhere.
+type levels struct {
+	sm, occupancy, tensor, dram float64
+	gpuUtil                     float64 // percent
+	power                       float64 // fraction of TDP above idle
+	pcie, nvlink                float64 // bytes per second
+	fb                          float64 // fraction of the frame buffer used
+}
+
+var phases = map[string]levels{
+	ComputeBound: {sm: 0.92, occupancy: 0.55, tensor: 0.65, dram: 0.35, gpuUtil: 99, power: 0.85, pcie: 2e9, nvlink: 40e9, fb: 0.70},
+	MemoryBound:  {sm: 0.72, occupancy: 0.45, tensor: 0.12, dram: 0.82, gpuUtil: 98, power: 0.75, pcie: 1e9, nvlink: 10e9, fb: 0.85},
+	InputBound:   {sm: 0.28, occupancy: 0.15, tensor: 0.10, dram: 0.12, gpuUtil: 45, power: 0.35, pcie: 8e9, nvlink: 1e9, fb: 0.50},
+	LaunchBound:  {sm: 0.22, occupancy: 0.08, tensor: 0.02, dram: 0.06, gpuUtil: 96, power: 0.30, pcie: 3e8, nvlink: 2e8, fb: 0.40},
+	Idle:         {sm: 0.01, occupancy: 0.01, tensor: 0, dram: 0.005, gpuUtil: 0, power: 0, pcie: 1e5, nvlink: 0, fb: 0.01},
+}
+
+// Fleet is the simulated backend.
+type Fleet struct {
+	cfg     Config
+	gpus    []*simGPU
+	faults  []fault
+	started bool
+	t0      time.Time
+}
+
+type simGPU struct {
+	dev       gpu.Device
+	id        int // index in the fleet, for noise
+	host, idx int
+	model     model
+	workload  *Workload
+	phaseBase time.Duration // offset into the workload's phase cycle
+
+	last               time.Time
+	energyMJ           float64
+	thermalUS          float64
+	sbe, dbe           float64
+	xidPending         []uint32
+	firedXID, firedECC []bool // per fault index
+}
+
+type fault struct {
+	Fault
+	sel selector
+}
+
+// New builds the fleet. cfg must be valid.
+func New(cfg Config) (*Fleet, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	fl := &Fleet{cfg: cfg}
+	for _, flt := range cfg.Faults {
+		sel, _ := parseSelector(flt.GPUs)
+		if flt.Kind == XID && flt.XID == 0 {
+			flt.XID = 79
+		}
+		fl.faults = append(fl.faults, fault{flt, sel})
+	}
+	rng := splitmix(uint64(cfg.Seed))
+	for h := 0; h < cfg.Hosts; h++ {
+		m := models[strings.ToLower(cfg.Models[h%len(cfg.Models)])]
+		host := fmt.Sprintf("%s%d", cfg.HostPrefix, h)
+		for i := 0; i < cfg.GPUsPerHost; i++ {
+			g := &simGPU{
+				id: len(fl.gpus), host: h, idx: i, model: m,
+				firedXID: make([]bool, len(cfg.Faults)),
+				firedECC: make([]bool, len(cfg.Faults)),
+			}
+			g.dev = gpu.Device{
+				UUID:          uuid(&rng),
+				Index:         i,
+				Model:         m.name,
+				DriverVersion: "550.90.07",
+				PCIBusID:      fmt.Sprintf("00000000:%02X:00.0", 0x18+0x10*i),
+				Host:          host,
+			}
+			for wi := range cfg.Workloads {
+				w := &cfg.Workloads[wi]
+				sel, _ := parseSelector(w.GPUs)
+				if !sel.matches(h, i) {
+					continue
+				}
+				g.workload = w
+				g.phaseBase = 0
+				g.dev.Pod = gpu.Pod{Namespace: w.Namespace, Container: "main"}
+				if w.Kind == "training" {
+					g.dev.Pod.Name = fmt.Sprintf("%s-worker-%d", w.Name, h)
+					g.dev.Pod.Container = "trainer"
+					g.dev.Pod.Job = w.Name
+				} else {
+					g.dev.Pod.Name = fmt.Sprintf("%s-%d-%d", w.Name, h, i)
+					g.phaseBase = time.Duration(i) * phaseLen(w) / time.Duration(max(cfg.GPUsPerHost, 1))
+				}
+			}
+			fl.gpus = append(fl.gpus, g)
+		}
+	}
+	return fl, nil
+}
+
+func phaseLen(w *Workload) time.Duration {
+	var d time.Duration
+	for _, p := range w.Phases {
+		d += p.Duration
+	}
+	return d
+}
+
+// Name implements backend.Backend.
+func (*Fleet) Name() string { return "simulated" }
+
+// Connect implements backend.Backend; the fleet is always there.
+func (*Fleet) Connect(context.Context) error { return nil }
+
+// Close implements backend.Backend.
+func (*Fleet) Close() error { return nil }
+
+// Devices returns the fleet's devices.
+func (fl *Fleet) Devices() []*gpu.Device {
+	ds := make([]*gpu.Device, len(fl.gpus))
+	for i, g := range fl.gpus {
+		ds[i] = &g.dev
+	}
+	return ds
+}
+
+// Collect implements backend.Backend. The fleet's clock starts at the
+// first call; every value is a function of the seed, the configuration and
+// the collection times.
+func (fl *Fleet) Collect(_ context.Context, now time.Time, _ time.Duration) ([]gpu.Sample, error) {
+	if !fl.started {
+		fl.started, fl.t0 = true, now
+	}
+	out := make([]gpu.Sample, len(fl.gpus))
+	for i, g := range fl.gpus {
+		out[i] = fl.sample(g, now)
+	}
+	return out, nil
+}
+
+func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
+	elapsed := now.Sub(fl.t0)
+	dt := 0.0
+	if !g.last.IsZero() {
+		dt = now.Sub(g.last).Seconds()
+	}
+	g.last = now
+	tick := uint64(elapsed / (100 * time.Millisecond))
+	noise := func(field f.Field, rel float64) float64 {
+		return 1 + rel*(2*unit(uint64(fl.cfg.Seed), uint64(g.id), uint64(field), tick)-1)
+	}
+
+	phase := Idle
+	if g.workload != nil {
+		phase = phaseAt(g.workload, elapsed+g.phaseBase)
+	}
+	lv := phases[phase]
+	m := g.model
+	smClock := m.maxSM
+	reasons := 0
+	if phase == Idle {
+		smClock, reasons = 345, f.ClocksEventGPUIdle
+	}
+	fbFrac := lv.fb
+	var xids []uint32
+
+	for fi, flt := range fl.faults {
+		if !flt.sel.matches(g.host, g.idx) || elapsed < flt.Start ||
+			(flt.Duration > 0 && elapsed >= flt.Start+flt.Duration) {
+			continue
+		}
+		switch flt.Kind {
+		case ThermalThrottle:
+			smClock *= 0.7
+			reasons = f.ClocksEventSWThermal | f.ClocksEventHWThermal
+			lv.sm *= 0.85
+			lv.power *= 0.8
+			g.thermalUS += dt * 1e6
+		case SlowClock:
+			smClock *= 0.8
+		case SlowRank:
+			lv.sm *= 0.6
+			lv.tensor *= 0.6
+			lv.occupancy *= 0.6
+		case ECC:
+			if !g.firedECC[fi] {
+				g.firedECC[fi] = true
+				g.dbe++
+				g.sbe += 3
+				xids = append(xids, 48)
+			}
+		case XID:
+			if !g.firedXID[fi] {
+				g.firedXID[fi] = true
+				xids = append(xids, flt.XID)
+			}
+		case MemoryGrowth:
+			d := flt.Duration
+			if d <= 0 {
+				d = 5 * time.Minute
+			}
+			p := math.Min(1, float64(elapsed-flt.Start)/float64(d))
+			fbFrac = lv.fb + (0.99-lv.fb)*p
+		}
+	}
+
+	power := (m.idleW + (m.tdp-m.idleW)*lv.power) * noise(f.PowerUsage, 0.03)
+	g.energyMJ += power * dt * 1000
+	temp := 30 + 50*lv.power*noise(f.GPUTemp, 0.02)
+	if reasons&f.ClocksEventHWThermal != 0 {
+		temp = 89 + 2*unit(uint64(fl.cfg.Seed), uint64(g.id), 999, tick)
+	}
+
+	var vs f.Values
+	vs.Set(f.GPUUtil, math.Round(math.Min(100, lv.gpuUtil*noise(f.GPUUtil, 0.02))))
+	vs.Set(f.MemCopyUtil, math.Round(math.Min(100, 100*lv.dram*noise(f.MemCopyUtil, 0.05))))
+	vs.Set(f.EncUtil, 0)
+	vs.Set(f.DecUtil, 0)
+	used := math.Round(m.fbMiB * math.Min(0.99, fbFrac))
+	vs.Set(f.FBTotal, m.fbMiB)
+	vs.Set(f.FBUsed, used)
+	vs.Set(f.FBFree, m.fbMiB-used)
+	vs.Set(f.FBReserved, 0)
+	vs.Set(f.PowerUsage, math.Round(power*1000)/1000)
+	vs.Set(f.TotalEnergy, math.Round(g.energyMJ))
+	vs.Set(f.GPUTemp, math.Round(temp))
+	vs.Set(f.MemoryTemp, math.Round(temp+4))
+	vs.Set(f.SMClock, math.Round(smClock))
+	vs.Set(f.MemClock, m.memClock)
+	vs.Set(f.ClocksEventReasons, float64(reasons))
+	vs.Set(f.PowerViolation, 0)
+	vs.Set(f.ThermalViolation, math.Round(g.thermalUS))
+	vs.Set(f.ECCSBEVolTotal, g.sbe)
+	vs.Set(f.ECCDBEVolTotal, g.dbe)
+	xidField := 0.0
+	if len(xids) > 0 {
+		xidField = float64(xids[len(xids)-1])
+	}
+	vs.Set(f.XIDErrors, xidField)
+	vs.Set(f.RowRemapFailure, 0)
+	vs.Set(f.CorrectableRemappedRows, 0)
+	vs.Set(f.UncorrectableRemappedRows, g.dbe)
+	vs.Set(f.PCIeReplayCounter, 0)
+	if m.profiling {
+		ratio := func(field f.Field, v float64) { vs.Set(field, round4(math.Min(1, v*noise(field, 0.03)))) }
+		ratio(f.GREngineActive, math.Min(1, lv.gpuUtil/100))
+		ratio(f.SMActive, lv.sm)
+		ratio(f.SMOccupancy, lv.occupancy)
+		ratio(f.PipeTensorActive, lv.tensor)
+		ratio(f.DRAMActive, lv.dram)
+		ratio(f.PipeFP64Active, lv.sm*0.02)
+		ratio(f.PipeFP32Active, lv.sm*0.25)
+		ratio(f.PipeFP16Active, lv.sm*0.05)
+		vs.Set(f.PCIeTxBytes, math.Round(lv.pcie*0.4*noise(f.PCIeTxBytes, 0.1)))
+		vs.Set(f.PCIeRxBytes, math.Round(lv.pcie*noise(f.PCIeRxBytes, 0.1)))
+		if m.nvlink {
+			vs.Set(f.NVLinkTxBytes, math.Round(lv.nvlink*noise(f.NVLinkTxBytes, 0.1)))
+			vs.Set(f.NVLinkRxBytes, math.Round(lv.nvlink*noise(f.NVLinkRxBytes, 0.1)))
+		}
+	}
+	return gpu.Sample{Device: &g.dev, Time: now, Values: vs, XIDs: xids, Epoch: 1}
+}
+
+func phaseAt(w *Workload, t time.Duration) string {
+	if len(w.Phases) == 1 {
+		return w.Phases[0].Kind
+	}
+	t %= phaseLen(w)
+	for _, p := range w.Phases {
+		if t < p.Duration {
+			return p.Kind
+		}
+		t -= p.Duration
+	}
+	return w.Phases[len(w.Phases)-1].Kind
+}
+
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// splitmix is a tiny deterministic generator (SplitMix64).
+type splitmix uint64
+
+func (s *splitmix) next() uint64 {
+	*s += 0x9e3779b97f4a7c15
+	z := uint64(*s)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// unit hashes its arguments to a number in [0, 1).
+func unit(a, b, c, d uint64) float64 {
+	s := splitmix(a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ c*0x165667b19e3779f9 ^ d*0x27d4eb2f165667c5)
+	return float64(s.next()>>11) / (1 << 53)
+}
+
+func uuid(s *splitmix) string {
+	a, b := s.next(), s.next()
+	return fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", uint32(a>>32), uint16(a>>16), uint16(a), uint16(b>>48), b&0xffffffffffff)
+}

@@ -1,0 +1,317 @@
+package dcgmreceiver
+
+import (
+	"sort"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
+)
+
+const mib = 1 << 20
+
+// Mapper turns GPU samples into OTLP metrics. It keeps the state that
+// cumulative counters need (start times, baselines, integrated byte counts),
+// so one Mapper must see every sample of the devices it maps, in time order.
+// It is the receiver's own mapping; trace replay uses it too, so that a
+// replay exercises the shipped code. A Mapper is not safe for concurrent use.
+type Mapper struct {
+	naming  string
+	mb      *metadata.MetricsBuilder
+	rb      *metadata.ResourceBuilder
+	devices map[string]*counterState
+	out     pmetric.Metrics
+	// ttl drops the counter state of devices that stopped reporting.
+	ttl       time.Duration
+	lastSweep time.Time
+}
+
+// NewMapper returns a Mapper for the given metric settings and naming mode
+// (NamingOTel or NamingDCGMExporter).
+func NewMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Settings) *Mapper {
+	return &Mapper{
+		naming:  naming,
+		mb:      metadata.NewMetricsBuilder(mbc, set),
+		rb:      metadata.NewResourceBuilder(mbc.ResourceAttributes),
+		devices: make(map[string]*counterState),
+		out:     pmetric.NewMetrics(),
+		ttl:     10 * time.Minute,
+	}
+}
+
+// Append maps one sample. Samples of one device must come in time order.
+func (m *Mapper) Append(s *gpu.Sample) {
+	cs := m.state(s)
+	if m.naming == NamingDCGMExporter {
+		appendDCGMExporter(m.out, s)
+		return
+	}
+	m.record(s, cs)
+	m.setResource(s.Device)
+	md := m.mb.Emit(metadata.WithResource(m.rb.Emit()))
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		cs.setStartTimes(rms.At(i))
+	}
+	rms.MoveAndAppendTo(m.out.ResourceMetrics())
+}
+
+// Emit returns everything appended since the last Emit.
+func (m *Mapper) Emit() pmetric.Metrics {
+	out := m.out
+	m.out = pmetric.NewMetrics()
+	return out
+}
+
+// state returns the counter state of the sample's device, starting it anew
+// when the device is new or its source's epoch changed (a reconnect or a
+// driver reload): counters from before are not comparable with those after.
+func (m *Mapper) state(s *gpu.Sample) *counterState {
+	cs, ok := m.devices[s.Device.UUID]
+	if !ok || cs.epoch != s.Epoch {
+		cs = newCounterState(s.Epoch, s.Time)
+		m.devices[s.Device.UUID] = cs
+	}
+	if s.Time.Sub(m.lastSweep) > m.ttl {
+		for id, st := range m.devices {
+			if s.Time.Sub(st.last) > m.ttl {
+				delete(m.devices, id)
+			}
+		}
+		m.lastSweep = s.Time
+	}
+	return cs
+}
+
+func (m *Mapper) setResource(d *gpu.Device) {
+	rb := m.rb
+	rb.SetHwID(d.UUID)
+	rb.SetHwName(d.Name())
+	rb.SetHwType("gpu")
+	rb.SetHwVendor(gpu.Vendor)
+	setIf(rb.SetHwModel, d.Model)
+	setIf(rb.SetHwDriverVersion, d.DriverVersion)
+	setIf(rb.SetHostName, d.Host)
+	rb.SetNvidiaGpuIndex(int64(d.Index))
+	setIf(rb.SetNvidiaGpuPciBusID, d.PCIBusID)
+	if d.MIG != nil {
+		rb.SetNvidiaGpuMigParentID(d.MIG.ParentUUID)
+		rb.SetNvidiaGpuMigInstance(migInstance(d.MIG))
+		setIf(rb.SetNvidiaGpuMigProfile, d.MIG.Profile)
+	}
+	setIf(rb.SetK8sNamespaceName, d.Pod.Namespace)
+	setIf(rb.SetK8sPodName, d.Pod.Name)
+	setIf(rb.SetK8sContainerName, d.Pod.Container)
+	setIf(rb.SetK8sJobName, d.Pod.Job)
+}
+
+func setIf(set func(string), v string) {
+	if v != "" {
+		set(v)
+	}
+}
+
+// value returns a field's value if it is present and plausible; NaN,
+// negative, out-of-range and DCGM blank values are treated as absent.
+func value(vs *f.Values, field f.Field) (float64, bool) {
+	v, ok := vs.Get(field)
+	if !ok || !f.Valid(field, v) {
+		return 0, false
+	}
+	return v, true
+}
+
+func (m *Mapper) record(s *gpu.Sample, cs *counterState) {
+	mb := m.mb
+	vs := &s.Values
+	ts := pcommon.NewTimestampFromTime(s.Time)
+
+	if v, ok := value(vs, f.GPUUtil); ok {
+		mb.RecordHwGpuUtilizationDataPoint(ts, v/100, metadata.AttributeHwGpuTaskGeneral)
+	}
+	if v, ok := value(vs, f.EncUtil); ok {
+		mb.RecordHwGpuUtilizationDataPoint(ts, v/100, metadata.AttributeHwGpuTaskEncoder)
+	}
+	if v, ok := value(vs, f.DecUtil); ok {
+		mb.RecordHwGpuUtilizationDataPoint(ts, v/100, metadata.AttributeHwGpuTaskDecoder)
+	}
+
+	used, hasUsed := value(vs, f.FBUsed)
+	limit, hasLimit := value(vs, f.FBTotal)
+	if !hasLimit && hasUsed {
+		if free, ok := value(vs, f.FBFree); ok {
+			reserved, _ := value(vs, f.FBReserved)
+			limit, hasLimit = used+free+reserved, true
+		}
+	}
+	if hasUsed {
+		mb.RecordHwGpuMemoryUsageDataPoint(ts, int64(used*mib))
+	}
+	if hasLimit {
+		mb.RecordHwGpuMemoryLimitDataPoint(ts, int64(limit*mib))
+		if hasUsed && limit > 0 {
+			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, used/limit)
+		}
+	}
+
+	if v, ok := value(vs, f.PowerUsage); ok {
+		mb.RecordHwPowerDataPoint(ts, v)
+	}
+	if v, ok := value(vs, f.GPUTemp); ok {
+		mb.RecordHwTemperatureDataPoint(ts, v)
+	}
+	if v, ok := value(vs, f.MemoryTemp); ok {
+		mb.RecordNvidiaGpuMemoryTemperatureDataPoint(ts, v)
+	}
+	memCopy, hasMemCopy := value(vs, f.MemCopyUtil)
+	if hasMemCopy {
+		mb.RecordNvidiaGpuMemoryCopyUtilizationDataPoint(ts, memCopy/100)
+	}
+
+	// Profiling fields, with DCGM's documented fallbacks where a GPU does not
+	// support profiling. SM activity has no honest fallback and stays absent.
+	if v, ok := value(vs, f.GREngineActive); ok {
+		mb.RecordNvidiaGpuGraphicsEngineActiveDataPoint(ts, v)
+	} else if v, ok := value(vs, f.GPUUtil); ok {
+		mb.RecordNvidiaGpuGraphicsEngineActiveDataPoint(ts, v/100)
+	}
+	if v, ok := value(vs, f.DRAMActive); ok {
+		mb.RecordNvidiaGpuDramActiveDataPoint(ts, v)
+	} else if hasMemCopy {
+		mb.RecordNvidiaGpuDramActiveDataPoint(ts, memCopy/100)
+	}
+	if v, ok := value(vs, f.SMActive); ok {
+		mb.RecordNvidiaGpuSmActiveDataPoint(ts, v)
+	}
+	if v, ok := value(vs, f.SMOccupancy); ok {
+		mb.RecordNvidiaGpuSmOccupancyDataPoint(ts, v)
+	}
+	for _, p := range pipes {
+		if v, ok := value(vs, p.field); ok {
+			mb.RecordNvidiaGpuPipeActiveDataPoint(ts, v, p.attr)
+		}
+	}
+
+	if v, ok := value(vs, f.SMClock); ok {
+		mb.RecordNvidiaGpuClockFrequencyDataPoint(ts, v*1e6, metadata.AttributeNvidiaGpuClockSm)
+	}
+	if v, ok := value(vs, f.MemClock); ok {
+		mb.RecordNvidiaGpuClockFrequencyDataPoint(ts, v*1e6, metadata.AttributeNvidiaGpuClockMemory)
+	}
+	if v, ok := value(vs, f.ClocksEventReasons); ok {
+		mask := int64(v)
+		mb.RecordNvidiaGpuClockEventReasonsDataPoint(ts, mask)
+		for _, r := range clockEventReasons {
+			var active int64
+			if mask&r.bit != 0 {
+				active = 1
+			}
+			mb.RecordNvidiaGpuClockEventActiveDataPoint(ts, active, r.attr)
+		}
+	}
+
+	// Counters.
+	dt := s.Time.Sub(cs.last).Seconds()
+	if cs.samples == 0 || dt < 0 {
+		dt = 0
+	}
+	for i, r := range integrated {
+		if v, ok := value(vs, r.field); ok {
+			cs.bytes[i] += v * dt
+		}
+	}
+	if vs.Has(f.PCIeTxBytes) || vs.Has(f.PCIeRxBytes) {
+		mb.RecordHwGpuIoDataPoint(ts, int64(cs.bytes[0]), metadata.AttributeNetworkIoDirectionTransmit)
+		mb.RecordHwGpuIoDataPoint(ts, int64(cs.bytes[1]), metadata.AttributeNetworkIoDirectionReceive)
+	}
+	if vs.Has(f.NVLinkTxBytes) || vs.Has(f.NVLinkRxBytes) {
+		mb.RecordNvidiaGpuNvlinkIoDataPoint(ts, int64(cs.bytes[2]), metadata.AttributeNetworkIoDirectionTransmit)
+		mb.RecordNvidiaGpuNvlinkIoDataPoint(ts, int64(cs.bytes[3]), metadata.AttributeNetworkIoDirectionReceive)
+	}
+	if v, ok := cs.source(srcEnergy, vs, f.TotalEnergy, ts); ok {
+		mb.RecordHwEnergyDataPoint(ts, v/1000)
+	}
+	if v, ok := cs.source(srcSBE, vs, f.ECCSBEVolTotal, ts); ok {
+		mb.RecordHwErrorsDataPoint(ts, int64(v), metadata.AttributeErrorTypeCorrected)
+	}
+	if v, ok := cs.source(srcDBE, vs, f.ECCDBEVolTotal, ts); ok {
+		mb.RecordHwErrorsDataPoint(ts, int64(v), metadata.AttributeErrorTypeUncorrected)
+	}
+	if v, ok := cs.source(srcPowerViolation, vs, f.PowerViolation, ts); ok {
+		mb.RecordNvidiaGpuThrottleTimeDataPoint(ts, v/1e6, metadata.AttributeNvidiaGpuThrottleReasonPower)
+	}
+	if v, ok := cs.source(srcThermalViolation, vs, f.ThermalViolation, ts); ok {
+		mb.RecordNvidiaGpuThrottleTimeDataPoint(ts, v/1e6, metadata.AttributeNvidiaGpuThrottleReasonThermal)
+	}
+	if v, ok := cs.source(srcPCIeReplay, vs, f.PCIeReplayCounter, ts); ok {
+		mb.RecordNvidiaGpuPcieReplaysDataPoint(ts, int64(v))
+	}
+
+	for _, code := range s.XIDs {
+		cs.xids[code]++
+	}
+	if len(cs.xids) > 0 {
+		codes := make([]uint32, 0, len(cs.xids))
+		for c := range cs.xids {
+			codes = append(codes, c)
+		}
+		sort.Slice(codes, func(i, j int) bool { return codes[i] < codes[j] })
+		for _, c := range codes {
+			mb.RecordNvidiaGpuXidErrorsDataPoint(ts, cs.xids[c], int64(c))
+		}
+	}
+
+	if v, ok := value(vs, f.RowRemapFailure); ok {
+		mb.RecordNvidiaGpuRowRemapFailureDataPoint(ts, int64(v))
+	}
+	if v, ok := value(vs, f.CorrectableRemappedRows); ok {
+		mb.RecordNvidiaGpuRowRemapRowsDataPoint(ts, int64(v), metadata.AttributeErrorTypeCorrected)
+	}
+	if v, ok := value(vs, f.UncorrectableRemappedRows); ok {
+		mb.RecordNvidiaGpuRowRemapRowsDataPoint(ts, int64(v), metadata.AttributeErrorTypeUncorrected)
+	}
+
+	cs.prev = cs.last
+	cs.last = s.Time
+	cs.samples++
+}
+
+var pipes = []struct {
+	field f.Field
+	attr  metadata.AttributeNvidiaGpuPipe
+}{
+	{f.PipeTensorActive, metadata.AttributeNvidiaGpuPipeTensor},
+	{f.PipeFP64Active, metadata.AttributeNvidiaGpuPipeFp64},
+	{f.PipeFP32Active, metadata.AttributeNvidiaGpuPipeFp32},
+	{f.PipeFP16Active, metadata.AttributeNvidiaGpuPipeFp16},
+}
+
+var clockEventReasons = []struct {
+	bit  int64
+	attr metadata.AttributeNvidiaGpuClockEventReason
+}{
+	{f.ClocksEventGPUIdle, metadata.AttributeNvidiaGpuClockEventReasonGpuIdle},
+	{f.ClocksEventAppClockSetting, metadata.AttributeNvidiaGpuClockEventReasonApplicationsClocksSetting},
+	{f.ClocksEventSWPowerCap, metadata.AttributeNvidiaGpuClockEventReasonSwPowerCap},
+	{f.ClocksEventHWSlowdown, metadata.AttributeNvidiaGpuClockEventReasonHwSlowdown},
+	{f.ClocksEventSyncBoost, metadata.AttributeNvidiaGpuClockEventReasonSyncBoost},
+	{f.ClocksEventSWThermal, metadata.AttributeNvidiaGpuClockEventReasonSwThermal},
+	{f.ClocksEventHWThermal, metadata.AttributeNvidiaGpuClockEventReasonHwThermal},
+	{f.ClocksEventHWPowerBrake, metadata.AttributeNvidiaGpuClockEventReasonHwPowerBrake},
+	{f.ClocksEventDisplayClockSetting, metadata.AttributeNvidiaGpuClockEventReasonDisplayClocksSetting},
+}
+
+// integrated lists the rate fields integrated into byte counters, in the
+// order of counterState.bytes.
+var integrated = []struct{ field f.Field }{
+	{f.PCIeTxBytes}, {f.PCIeRxBytes}, {f.NVLinkTxBytes}, {f.NVLinkRxBytes},
+}
+
+func migInstance(m *gpu.MIG) string {
+	return itoa(m.GPUInstance) + "." + itoa(m.ComputeInstance)
+}

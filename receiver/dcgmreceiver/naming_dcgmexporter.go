@@ -1,0 +1,81 @@
+package dcgmreceiver
+
+import (
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
+)
+
+// appendDCGMExporter maps a sample the way dcgm-exporter exposes it: one
+// gauge per DCGM field, named after the field, in DCGM's own units, with
+// dcgm-exporter's labels on every data point. Dashboards and alert rules
+// written for dcgm-exporter then work unchanged through remote-write
+// (with the exporter's add_metric_suffixes turned off).
+func appendDCGMExporter(out pmetric.Metrics, s *gpu.Sample) {
+	rm := out.ResourceMetrics().AppendEmpty()
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(metadata.ScopeName)
+	ms := sm.Metrics()
+	ts := pcommon.NewTimestampFromTime(s.Time)
+	labels := pcommon.NewMap()
+	dcgmExporterLabels(labels, s.Device)
+
+	ms.EnsureCapacity(s.Values.Len())
+	for field := f.Field(0); field < f.Count; field++ {
+		v, ok := value(&s.Values, field)
+		if !ok {
+			continue
+		}
+		if field == f.XIDErrors && len(s.XIDs) == 0 {
+			// dcgm-exporter shows the last XID; a zero says there was none.
+			v = 0
+		}
+		addGauge(ms, field.String(), ts, v, labels)
+	}
+	if len(s.XIDs) > 0 && !s.Values.Has(f.XIDErrors) {
+		addGauge(ms, f.XIDErrors.String(), ts, float64(s.XIDs[len(s.XIDs)-1]), labels)
+	}
+}
+
+func addGauge(ms pmetric.MetricSlice, name string, ts pcommon.Timestamp, v float64, labels pcommon.Map) {
+	m := ms.AppendEmpty()
+	m.SetName(name)
+	dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(v)
+	labels.CopyTo(dp.Attributes())
+}
+
+func dcgmExporterLabels(m pcommon.Map, d *gpu.Device) {
+	m.PutStr("gpu", strconv.Itoa(d.Index))
+	uuid := d.UUID
+	if d.MIG != nil {
+		uuid = d.MIG.ParentUUID
+	}
+	m.PutStr("UUID", uuid)
+	m.PutStr("device", "nvidia"+strconv.Itoa(d.Index))
+	m.PutStr("modelName", d.Model)
+	if d.PCIBusID != "" {
+		m.PutStr("pci_bus_id", d.PCIBusID)
+	}
+	if d.Host != "" {
+		m.PutStr("Hostname", d.Host)
+	}
+	if d.DriverVersion != "" {
+		m.PutStr("DCGM_FI_DRIVER_VERSION", d.DriverVersion)
+	}
+	if d.MIG != nil {
+		m.PutStr("GPU_I_ID", strconv.Itoa(d.MIG.GPUInstance))
+		m.PutStr("GPU_I_PROFILE", d.MIG.Profile)
+	}
+	if d.Pod.Name != "" {
+		m.PutStr("pod", d.Pod.Name)
+		m.PutStr("namespace", d.Pod.Namespace)
+		m.PutStr("container", d.Pod.Container)
+	}
+}

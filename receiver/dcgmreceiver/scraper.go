@@ -1,0 +1,167 @@
+package dcgmreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/backend"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/podresources"
+)
+
+// gpuScraper drives a backend: it connects, collects, maps, and when the
+// backend fails it reports a recoverable status, backs off and reconnects.
+// It never returns an error that would stop the collector.
+type gpuScraper struct {
+	cfg    *Config
+	set    receiver.Settings
+	logger *zap.Logger
+	host   component.Host
+	now    func() time.Time
+
+	// candidates are the backends to try, in order; active is the one
+	// connected, or nil.
+	candidates []backend.Backend
+	active     backend.Backend
+	epoch      uint64
+
+	backoff     time.Duration
+	nextAttempt time.Time
+	lastErr     string
+	healthy     bool
+
+	mapper *Mapper
+	pods   *podresources.Cache
+}
+
+func newGPUScraper(cfg *Config, set receiver.Settings) *gpuScraper {
+	return &gpuScraper{
+		cfg:     cfg,
+		set:     set,
+		logger:  set.Logger,
+		now:     time.Now,
+		backoff: cfg.Reconnect.InitialInterval,
+		mapper:  NewMapper(cfg.MetricsBuilderConfig, cfg.Naming, set),
+	}
+}
+
+func (s *gpuScraper) start(ctx context.Context, host component.Host) error {
+	s.host = host
+	bs, err := newBackends(s.cfg, s.logger)
+	if err != nil {
+		return err
+	}
+	s.candidates = bs
+	if s.cfg.PodResources.Enabled {
+		s.pods = podresources.NewCache(s.cfg.PodResources.Endpoint, s.cfg.PodResources.RefreshInterval, s.logger)
+	}
+	// Try once now so that a healthy host reports from the first scrape; a
+	// failure here is not fatal.
+	s.connect(ctx)
+	return nil
+}
+
+func (s *gpuScraper) shutdown(context.Context) error {
+	var errs []error
+	if s.active != nil {
+		errs = append(errs, s.active.Close())
+		s.active = nil
+	}
+	if s.pods != nil {
+		errs = append(errs, s.pods.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// connect tries each candidate backend in order, once the back-off allows.
+func (s *gpuScraper) connect(ctx context.Context) bool {
+	now := s.now()
+	if now.Before(s.nextAttempt) {
+		return false
+	}
+	var errs []error
+	for _, b := range s.candidates {
+		err := b.Connect(ctx)
+		if err == nil {
+			s.active = b
+			s.epoch++
+			s.backoff = s.cfg.Reconnect.InitialInterval
+			s.logger.Info("Connected to GPU backend", zap.String("backend", b.Name()))
+			s.reportOK()
+			return true
+		}
+		errs = append(errs, fmt.Errorf("%s backend: %w", b.Name(), err))
+	}
+	err := errors.Join(errs...)
+	s.nextAttempt = now.Add(s.backoff)
+	s.reportError(err, s.backoff)
+	s.backoff = min(2*s.backoff, s.cfg.Reconnect.MaxInterval)
+	return false
+}
+
+func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+	if s.active == nil && !s.connect(ctx) {
+		// Nothing to report: no value is better than a stale one.
+		return pmetric.NewMetrics(), nil
+	}
+	now := s.now()
+	samples, err := s.active.Collect(ctx, now, s.cfg.CollectionInterval)
+	if err != nil {
+		name := s.active.Name()
+		_ = s.active.Close()
+		s.active = nil
+		s.nextAttempt = now.Add(s.backoff)
+		s.reportError(fmt.Errorf("%s backend lost: %w", name, err), s.backoff)
+		s.backoff = min(2*s.backoff, s.cfg.Reconnect.MaxInterval)
+		return pmetric.NewMetrics(), nil
+	}
+	s.reportOK()
+	if s.pods != nil {
+		s.pods.Refresh(ctx, now)
+	}
+	for i := range samples {
+		smp := &samples[i]
+		smp.Epoch = smp.Epoch<<32 | s.epoch
+		if s.pods != nil {
+			if p, ok := s.pods.Lookup(smp.Device.UUID); ok {
+				d := *smp.Device
+				d.Pod = gpu.Pod{Namespace: p.Namespace, Name: p.Name, Container: p.Container, Job: d.Pod.Job}
+				smp.Device = &d
+			}
+		}
+		s.mapper.Append(smp)
+	}
+	return s.mapper.Emit(), nil
+}
+
+func (s *gpuScraper) reportError(err error, retry time.Duration) {
+	msg := err.Error()
+	if msg != s.lastErr || s.healthy {
+		s.logger.Warn("GPU backend unavailable; retrying with back-off",
+			zap.Error(err), zap.Duration("next_attempt_in", retry))
+	} else {
+		s.logger.Debug("GPU backend still unavailable", zap.Error(err), zap.Duration("next_attempt_in", retry))
+	}
+	s.lastErr, s.healthy = msg, false
+	if s.host != nil {
+		componentstatus.ReportStatus(s.host, componentstatus.NewRecoverableErrorEvent(err))
+	}
+}
+
+func (s *gpuScraper) reportOK() {
+	if s.healthy {
+		return
+	}
+	s.healthy, s.lastErr = true, ""
+	if s.host != nil {
+		componentstatus.ReportStatus(s.host, componentstatus.NewEvent(componentstatus.StatusOK))
+	}
+}
