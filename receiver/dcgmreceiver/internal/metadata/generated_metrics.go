@@ -950,7 +950,7 @@ type metricNvidiaGpuClockEventActive struct {
 func (m *metricNvidiaGpuClockEventActive) init() {
 	m.data.SetName("nvidia.gpu.clock.event.active")
 	m.data.SetDescription("1 while a reason holds the clocks below their maximum, 0 otherwise; one series per reason.")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
@@ -1038,7 +1038,7 @@ type metricNvidiaGpuClockEventReasons struct {
 func (m *metricNvidiaGpuClockEventReasons) init() {
 	m.data.SetName("nvidia.gpu.clock.event_reasons")
 	m.data.SetDescription("The DCGM_FI_DEV_CLOCKS_EVENT_REASONS bitmask, as reported.")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{bitmask}")
 	m.data.SetEmptyGauge()
 }
 
@@ -1609,7 +1609,7 @@ type metricNvidiaGpuRowRemapFailure struct {
 func (m *metricNvidiaGpuRowRemapFailure) init() {
 	m.data.SetName("nvidia.gpu.row_remap.failure")
 	m.data.SetDescription("1 if a row remapping failed and the GPU needs service (DCGM_FI_DEV_ROW_REMAP_FAILURE).")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 }
 

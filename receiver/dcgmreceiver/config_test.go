@@ -1,0 +1,103 @@
+package dcgmreceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
+)
+
+func loadConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig()
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg.(*Config)
+}
+
+func TestLoadConfig(t *testing.T) {
+	def := loadConfig(t, "")
+	require.NoError(t, confmap.Validate(def))
+	require.Equal(t, createDefaultConfig(), def)
+
+	c := loadConfig(t, "custom")
+	require.NoError(t, confmap.Validate(c))
+	require.Equal(t, BackendDCGM, c.Backend)
+	require.Equal(t, NamingDCGMExporter, c.Naming)
+	require.Equal(t, 5*time.Second, c.CollectionInterval)
+	require.Equal(t, ReconnectConfig{InitialInterval: 2 * time.Second, MaxInterval: 30 * time.Second}, c.Reconnect)
+	require.Equal(t, PodResourcesConfig{Enabled: true, Endpoint: "/var/lib/kubelet/pod-resources/kubelet.sock", RefreshInterval: 10 * time.Second}, c.PodResources)
+	require.False(t, c.Metrics.NvidiaGpuClockEventActive.Enabled)
+	addr, unix, err := ParseEndpoint(c.Endpoint)
+	require.NoError(t, err)
+	require.True(t, unix)
+	require.Equal(t, "/run/nvidia/nv-hostengine.sock", addr)
+}
+
+func TestConfigValidationErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"unknown_backend", []string{`backend: unknown backend "rocm"; want one of auto, dcgm, nvml, simulated`}},
+		{"bad_endpoint", []string{`endpoint: "localhost:notaport" has an invalid port "notaport"`}},
+		{"relative_socket", []string{`endpoint: "unix://run/nv-hostengine.sock": a unix socket path must be absolute`}},
+		{"zero_interval", []string{"collection_interval must be positive, got 0s"}},
+		{"bad_naming", []string{`naming: unknown naming "prometheus"; want otel or dcgm_exporter`}},
+		{"bad_backoff", []string{"reconnect::max_interval (1s) must not be less than reconnect::initial_interval (10s)"}},
+		{"pods_without_socket", []string{"pod_resources::endpoint must be set when pod_resources::enabled is true"}},
+		{"bad_fleet", []string{
+			`simulated: models[1]: unknown model "mi300"; want h100, a100 or t4`,
+			`workloads[0]::kind: unknown kind "batch"; want training or serving`,
+			`workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
+			`workloads[0]::phases[0]::kind: unknown phase "busy"`,
+			`faults[0]::kind: unknown fault "meltdown"`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := confmap.Validate(loadConfig(t, tt.name))
+			require.Error(t, err)
+			for _, w := range tt.want {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
+}
+
+func TestParseEndpoint(t *testing.T) {
+	for _, tt := range []struct {
+		in, addr string
+		unix     bool
+		err      string
+	}{
+		{in: "localhost:5555", addr: "localhost:5555"},
+		{in: "10.0.0.7:5555", addr: "10.0.0.7:5555"},
+		{in: "[::1]:5555", addr: "[::1]:5555"},
+		{in: "unix:///tmp/dcgm.sock", addr: "/tmp/dcgm.sock", unix: true},
+		{in: "/tmp/dcgm.sock", addr: "/tmp/dcgm.sock", unix: true},
+		{in: "", err: "is empty"},
+		{in: "localhost", err: "is not host:port or unix:///path"},
+		{in: ":5555", err: "has no host"},
+		{in: "localhost:70000", err: `has an invalid port "70000"`},
+		{in: "localhost:05555", err: `has an invalid port "05555"`},
+	} {
+		addr, unix, err := ParseEndpoint(tt.in)
+		if tt.err != "" {
+			require.ErrorContains(t, err, tt.err, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		require.Equal(t, tt.addr, addr)
+		require.Equal(t, tt.unix, unix)
+	}
+}

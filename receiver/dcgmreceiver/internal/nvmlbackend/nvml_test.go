@@ -1,0 +1,153 @@
+package nvmlbackend
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/stretchr/testify/require"
+
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+)
+
+type gpmSample struct{ mock.GpmSample }
+
+// newMockServer is go-nvml's DGX A100 mock with the calls the backend makes
+// filled in. Device 0 pretends to support GPM, as a Hopper GPU would.
+func newMockServer(t *testing.T) (*dgxa100.Server, *mock.EventSet) {
+	t.Helper()
+	s := dgxa100.New()
+	pending := []nvml.EventData{}
+	events := &mock.EventSet{
+		WaitFunc: func(uint32) (nvml.EventData, nvml.Return) {
+			if len(pending) == 0 {
+				return nvml.EventData{}, nvml.ERROR_TIMEOUT
+			}
+			ev := pending[0]
+			pending = pending[1:]
+			return ev, nvml.SUCCESS
+		},
+	}
+	for i, d := range s.Devices {
+		md := d.(*dgxa100.Device)
+		md.MemoryInfo = nvml.Memory{Total: 40 << 30, Used: 10 << 30, Free: 30 << 30}
+		md.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
+			return nvml.Utilization{Gpu: uint32(80 + i), Memory: 30}, nvml.SUCCESS
+		}
+		md.GetEncoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 0, 0, nvml.SUCCESS }
+		md.GetDecoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED }
+		md.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 250500, nvml.SUCCESS }
+		md.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 123456, nvml.SUCCESS }
+		md.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 61, nvml.SUCCESS }
+		md.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {
+			if c == nvml.CLOCK_SM {
+				return 1410, nvml.SUCCESS
+			}
+			return 1593, nvml.SUCCESS
+		}
+		md.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { return 0x40, nvml.SUCCESS }
+		md.GetTotalEccErrorsFunc = func(t nvml.MemoryErrorType, _ nvml.EccCounterType) (uint64, nvml.Return) {
+			if t == nvml.MEMORY_ERROR_TYPE_CORRECTED {
+				return 5, nvml.SUCCESS
+			}
+			return 1, nvml.SUCCESS
+		}
+		md.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
+		md.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 2, 1, false, i == 3, nvml.SUCCESS }
+		md.GetPcieThroughputFunc = func(nvml.PcieUtilCounter) (uint32, nvml.Return) { return 1000, nvml.SUCCESS }
+		md.RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
+	}
+	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS }
+	s.EventSetFreeFunc = func(nvml.EventSet) nvml.Return { return nvml.SUCCESS }
+	s.GpmQueryDeviceSupportFunc = func(d nvml.Device) (nvml.GpmSupport, nvml.Return) {
+		if d == s.Devices[0] {
+			return nvml.GpmSupport{IsSupportedDevice: 1}, nvml.SUCCESS
+		}
+		return nvml.GpmSupport{}, nvml.SUCCESS
+	}
+	s.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) { return &gpmSample{}, nvml.SUCCESS }
+	s.GpmSampleFreeFunc = func(nvml.GpmSample) nvml.Return { return nvml.SUCCESS }
+	s.GpmSampleGetFunc = func(nvml.Device, nvml.GpmSample) nvml.Return { return nvml.SUCCESS }
+	s.GpmMetricsGetFunc = func(req *nvml.GpmMetricsGetType) nvml.Return {
+		for i := uint32(0); i < req.NumMetrics; i++ {
+			m := &req.Metrics[i]
+			m.NvmlReturn = uint32(nvml.SUCCESS)
+			m.Value = float64(10 * m.MetricId) // percent
+		}
+		return nvml.SUCCESS
+	}
+	// Queue one XID 79 on device 2 for the first drain.
+	pending = append(pending, nvml.EventData{Device: s.Devices[2], EventType: nvml.EventTypeXidCriticalError, EventData: 79})
+	return s, events
+}
+
+func TestNVMLMock(t *testing.T) {
+	srv, _ := newMockServer(t)
+	b := New(Options{Lib: srv, Hostname: "node-a"})
+	ctx := context.Background()
+	require.NoError(t, b.Connect(ctx))
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+
+	samples, err := b.Collect(ctx, time.Unix(100, 0), time.Second)
+	require.NoError(t, err)
+	require.Len(t, samples, 8)
+
+	s0 := samples[0]
+	d0 := srv.Devices[0].(*dgxa100.Device)
+	require.Equal(t, gpu.Device{
+		UUID: d0.UUID, Index: 0, Model: "Mock NVIDIA A100-SXM4-40GB", DriverVersion: "550.54.15",
+		PCIBusID: s0.Device.PCIBusID, Host: "node-a",
+	}, *s0.Device)
+	want := map[f.Field]float64{
+		f.GPUUtil: 80, f.MemCopyUtil: 30, f.EncUtil: 0,
+		f.FBTotal: 40 << 10, f.FBUsed: 10 << 10, f.FBFree: 30 << 10,
+		f.PowerUsage: 250.5, f.TotalEnergy: 123456, f.GPUTemp: 61,
+		f.SMClock: 1410, f.MemClock: 1593, f.ClocksEventReasons: 0x40,
+		f.ECCSBEVolTotal: 5, f.ECCDBEVolTotal: 1, f.PCIeReplayCounter: 0,
+		f.CorrectableRemappedRows: 2, f.UncorrectableRemappedRows: 1, f.RowRemapFailure: 0,
+		f.PCIeTxBytes: 1000 * 1024, f.PCIeRxBytes: 1000 * 1024,
+	}
+	for field, v := range want {
+		got, ok := s0.Values.Get(field)
+		require.Truef(t, ok, "%s missing", field)
+		require.InDeltaf(t, v, got, 1e-9, "%s", field)
+	}
+	require.False(t, s0.Values.Has(f.DecUtil), "an unsupported reading is left out")
+	require.False(t, s0.Values.Has(f.SMActive), "GPM needs two samples")
+	rf, _ := samples[3].Values.Get(f.RowRemapFailure)
+	require.Equal(t, 1.0, rf)
+	require.Equal(t, []uint32{79}, samples[2].XIDs)
+
+	// The second collection has a GPM interval on device 0 only.
+	samples, err = b.Collect(ctx, time.Unix(101, 0), time.Second)
+	require.NoError(t, err)
+	sm, ok := samples[0].Values.Get(f.SMActive)
+	require.True(t, ok)
+	require.InDelta(t, float64(10*nvml.GPM_METRIC_SM_UTIL)/100, sm, 1e-9, "GPM percent becomes a ratio")
+	tensor, _ := samples[0].Values.Get(f.PipeTensorActive)
+	require.InDelta(t, float64(10*nvml.GPM_METRIC_ANY_TENSOR_UTIL)/100, tensor, 1e-9)
+	require.False(t, samples[1].Values.Has(f.SMActive), "no GPM on device 1")
+	require.Empty(t, samples[2].XIDs, "an XID is reported once")
+}
+
+func TestNVMLGPULost(t *testing.T) {
+	srv, _ := newMockServer(t)
+	b := New(Options{Lib: srv})
+	ctx := context.Background()
+	require.NoError(t, b.Connect(ctx))
+	srv.Devices[4].(*dgxa100.Device).GetPowerUsageFunc = func() (uint32, nvml.Return) { return 0, nvml.ERROR_GPU_IS_LOST }
+	_, err := b.Collect(ctx, time.Unix(100, 0), time.Second)
+	require.ErrorContains(t, err, srv.Devices[4].(*dgxa100.Device).UUID, "the error names the lost GPU")
+	require.NoError(t, b.Close())
+}
+
+func TestNVMLLibraryMissing(t *testing.T) {
+	srv, _ := newMockServer(t)
+	srv.InitFunc = func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }
+	err := New(Options{Lib: srv}).Connect(context.Background())
+	require.EqualError(t, err, "NVML library libnvidia-ml.so.1 not found: is the NVIDIA driver installed and its libraries mounted?")
+}
