@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -87,7 +88,7 @@ func (s *gpuScraper) connect(ctx context.Context) bool {
 	if now.Before(s.nextAttempt) {
 		return false
 	}
-	var errs []error
+	var msgs []string
 	for _, b := range s.candidates {
 		err := b.Connect(ctx)
 		if err == nil {
@@ -98,9 +99,10 @@ func (s *gpuScraper) connect(ctx context.Context) bool {
 			s.reportOK()
 			return true
 		}
-		errs = append(errs, fmt.Errorf("%s backend: %w", b.Name(), err))
+		msgs = append(msgs, fmt.Sprintf("%s backend: %v", b.Name(), err))
 	}
-	err := errors.Join(errs...)
+	// One line, so that log pipelines keep it whole.
+	err := errors.New(strings.Join(msgs, "; "))
 	s.nextAttempt = now.Add(s.backoff)
 	s.reportError(err, s.backoff)
 	s.backoff = min(2*s.backoff, s.cfg.Reconnect.MaxInterval)

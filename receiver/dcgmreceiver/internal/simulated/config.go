@@ -67,6 +67,9 @@ type Fault struct {
 	Duration time.Duration `mapstructure:"duration"`
 	// XID is the XID code of an xid fault (default 79).
 	XID uint32 `mapstructure:"xid"`
+	// Ramp is how long a memory_growth fault takes to fill the frame buffer
+	// to 99% (default 5m).
+	Ramp time.Duration `mapstructure:"ramp"`
 }
 
 // Phase and fault kinds.
@@ -109,7 +112,7 @@ func DefaultConfig() Config {
 		Faults: []Fault{
 			{Kind: SlowRank, GPUs: "0/5", Start: 20 * time.Second},
 			{Kind: ThermalThrottle, GPUs: "0/2", Start: 30 * time.Second},
-			{Kind: MemoryGrowth, GPUs: "1/4", Start: 30 * time.Second, Duration: 3 * time.Minute},
+			{Kind: MemoryGrowth, GPUs: "1/4", Start: 30 * time.Second, Ramp: 2 * time.Minute},
 			{Kind: ECC, GPUs: "1/5", Start: 60 * time.Second},
 			{Kind: XID, GPUs: "1/3", Start: 45 * time.Second, XID: 79},
 		},
@@ -176,8 +179,8 @@ func (c *Config) Validate() error {
 		if _, err := parseSelector(flt.GPUs); err != nil {
 			errs = append(errs, fmt.Errorf("faults[%d]::gpus: %w", i, err))
 		}
-		if flt.Start < 0 || flt.Duration < 0 {
-			errs = append(errs, fmt.Errorf("faults[%d]: start and duration must not be negative", i))
+		if flt.Start < 0 || flt.Duration < 0 || flt.Ramp < 0 {
+			errs = append(errs, fmt.Errorf("faults[%d]: start, duration and ramp must not be negative", i))
 		}
 	}
 	return errors.Join(errs...)

@@ -211,7 +211,7 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 				xids = append(xids, flt.XID)
 			}
 		case MemoryGrowth:
-			d := flt.Duration
+			d := flt.Ramp
 			if d <= 0 {
 				d = 5 * time.Minute
 			}

@@ -1,0 +1,246 @@
+//go:build e2e
+
+// Package e2e runs the built otelcol-gpu binary (OTELCOL_GPU_BIN, built by
+// `make build`) and checks what a user would see.
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("OTELCOL_GPU_BIN")
+	if bin == "" {
+		bin = filepath.Join("..", "bin", "otelcol-gpu")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("otelcol-gpu binary not found at %s (run make build, or set OTELCOL_GPU_BIN): %v", bin, err)
+	}
+	return bin
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer collects a process's output for concurrent reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type collector struct {
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan error
+}
+
+// start runs otelcol-gpu with the given arguments and stops it, by PID, when
+// the test ends.
+func start(t *testing.T, args ...string) *collector {
+	t.Helper()
+	c := &collector{logs: &syncBuffer{}, done: make(chan error, 1)}
+	c.cmd = exec.Command(binary(t), args...)
+	c.cmd.Stdout, c.cmd.Stderr = c.logs, c.logs
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.done <- c.cmd.Wait() }()
+	t.Cleanup(func() {
+		if c.cmd.ProcessState == nil {
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
+		if t.Failed() {
+			t.Logf("collector output:\n%s", c.logs.String())
+		}
+	})
+	return c
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (c *collector) stop(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Fatalf("collector exited with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("collector did not stop within 30 s of SIGTERM")
+	}
+}
+
+func (c *collector) alive() bool {
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return false
+	default:
+		return true
+	}
+}
+
+func scrape(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return string(b), err
+}
+
+// waitForGPUs polls a Prometheus endpoint until want distinct GPU UUIDs
+// appear in the label, or the deadline passes.
+func waitForGPUs(t *testing.T, c *collector, url, label string, want int, deadline time.Duration) (string, time.Duration) {
+	t.Helper()
+	re := regexp.MustCompile(label + `="(GPU-[0-9a-f-]{36})"`)
+	began := time.Now()
+	var body string
+	for time.Since(began) < deadline {
+		if !c.alive() {
+			t.Fatal("collector exited")
+		}
+		if b, err := scrape(url); err == nil {
+			body = b
+			ids := map[string]bool{}
+			for _, m := range re.FindAllStringSubmatch(b, -1) {
+				ids[m[1]] = true
+			}
+			if len(ids) == want {
+				return body, time.Since(began)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("no %d GPUs labelled %s at %s within %v; last body:\n%.2000s", want, label, url, deadline, body)
+	return "", 0
+}
+
+// TestE2ELocalExample runs the README's `make run` configuration and reads
+// every simulated GPU's metrics back from the Prometheus endpoint.
+func TestE2ELocalExample(t *testing.T) {
+	port := freePort(t)
+	c := start(t, "--config", filepath.Join("..", "examples", "local", "config.yaml"),
+		fmt.Sprintf("--set=exporters::prometheus::endpoint=127.0.0.1:%d", port))
+	body, took := waitForGPUs(t, c, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), "hw_id", 16, 15*time.Second)
+	t.Logf("16 GPUs served %v after start", took.Round(100*time.Millisecond))
+
+	for _, family := range []string{
+		"hw_gpu_utilization_ratio", "hw_gpu_memory_usage_bytes", "hw_power_watts", "hw_temperature_celsius",
+		"hw_energy_joules_total", "nvidia_gpu_sm_active_ratio", "nvidia_gpu_dram_active_ratio",
+		"nvidia_gpu_clock_frequency_hertz", "nvidia_gpu_clock_event_reasons",
+	} {
+		if !regexp.MustCompile(`(?m)^` + family + `\{[^}]*hw_id="GPU-`).MatchString(body) {
+			t.Errorf("metric family %s missing or without hw_id", family)
+		}
+	}
+	if !strings.Contains(body, `k8s_job_name="llm-pretrain"`) {
+		t.Error("the training job's GPUs should carry k8s_job_name")
+	}
+	c.stop(t)
+}
+
+// TestE2EDCGMExporterNaming checks the dcgm-exporter migration path: its
+// metric names and labels, through the same Prometheus exporter.
+func TestE2EDCGMExporterNaming(t *testing.T) {
+	port := freePort(t)
+	c := start(t, "--config", filepath.Join("..", "examples", "local", "config.yaml"),
+		fmt.Sprintf("--set=exporters::prometheus::endpoint=127.0.0.1:%d", port),
+		"--set=receivers::dcgm::naming=dcgm_exporter",
+		"--set=receivers::dcgm::collection_interval=1s",
+		"--set=exporters::prometheus::translation_strategy=UnderscoreEscapingWithoutSuffixes")
+	body, _ := waitForGPUs(t, c, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), "UUID", 16, 30*time.Second)
+	for _, name := range []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_SM_ACTIVE"} {
+		re := regexp.MustCompile(`(?m)^` + name + `\{[^}]*Hostname="gpu-node-[01]"[^}]*modelName="NVIDIA H100 80GB HBM3"`)
+		if !re.MatchString(body) {
+			t.Errorf("%s with dcgm-exporter labels missing", name)
+		}
+	}
+	c.stop(t)
+}
+
+// TestE2ENoGPU runs the default backend on a machine without DCGM or NVML:
+// the collector must keep running, say once which libraries it tried, and
+// stop cleanly.
+func TestE2ENoGPU(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	port := freePort(t)
+	err := os.WriteFile(cfg, []byte(fmt.Sprintf(`
+receivers:
+  dcgm:
+    collection_interval: 200ms
+    reconnect: {initial_interval: 100ms, max_interval: 400ms}
+exporters:
+  debug: {}
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:%d
+service:
+  extensions: [health_check]
+  telemetry: {metrics: {level: none}}
+  pipelines:
+    metrics: {receivers: [dcgm], exporters: [debug]}
+`, port)), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, "--config", cfg)
+	time.Sleep(3 * time.Second)
+	if !c.alive() {
+		t.Fatal("the collector exited because no GPU library is present")
+	}
+	if _, err := scrape(fmt.Sprintf("http://127.0.0.1:%d/", port)); err != nil {
+		t.Fatalf("health check: %v", err)
+	}
+	logs := c.logs.String()
+	for _, lib := range []string{"libdcgm.so.4", "libnvidia-ml.so.1"} {
+		if n := strings.Count(logs, lib); n != 1 {
+			t.Errorf("%s named %d times in the log; want once, however often it retries", lib, n)
+		}
+	}
+	if !strings.Contains(logs, "GPU backend unavailable; retrying with back-off") {
+		t.Error("no warning that the backend is unavailable")
+	}
+	c.stop(t)
+}

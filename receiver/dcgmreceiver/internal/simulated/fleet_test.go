@@ -1,0 +1,162 @@
+package simulated
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+)
+
+var t0 = time.Unix(1767225600, 0)
+
+func collect(t *testing.T, fl *Fleet, at time.Duration) []gpu.Sample {
+	t.Helper()
+	s, err := fl.Collect(context.Background(), t0.Add(at), time.Second)
+	require.NoError(t, err)
+	return s
+}
+
+func val(t *testing.T, s gpu.Sample, field f.Field) float64 {
+	t.Helper()
+	v, ok := s.Values.Get(field)
+	require.Truef(t, ok, "%s missing on %s", field, s.Device.Name())
+	return v
+}
+
+func TestDeterministic(t *testing.T) {
+	run := func(seed int64) [][]gpu.Sample {
+		cfg := DefaultConfig()
+		cfg.Seed = seed
+		fl, err := New(cfg)
+		require.NoError(t, err)
+		var out [][]gpu.Sample
+		for k := range 5 {
+			out = append(out, collect(t, fl, time.Duration(k)*7*time.Second))
+		}
+		return out
+	}
+	a, b := run(1), run(1)
+	require.Equal(t, a, b, "same seed and times, same fleet")
+	c := run(2)
+	require.NotEqual(t, a[0][0].Device.UUID, c[0][0].Device.UUID, "the seed picks the UUIDs")
+}
+
+func TestDefaultFleetShape(t *testing.T) {
+	fl, err := New(DefaultConfig())
+	require.NoError(t, err)
+	s := collect(t, fl, 0)
+	require.Len(t, s, 16)
+	seen := map[string]bool{}
+	for _, x := range s {
+		require.Regexp(t, `^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`, x.Device.UUID)
+		require.False(t, seen[x.Device.UUID], "UUIDs are unique")
+		seen[x.Device.UUID] = true
+		require.Equal(t, "NVIDIA H100 80GB HBM3", x.Device.Model)
+	}
+	require.Equal(t, "gpu-node-0", s[0].Device.Host)
+	require.Equal(t, "llm-pretrain", s[0].Device.Pod.Job)
+	require.Equal(t, "llm-pretrain-worker-0", s[7].Device.Pod.Name)
+	require.Equal(t, "inference-1-2", s[10].Device.Pod.Name)
+	require.Empty(t, s[15].Device.Pod.Name, "GPUs 1/6-7 are unallocated")
+}
+
+// TestFaultSignals checks that each injected fault changes the signals the
+// way the analyzer's rules (spec/analysis.md) look for.
+func TestFaultSignals(t *testing.T) {
+	cfg := Config{
+		Seed: 3, Hosts: 1, GPUsPerHost: 8, HostPrefix: "n", Models: []string{"a100"},
+		Workloads: []Workload{{Name: "job", Kind: "training", Namespace: "ml", GPUs: "0/*", Phases: []Phase{{Kind: ComputeBound}}}},
+		Faults: []Fault{
+			{Kind: ThermalThrottle, GPUs: "0/1", Start: 10 * time.Second, Duration: 20 * time.Second},
+			{Kind: SlowClock, GPUs: "0/2", Start: 10 * time.Second},
+			{Kind: SlowRank, GPUs: "0/3", Start: 10 * time.Second},
+			{Kind: ECC, GPUs: "0/4", Start: 10 * time.Second},
+			{Kind: XID, GPUs: "0/5", Start: 10 * time.Second, XID: 43},
+			{Kind: MemoryGrowth, GPUs: "0/6", Start: 10 * time.Second, Ramp: 60 * time.Second},
+		},
+	}
+	fl, err := New(cfg)
+	require.NoError(t, err)
+	before := collect(t, fl, 0) // the fleet's clock starts here
+	at := collect(t, fl, 15*time.Second)
+	healthy := at[0]
+
+	// Before any fault, every GPU runs at full clock, unthrottled.
+	for _, s := range before {
+		require.Equal(t, 1410.0, val(t, s, f.SMClock))
+		require.Zero(t, val(t, s, f.ClocksEventReasons))
+	}
+	require.Equal(t, float64(f.ClocksEventSWThermal|f.ClocksEventHWThermal), val(t, at[1], f.ClocksEventReasons))
+	require.GreaterOrEqual(t, val(t, at[1], f.GPUTemp), 85.0)
+	require.Less(t, val(t, at[1], f.SMClock), 0.9*val(t, healthy, f.SMClock))
+
+	require.Less(t, val(t, at[2], f.SMClock), 0.9*val(t, healthy, f.SMClock))
+	require.Zero(t, val(t, at[2], f.ClocksEventReasons), "slow clocks without a throttle flag")
+
+	require.Less(t, val(t, at[3], f.SMActive), val(t, healthy, f.SMActive)-0.2, "a slow rank is an SM-activity outlier")
+
+	require.Equal(t, 1.0, val(t, at[4], f.ECCDBEVolTotal))
+	require.Equal(t, []uint32{48}, at[4].XIDs)
+	require.Equal(t, []uint32{43}, at[5].XIDs)
+	require.Equal(t, 43.0, val(t, at[5], f.XIDErrors))
+
+	used := func(s gpu.Sample) float64 { return val(t, s, f.FBUsed) / val(t, s, f.FBTotal) }
+	require.Greater(t, used(at[6]), used(before[6]))
+
+	// Faults end: the throttled GPU recovers; events are not repeated.
+	later := collect(t, fl, 40*time.Second)
+	require.Zero(t, val(t, later[1], f.ClocksEventReasons))
+	require.Empty(t, later[4].XIDs)
+	require.Empty(t, later[5].XIDs)
+	require.Equal(t, 1.0, val(t, later[4], f.ECCDBEVolTotal), "ECC totals are cumulative")
+	require.GreaterOrEqual(t, used(collect(t, fl, 90*time.Second)[6]), 0.95, "memory grows to pressure")
+
+	// Energy only grows.
+	require.Greater(t, val(t, later[0], f.TotalEnergy), val(t, at[0], f.TotalEnergy))
+}
+
+func TestPhases(t *testing.T) {
+	cfg := Config{
+		Seed: 1, Hosts: 1, GPUsPerHost: 1, HostPrefix: "n", Models: []string{"h100"},
+		Workloads: []Workload{{Name: "svc", Kind: "serving", Namespace: "s", GPUs: "0/0", Phases: []Phase{
+			{Kind: ComputeBound, Duration: time.Minute},
+			{Kind: MemoryBound, Duration: time.Minute},
+			{Kind: InputBound, Duration: time.Minute},
+			{Kind: LaunchBound, Duration: time.Minute},
+			{Kind: Idle, Duration: time.Minute},
+		}}},
+	}
+	fl, err := New(cfg)
+	require.NoError(t, err)
+	at := func(m int) gpu.Sample { return collect(t, fl, time.Duration(m)*time.Minute+30*time.Second)[0] }
+	compute, memory, input, launch, idle := at(0), at(1), at(2), at(3), at(4)
+	require.Greater(t, val(t, compute, f.SMActive), 0.5)
+	require.Less(t, val(t, compute, f.DRAMActive), 0.7)
+	require.GreaterOrEqual(t, val(t, memory, f.DRAMActive), 0.7)
+	require.Less(t, val(t, input, f.SMActive), 0.5)
+	require.Less(t, val(t, input, f.GPUUtil), 80.0)
+	require.Less(t, val(t, launch, f.SMActive), 0.5)
+	require.GreaterOrEqual(t, val(t, launch, f.GPUUtil), 80.0)
+	require.Less(t, val(t, idle, f.SMActive), 0.05)
+	require.Equal(t, float64(f.ClocksEventGPUIdle), val(t, idle, f.ClocksEventReasons))
+	// The cycle repeats.
+	require.Greater(t, val(t, at(5), f.SMActive), 0.5)
+}
+
+func TestT4HasNoProfiling(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Models = []string{"t4"}
+	fl, err := New(cfg)
+	require.NoError(t, err)
+	s := collect(t, fl, 0)[0]
+	require.Equal(t, "Tesla T4", s.Device.Model)
+	for _, field := range f.All() {
+		if field.Info().Profiling {
+			require.Falsef(t, s.Values.Has(field), "%s on a T4", field)
+		}
+	}
+}
