@@ -167,3 +167,21 @@ func TestDCGMStandin(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, md.DataPointCount(), "stale values must be dropped")
 }
+
+// TestDCGMStandinEmbedded starts DCGM's embedded host engine instead of
+// connecting to nv-hostengine.
+func TestDCGMStandinEmbedded(t *testing.T) {
+	standin(t, dcgmstandin.State{GPUs: 2, Connected: true, Epoch: 1})
+	cfg := createDefaultConfig().(*Config)
+	cfg.Backend = BackendDCGM
+	cfg.Embedded = true
+	cfg.Endpoint = "" // not needed, and not validated, in embedded mode
+	require.NoError(t, cfg.Validate())
+	s := newGPUScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	ctx := context.Background()
+	require.NoError(t, s.start(ctx, &statusHost{}))
+	defer func() { require.NoError(t, s.shutdown(ctx)) }()
+	md, err := s.scrape(ctx)
+	require.NoError(t, err)
+	require.Len(t, byDevice(t, md), 2)
+}
