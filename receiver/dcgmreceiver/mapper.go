@@ -44,6 +44,12 @@ func NewMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Se
 	}
 }
 
+// NewDefaultMapper returns a Mapper with the default metric settings and
+// the otel naming, as trace replay uses it.
+func NewDefaultMapper(set receiver.Settings) *Mapper {
+	return NewMapper(metadata.NewDefaultMetricsBuilderConfig(), NamingOTel, set)
+}
+
 // Append maps one sample. Samples of one device must come in time order.
 func (m *Mapper) Append(s *gpu.Sample) {
 	cs := m.state(s)
@@ -154,9 +160,13 @@ func (m *Mapper) record(s *gpu.Sample, cs *counterState) {
 	}
 	if hasLimit {
 		mb.RecordHwGpuMemoryLimitDataPoint(ts, int64(limit*mib))
-		if hasUsed && limit > 0 {
-			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, used/limit)
-		}
+	}
+	// Utilization is the share of usable memory in use, FB_USED / (FB_USED
+	// + FB_FREE), as DCGM defines it: reserved memory is never usable.
+	if free, ok := value(vs, f.FBFree); hasUsed && ok && used+free > 0 {
+		mb.RecordHwGpuMemoryUtilizationDataPoint(ts, used/(used+free))
+	} else if hasUsed && hasLimit && limit > 0 {
+		mb.RecordHwGpuMemoryUtilizationDataPoint(ts, used/limit)
 	}
 
 	if v, ok := value(vs, f.PowerUsage); ok {

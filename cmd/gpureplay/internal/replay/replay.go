@@ -1,0 +1,257 @@
+// Package replay feeds a trace through the gpu_analyzer processor and
+// writes its verdicts.
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
+)
+
+// LoadConfig reads the processor's settings from a YAML file: the keys that
+// go under `processors: gpu_analyzer:` in a collector configuration. An
+// empty path gives the defaults.
+func LoadConfig(path string) (component.Config, error) {
+	cfg := gpuanalyzerprocessor.NewFactory().CreateDefaultConfig()
+	if path == "" {
+		return cfg, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := confmap.Validate(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+func telemetry() component.TelemetrySettings {
+	return component.TelemetrySettings{
+		Logger:         zap.NewNop(),
+		MeterProvider:  noop.NewMeterProvider(),
+		TracerProvider: tracenoop.NewTracerProvider(),
+		Resource:       pcommon.NewResource(),
+	}
+}
+
+type host struct{}
+
+func (host) GetExtensions() map[component.ID]component.Component { return nil }
+
+// Run replays the trace read from in (named name in errors) and writes one
+// JSON line per row to out.
+func Run(ctx context.Context, cfg component.Config, in io.Reader, name string, out io.Writer) error {
+	tr, err := trace.NewReader(in, name)
+	if err != nil {
+		return err
+	}
+	f := gpuanalyzerprocessor.NewFactory()
+	w := &writer{out: out}
+	sink, err := consumer.NewMetrics(w.consume)
+	if err != nil {
+		return err
+	}
+	proc, err := f.CreateMetrics(ctx, processor.Settings{ID: component.NewID(f.Type()), TelemetrySettings: telemetry()}, cfg, sink)
+	if err != nil {
+		return err
+	}
+	if err := proc.Start(ctx, host{}); err != nil {
+		return err
+	}
+	defer func() { _ = proc.Shutdown(ctx) }()
+
+	rset := receiver.Settings{ID: component.MustNewID("dcgm"), TelemetrySettings: telemetry()}
+	mapper := dcgmreceiver.NewDefaultMapper(rset)
+	devices := map[string]*gpu.Device{}
+	var samples []gpu.Sample
+	for {
+		batch, err := tr.NextBatch()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		samples = samples[:0]
+		for i := range batch {
+			samples = append(samples, sample(&batch[i], devices))
+		}
+		for i := range samples {
+			mapper.Append(&samples[i])
+		}
+		md := mapper.Emit()
+		rms := md.ResourceMetrics()
+		if rms.Len() != len(batch) {
+			return fmt.Errorf("%s:%d: mapping produced %d resources for %d rows", name, batch[0].Line, rms.Len(), len(batch))
+		}
+		w.rows = batch
+		for i := range batch {
+			addWorkload(rms.At(i), &batch[i])
+		}
+		if err := proc.ConsumeMetrics(ctx, md); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, batch[0].Line, err)
+		}
+		if w.err != nil {
+			return w.err
+		}
+	}
+}
+
+// sample turns a trace row into what a receiver backend would produce.
+func sample(r *trace.Row, devices map[string]*gpu.Device) gpu.Sample {
+	d := devices[r.UUID]
+	want := gpu.Device{
+		UUID: r.UUID, Index: r.GPU, Model: r.Model, Host: r.Host,
+		Pod: gpu.Pod{Namespace: r.Namespace, Name: r.Pod, Container: r.Container, Job: r.Job},
+	}
+	if d == nil || *d != want {
+		d = &want
+		devices[r.UUID] = d
+	}
+	s := gpu.Sample{
+		Device: d,
+		Time:   time.Unix(0, int64(math.Round(r.Time*1e6))*1000),
+		Values: r.Values,
+		Epoch:  1,
+	}
+	// In a trace the XID field holds the code at the sample where an XID
+	// occurred and 0 otherwise: that is one event.
+	if code, ok := r.Values.Get(dcgmfield.XIDErrors); ok && code > 0 && code < math.MaxUint32 {
+		s.XIDs = []uint32{uint32(code)}
+	}
+	return s
+}
+
+// addWorkload adds what a trace knows beyond the receiver: the deployment
+// and the rank's step compute time, as a training framework would report it.
+func addWorkload(rm pmetric.ResourceMetrics, r *trace.Row) {
+	if r.Deployment != "" {
+		rm.Resource().Attributes().PutStr("k8s.deployment.name", r.Deployment)
+	}
+	if !r.HasStep {
+		return
+	}
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName("gpureplay")
+	m := sm.Metrics().AppendEmpty()
+	m.SetName(gpuanalyzerprocessor.StepComputeDurationMetric)
+	m.SetUnit("s")
+	dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(time.Unix(0, int64(math.Round(r.Time*1e6))*1000)))
+	dp.SetDoubleValue(r.StepSeconds)
+}
+
+// writer turns the processor's output back into verdict lines.
+type writer struct {
+	out  io.Writer
+	rows []trace.Row
+	buf  []byte
+	err  error
+}
+
+func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len() && i < len(w.rows); i++ {
+		v := verdictOf(rms.At(i))
+		r := &w.rows[i]
+		b := w.buf[:0]
+		b = append(b, `{"time":`...)
+		b = strconv.AppendFloat(b, r.Time, 'f', -1, 64)
+		b = append(b, `,"uuid":`...)
+		b = strconv.AppendQuote(b, r.UUID)
+		b = append(b, `,"bottleneck":`...)
+		b = strconv.AppendQuote(b, v.bottleneck)
+		b = append(b, `,"straggler":`...)
+		b = strconv.AppendBool(b, v.straggler)
+		b = append(b, `,"alerts":[`...)
+		for j, a := range v.alerts {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendQuote(b, a)
+		}
+		b = append(b, `],"score":`...)
+		b = strconv.AppendFloat(b, math.Round(v.score*1e4)/1e4, 'f', -1, 64)
+		b = append(b, "}\n"...)
+		w.buf = b
+		if _, err := w.out.Write(b); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	return nil
+}
+
+type verdict struct {
+	bottleneck string
+	straggler  bool
+	score      float64
+	alerts     []string
+}
+
+// verdictOf reads the analyzer's metrics on one GPU's resource.
+func verdictOf(rm pmetric.ResourceMetrics) verdict {
+	v := verdict{bottleneck: "unknown"}
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			switch m.Name() {
+			case gpuanalyzerprocessor.MetricBottleneckState:
+				dps := m.Gauge().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					if dps.At(k).IntValue() == 1 {
+						c, _ := dps.At(k).Attributes().Get(gpuanalyzerprocessor.AttrBottleneckClass)
+						v.bottleneck = c.Str()
+					}
+				}
+			case gpuanalyzerprocessor.MetricStragglerState:
+				v.straggler = m.Gauge().DataPoints().At(0).IntValue() == 1
+			case gpuanalyzerprocessor.MetricStragglerScore:
+				v.score = m.Gauge().DataPoints().At(0).DoubleValue()
+			case gpuanalyzerprocessor.MetricAlerts:
+				dps := m.Gauge().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					a := dps.At(k).Attributes()
+					if st, _ := a.Get(gpuanalyzerprocessor.AttrAlertState); st.Str() == "firing" {
+						name, _ := a.Get(gpuanalyzerprocessor.AttrAlertName)
+						v.alerts = append(v.alerts, name.Str())
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(v.alerts)
+	return v
+}

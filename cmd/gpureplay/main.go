@@ -1,0 +1,88 @@
+// Command gpureplay replays a recorded GPU telemetry trace through the
+// gpu_analyzer processor, the way `promtool test rules` replays series
+// through alerting rules, and prints the verdicts as JSON Lines.
+//
+//	gpureplay [-config FILE] [-o FILE] TRACE.csv
+//
+// Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
+// receiver's own mapping and goes through a processor made by the
+// gpu_analyzer factory; the verdicts are read back from the metrics the
+// processor adds. One line per trace row, in input order:
+//
+//	{"time":1767225600,"uuid":"GPU-...","bottleneck":"compute_bound","straggler":false,"alerts":[],"score":0.12}
+//
+// The same trace and configuration give byte-identical output. On bad input
+// gpureplay exits with status 1 and one line on stderr naming the file,
+// line and column; the verdicts of the rows before it are written.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/replay"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gpureplay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "YAML `file` with the gpu_analyzer processor's settings (default: the defaults)")
+	outPath := fs.String("o", "", "write the verdicts to `file` instead of standard output")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gpureplay [-config FILE] [-o FILE] TRACE.csv")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "gpureplay: %v\n", err)
+		return 1
+	}
+
+	cfg, err := replay.LoadConfig(*configPath)
+	if err != nil {
+		return fail(err)
+	}
+	tracePath := fs.Arg(0)
+	in, err := os.Open(tracePath)
+	if err != nil {
+		return fail(err)
+	}
+	defer in.Close()
+
+	out := stdout
+	var file *os.File
+	if *outPath != "" {
+		if file, err = os.Create(*outPath); err != nil {
+			return fail(err)
+		}
+		out = file
+	}
+	w := bufio.NewWriterSize(out, 1<<16)
+	replayErr := replay.Run(context.Background(), cfg, in, tracePath, w)
+	flushErr := w.Flush()
+	if file != nil {
+		flushErr = errors.Join(flushErr, file.Close())
+	}
+	if replayErr != nil {
+		return fail(replayErr)
+	}
+	if flushErr != nil {
+		return fail(flushErr)
+	}
+	return 0
+}

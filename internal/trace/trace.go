@@ -1,0 +1,268 @@
+// Package trace reads recorded GPU telemetry in the CSV format of the
+// analyzer's replay contract: one header row, then one row per GPU per
+// timestamp, in non-decreasing timestamp order. Rows that share a timestamp
+// form a batch.
+//
+// Every error names the file, line and column, like a compiler:
+// "train.csv:12:57: DCGM_FI_DEV_GPU_UTIL: malformed number "9x"".
+package trace
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+)
+
+// Row is one GPU at one timestamp.
+type Row struct {
+	// Line is the row's line in the file.
+	Line int
+	// Time is Unix seconds; TimeText is the cell as written.
+	Time     float64
+	TimeText string
+	UUID     string
+	Host     string
+	// GPU is the GPU's index; HasGPU says whether the row gave one.
+	GPU    int
+	HasGPU bool
+	Model  string
+	// Kubernetes identity.
+	Namespace, Pod, Container, Job, Deployment string
+	// Values holds the DCGM fields the row reports; a blank cell is absent.
+	Values dcgmfield.Values
+	// StepSeconds is the rank's compute time per training step, if given.
+	StepSeconds float64
+	HasStep     bool
+}
+
+// Error is a problem at a place in a trace.
+type Error struct {
+	File         string
+	Line, Column int
+	Msg          string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+}
+
+type column int
+
+const (
+	colField column = iota
+	colTimestamp
+	colUUID
+	colHost
+	colGPU
+	colModel
+	colNamespace
+	colPod
+	colContainer
+	colJob
+	colDeployment
+	colStep
+)
+
+var identity = map[string]column{
+	"timestamp": colTimestamp, "uuid": colUUID, "host": colHost, "gpu": colGPU, "model": colModel,
+	"namespace": colNamespace, "pod": colPod, "container": colContainer, "job": colJob,
+	"deployment": colDeployment, "step_seconds": colStep,
+}
+
+// Reader reads a trace batch by batch.
+type Reader struct {
+	name   string
+	csv    *csv.Reader
+	kinds  []column
+	fields []dcgmfield.Field
+	next   *Row // read ahead: the first row of the next batch
+	last   float64
+	seen   map[string]int // uuid -> line, within the current timestamp
+	rows   int
+	eof    bool
+}
+
+// NewReader reads the header of the trace named name from r.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	c := csv.NewReader(r)
+	c.Comment = '#'
+	c.FieldsPerRecord = 0
+	c.ReuseRecord = true
+	tr := &Reader{name: name, csv: c, last: math.Inf(-1), seen: map[string]int{}}
+	header, err := c.Read()
+	if err == io.EOF {
+		return nil, &Error{File: name, Line: 1, Column: 1, Msg: "empty trace: no header row"}
+	}
+	if err != nil {
+		return nil, tr.csvError(err)
+	}
+	tr.kinds = make([]column, len(header))
+	tr.fields = make([]dcgmfield.Field, len(header))
+	has := map[string]int{}
+	for i, h := range header {
+		line, col := c.FieldPos(i)
+		name := strings.TrimSpace(h)
+		if prev, dup := has[name]; dup {
+			return nil, &Error{File: tr.name, Line: line, Column: col, Msg: fmt.Sprintf("duplicate column %q (first in column %d)", name, prev)}
+		}
+		has[name] = col
+		if k, ok := identity[name]; ok {
+			tr.kinds[i] = k
+			continue
+		}
+		f, ok := dcgmfield.ByName(name)
+		if !ok {
+			return nil, &Error{File: tr.name, Line: line, Column: col, Msg: fmt.Sprintf("unknown column %q: want an identity column, step_seconds, or a DCGM field name such as DCGM_FI_DEV_GPU_UTIL", name)}
+		}
+		tr.kinds[i], tr.fields[i] = colField, f
+	}
+	for _, req := range []string{"timestamp", "uuid"} {
+		if _, ok := has[req]; !ok {
+			return nil, &Error{File: tr.name, Line: 1, Column: 1, Msg: fmt.Sprintf("missing required column %q", req)}
+		}
+	}
+	return tr, nil
+}
+
+// Rows is the number of rows read so far.
+func (tr *Reader) Rows() int { return tr.rows }
+
+// NextBatch returns the rows of the next timestamp, or io.EOF after the last.
+func (tr *Reader) NextBatch() ([]Row, error) {
+	var batch []Row
+	if tr.next != nil {
+		batch = append(batch, *tr.next)
+		tr.next = nil
+	}
+	for !tr.eof {
+		row, err := tr.readRow()
+		if err == io.EOF {
+			tr.eof = true
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(batch) > 0 && row.Time != batch[0].Time {
+			tr.next = &row
+			break
+		}
+		batch = append(batch, row)
+	}
+	if len(batch) == 0 {
+		return nil, io.EOF
+	}
+	return batch, nil
+}
+
+func (tr *Reader) readRow() (Row, error) {
+	rec, err := tr.csv.Read()
+	if err != nil {
+		if err == io.EOF {
+			return Row{}, err
+		}
+		return Row{}, tr.csvError(err)
+	}
+	line, _ := tr.csv.FieldPos(0)
+	row := Row{Line: line}
+	var tsCol, uuidCol int
+	for i, cell := range rec {
+		_, col := tr.csv.FieldPos(i)
+		cell = strings.TrimSpace(cell)
+		fail := func(format string, args ...any) error {
+			return &Error{File: tr.name, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
+		}
+		switch tr.kinds[i] {
+		case colTimestamp:
+			tsCol = col
+			if cell == "" {
+				return Row{}, fail("timestamp is blank")
+			}
+			t, err := strconv.ParseFloat(cell, 64)
+			if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
+				return Row{}, fail("timestamp: want Unix seconds, got %q", cell)
+			}
+			row.Time, row.TimeText = t, cell
+		case colUUID:
+			uuidCol = col
+			row.UUID = cell
+		case colHost:
+			row.Host = cell
+		case colGPU:
+			if cell == "" {
+				continue
+			}
+			n, err := strconv.Atoi(cell)
+			if err != nil || n < 0 {
+				return Row{}, fail("gpu: want a GPU index, got %q", cell)
+			}
+			row.GPU, row.HasGPU = n, true
+		case colModel:
+			row.Model = cell
+		case colNamespace:
+			row.Namespace = cell
+		case colPod:
+			row.Pod = cell
+		case colContainer:
+			row.Container = cell
+		case colJob:
+			row.Job = cell
+		case colDeployment:
+			row.Deployment = cell
+		case colStep:
+			if cell == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				return Row{}, fail("step_seconds: malformed number %q", cell)
+			}
+			row.StepSeconds, row.HasStep = v, true
+		case colField:
+			if cell == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				return Row{}, fail("%s: malformed number %q", tr.fields[i], cell)
+			}
+			row.Values.Set(tr.fields[i], v)
+		}
+	}
+	if row.UUID == "" {
+		return Row{}, &Error{File: tr.name, Line: line, Column: uuidCol, Msg: "uuid is blank"}
+	}
+	switch {
+	case row.Time < tr.last:
+		return Row{}, &Error{File: tr.name, Line: line, Column: tsCol,
+			Msg: fmt.Sprintf("timestamp %s is earlier than the previous row's; rows must be in non-decreasing time order", row.TimeText)}
+	case row.Time > tr.last:
+		clear(tr.seen)
+		tr.last = row.Time
+	}
+	if prev, dup := tr.seen[row.UUID]; dup {
+		return Row{}, &Error{File: tr.name, Line: line, Column: uuidCol,
+			Msg: fmt.Sprintf("second row for %s at timestamp %s (first on line %d)", row.UUID, row.TimeText, prev)}
+	}
+	tr.seen[row.UUID] = line
+	tr.rows++
+	return row, nil
+}
+
+func (tr *Reader) csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Err.Error()
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			msg = "wrong number of cells: every row needs one per header column"
+		}
+		return &Error{File: tr.name, Line: pe.Line, Column: max(pe.Column, 1), Msg: msg}
+	}
+	return fmt.Errorf("%s: %w", tr.name, err)
+}

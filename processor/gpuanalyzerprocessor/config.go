@@ -1,0 +1,279 @@
+package gpuanalyzerprocessor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+)
+
+// Config is the gpu_analyzer processor's configuration. The defaults are
+// the analyzer contract's.
+type Config struct {
+	// Window is the trailing window the bottleneck rules and the straggler
+	// comparison average over, the current sample included.
+	Window time.Duration `mapstructure:"window"`
+	// GroupBy lists the resource attributes that make a peer group (a job).
+	// A GPU missing any of them has no peers and is never a straggler.
+	GroupBy []string `mapstructure:"group_by"`
+	// MaxGPUs bounds the GPUs tracked; samples of further GPUs pass through
+	// unanalysed and are counted.
+	MaxGPUs int `mapstructure:"max_gpus"`
+	// GPUTTL forgets a GPU that has not reported for this long (data time).
+	GPUTTL time.Duration `mapstructure:"gpu_ttl"`
+
+	Bottleneck BottleneckConfig `mapstructure:"bottleneck"`
+	Straggler  StragglerConfig  `mapstructure:"straggler"`
+	Alerts     AlertsConfig     `mapstructure:"alerts"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// BottleneckConfig holds the thresholds of the bottleneck classes.
+type BottleneckConfig struct {
+	// FaultLookback is how long ECC, XID or row-remap evidence keeps a GPU faulted.
+	FaultLookback time.Duration `mapstructure:"fault_lookback"`
+	CriticalXIDs  []uint32      `mapstructure:"critical_xids"`
+	// ThrottleReasons are the clock event reasons that count as throttling.
+	ThrottleReasons []string `mapstructure:"throttle_reasons"`
+	// ThrottleFraction: throttled when more than this share of the window's
+	// samples have a throttle reason set.
+	ThrottleFraction      float64 `mapstructure:"throttle_fraction"`
+	IdleSMActive          float64 `mapstructure:"idle_sm_active"`
+	IdleGPUUtilization    float64 `mapstructure:"idle_gpu_utilization"` // percent
+	MemoryBoundDRAMActive float64 `mapstructure:"memory_bound_dram_active"`
+	LaunchBoundSMActive   float64 `mapstructure:"launch_bound_sm_active"`
+	LaunchBoundGPUUtil    float64 `mapstructure:"launch_bound_gpu_utilization"` // percent
+	InputBoundSMActive    float64 `mapstructure:"input_bound_sm_active"`
+}
+
+// StragglerConfig holds the thresholds of straggler detection.
+type StragglerConfig struct {
+	MinGroupSize          int     `mapstructure:"min_group_size"`
+	StepRatio             float64 `mapstructure:"step_ratio"`
+	ClockRatio            float64 `mapstructure:"clock_ratio"`
+	ClockMinGroupSMActive float64 `mapstructure:"clock_min_group_sm_active"`
+	MADThreshold          float64 `mapstructure:"mad_threshold"`
+	MinSMActiveDeviation  float64 `mapstructure:"min_sm_active_deviation"`
+	// Sustain is how long a GPU must deviate at every evaluation to be a straggler.
+	Sustain time.Duration `mapstructure:"sustain"`
+}
+
+// AlertConfig configures one alert. Threshold and Resolve apply to the
+// alerts on readings: gpu_overheating (Celsius) and gpu_memory_pressure
+// (a ratio); Resolve below Threshold gives hysteresis.
+type AlertConfig struct {
+	Enabled   bool          `mapstructure:"enabled"`
+	For       time.Duration `mapstructure:"for"`
+	Threshold float64       `mapstructure:"threshold"`
+	Resolve   float64       `mapstructure:"resolve"`
+	Severity  string        `mapstructure:"severity"`
+}
+
+// AlertsConfig configures the alerts, keyed by snake_case alert name.
+type AlertsConfig struct {
+	Faulted        AlertConfig `mapstructure:"gpu_faulted"`
+	Overheating    AlertConfig `mapstructure:"gpu_overheating"`
+	MemoryPressure AlertConfig `mapstructure:"gpu_memory_pressure"`
+	Throttled      AlertConfig `mapstructure:"gpu_throttled"`
+	Straggler      AlertConfig `mapstructure:"gpu_straggler"`
+	Idle           AlertConfig `mapstructure:"gpu_idle"`
+}
+
+func (a *AlertsConfig) byName() [analysis.NumAlerts]*AlertConfig {
+	return [analysis.NumAlerts]*AlertConfig{
+		analysis.GPUFaulted:        &a.Faulted,
+		analysis.GPUOverheating:    &a.Overheating,
+		analysis.GPUMemoryPressure: &a.MemoryPressure,
+		analysis.GPUThrottled:      &a.Throttled,
+		analysis.GPUStraggler:      &a.Straggler,
+		analysis.GPUIdle:           &a.Idle,
+	}
+}
+
+var alertKeys = [analysis.NumAlerts]string{"gpu_faulted", "gpu_overheating", "gpu_memory_pressure", "gpu_throttled", "gpu_straggler", "gpu_idle"}
+
+// throttleReasonBits names the bits of DCGM_FI_DEV_CLOCKS_EVENT_REASONS.
+var throttleReasonBits = map[string]uint64{
+	"gpu_idle":                    dcgmfield.ClocksEventGPUIdle,
+	"applications_clocks_setting": dcgmfield.ClocksEventAppClockSetting,
+	"sw_power_cap":                dcgmfield.ClocksEventSWPowerCap,
+	"hw_slowdown":                 dcgmfield.ClocksEventHWSlowdown,
+	"sync_boost":                  dcgmfield.ClocksEventSyncBoost,
+	"sw_thermal":                  dcgmfield.ClocksEventSWThermal,
+	"hw_thermal":                  dcgmfield.ClocksEventHWThermal,
+	"hw_power_brake":              dcgmfield.ClocksEventHWPowerBrake,
+	"display_clocks_setting":      dcgmfield.ClocksEventDisplayClockSetting,
+}
+
+func defaultConfig() *Config {
+	alert := func(forDur time.Duration, severity string) AlertConfig {
+		return AlertConfig{Enabled: true, For: forDur, Severity: severity}
+	}
+	overheating := alert(60*time.Second, "warning")
+	overheating.Threshold, overheating.Resolve = 85, 80
+	memory := alert(60*time.Second, "warning")
+	memory.Threshold, memory.Resolve = 0.95, 0.90
+	return &Config{
+		Window:  30 * time.Second,
+		GroupBy: []string{"k8s.namespace.name", "k8s.job.name"},
+		MaxGPUs: 100_000,
+		GPUTTL:  10 * time.Minute,
+		Bottleneck: BottleneckConfig{
+			FaultLookback:         5 * time.Minute,
+			CriticalXIDs:          []uint32{48, 64, 74, 79, 95, 119, 120, 140},
+			ThrottleReasons:       []string{"hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake"},
+			ThrottleFraction:      0.5,
+			IdleSMActive:          0.05,
+			IdleGPUUtilization:    5,
+			MemoryBoundDRAMActive: 0.7,
+			LaunchBoundSMActive:   0.5,
+			LaunchBoundGPUUtil:    80,
+			InputBoundSMActive:    0.5,
+		},
+		Straggler: StragglerConfig{
+			MinGroupSize:          4,
+			StepRatio:             1.10,
+			ClockRatio:            0.90,
+			ClockMinGroupSMActive: 0.3,
+			MADThreshold:          3.5,
+			MinSMActiveDeviation:  0.1,
+			Sustain:               10 * time.Second,
+		},
+		Alerts: AlertsConfig{
+			Faulted:        alert(0, "critical"),
+			Overheating:    overheating,
+			MemoryPressure: memory,
+			Throttled:      alert(60*time.Second, "warning"),
+			Straggler:      alert(60*time.Second, "warning"),
+			Idle:           alert(600*time.Second, "info"),
+		},
+	}
+}
+
+// Validate checks the configuration; each error names its key.
+func (cfg *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if cfg.Window <= 0 {
+		bad("window must be positive, got %v", cfg.Window)
+	}
+	for i, k := range cfg.GroupBy {
+		if k == "" {
+			bad("group_by[%d] is empty", i)
+		}
+	}
+	if cfg.MaxGPUs <= 0 {
+		bad("max_gpus must be positive, got %d", cfg.MaxGPUs)
+	}
+	if cfg.GPUTTL < cfg.Window {
+		bad("gpu_ttl (%v) must not be shorter than window (%v)", cfg.GPUTTL, cfg.Window)
+	}
+
+	b := &cfg.Bottleneck
+	if b.FaultLookback < 0 {
+		bad("bottleneck::fault_lookback must not be negative, got %v", b.FaultLookback)
+	}
+	for i, r := range b.ThrottleReasons {
+		if _, ok := throttleReasonBits[r]; !ok {
+			bad("bottleneck::throttle_reasons[%d]: unknown reason %q; want one of hw_slowdown, sw_thermal, hw_thermal, hw_power_brake, sw_power_cap, sync_boost, gpu_idle, applications_clocks_setting, display_clocks_setting", i, r)
+		}
+	}
+	ratio := func(key string, v float64) {
+		if !(v >= 0 && v <= 1) {
+			bad("%s must be between 0 and 1, got %v", key, v)
+		}
+	}
+	percent := func(key string, v float64) {
+		if !(v >= 0 && v <= 100) {
+			bad("%s must be a percentage between 0 and 100, got %v", key, v)
+		}
+	}
+	ratio("bottleneck::throttle_fraction", b.ThrottleFraction)
+	ratio("bottleneck::idle_sm_active", b.IdleSMActive)
+	percent("bottleneck::idle_gpu_utilization", b.IdleGPUUtilization)
+	ratio("bottleneck::memory_bound_dram_active", b.MemoryBoundDRAMActive)
+	ratio("bottleneck::launch_bound_sm_active", b.LaunchBoundSMActive)
+	percent("bottleneck::launch_bound_gpu_utilization", b.LaunchBoundGPUUtil)
+	ratio("bottleneck::input_bound_sm_active", b.InputBoundSMActive)
+
+	s := &cfg.Straggler
+	if s.MinGroupSize < 2 {
+		bad("straggler::min_group_size must be at least 2, got %d", s.MinGroupSize)
+	}
+	if s.StepRatio <= 1 {
+		bad("straggler::step_ratio must be greater than 1, got %v", s.StepRatio)
+	}
+	if !(s.ClockRatio > 0 && s.ClockRatio < 1) {
+		bad("straggler::clock_ratio must be between 0 and 1, got %v", s.ClockRatio)
+	}
+	ratio("straggler::clock_min_group_sm_active", s.ClockMinGroupSMActive)
+	if s.MADThreshold <= 0 {
+		bad("straggler::mad_threshold must be positive, got %v", s.MADThreshold)
+	}
+	ratio("straggler::min_sm_active_deviation", s.MinSMActiveDeviation)
+	if s.Sustain < 0 {
+		bad("straggler::sustain must not be negative, got %v", s.Sustain)
+	}
+
+	for i, a := range cfg.Alerts.byName() {
+		key := "alerts::" + alertKeys[i]
+		if a.For < 0 {
+			bad("%s::for must not be negative, got %v", key, a.For)
+		}
+		switch a.Severity {
+		case "critical", "warning", "info":
+		default:
+			bad("%s::severity: unknown severity %q; want critical, warning or info", key, a.Severity)
+		}
+	}
+	if o := cfg.Alerts.Overheating; o.Resolve > o.Threshold {
+		bad("alerts::gpu_overheating::resolve (%v) must not be above threshold (%v)", o.Resolve, o.Threshold)
+	}
+	if m := cfg.Alerts.MemoryPressure; m.Resolve > m.Threshold || m.Threshold > 1 || m.Resolve < 0 {
+		bad("alerts::gpu_memory_pressure: want 0 <= resolve <= threshold <= 1, got resolve %v and threshold %v", m.Resolve, m.Threshold)
+	}
+	return errors.Join(errs...)
+}
+
+// analysisConfig translates the configuration for the analysis engine.
+func (cfg *Config) analysisConfig() analysis.Config {
+	var mask uint64
+	for _, r := range cfg.Bottleneck.ThrottleReasons {
+		mask |= throttleReasonBits[r]
+	}
+	b, s := &cfg.Bottleneck, &cfg.Straggler
+	ac := analysis.Config{
+		Rules: analysis.Rules{
+			Window:           cfg.Window,
+			FaultLookback:    b.FaultLookback,
+			CriticalXIDs:     b.CriticalXIDs,
+			ThrottleMask:     mask,
+			ThrottleFraction: b.ThrottleFraction,
+			IdleSMActive:     b.IdleSMActive,
+			IdleGPUUtil:      b.IdleGPUUtilization,
+			MemoryBoundDRAM:  b.MemoryBoundDRAMActive,
+			LaunchBoundSM:    b.LaunchBoundSMActive,
+			LaunchBoundUtil:  b.LaunchBoundGPUUtil,
+			InputBoundSM:     b.InputBoundSMActive,
+		},
+		Straggler: analysis.StragglerRules{
+			MinGroupSize:    s.MinGroupSize,
+			StepRatio:       s.StepRatio,
+			ClockRatio:      s.ClockRatio,
+			ClockMinGroupSM: s.ClockMinGroupSMActive,
+			MADThreshold:    s.MADThreshold,
+			MinSMDeviation:  s.MinSMActiveDeviation,
+			Sustain:         s.Sustain,
+		},
+		MaxGPUs: cfg.MaxGPUs,
+		TTL:     cfg.GPUTTL,
+	}
+	for i, a := range cfg.Alerts.byName() {
+		ac.Alerts[i] = analysis.AlertRule{Enabled: a.Enabled, For: a.For, Threshold: a.Threshold, Resolve: a.Resolve, Severity: a.Severity}
+	}
+	return ac
+}

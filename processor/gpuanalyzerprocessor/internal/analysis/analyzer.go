@@ -1,0 +1,709 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+)
+
+// Presence bits of Sample.Has.
+const (
+	HasSMActive uint16 = 1 << iota
+	HasDRAMActive
+	HasGPUUtil
+	HasSMClock
+	HasTemp
+	HasMemRatio
+	HasStep
+	HasReasons
+	HasRowRemapFailure
+	HasDBE
+)
+
+// Counter is a cumulative counter's value and start time.
+type Counter struct {
+	Value float64
+	Start int64 // Unix ns
+}
+
+// XIDCount is the cumulative count of one XID code.
+type XIDCount struct {
+	Code uint32
+	Counter
+}
+
+// Sample is one reading of one GPU.
+type Sample struct {
+	// Time is the reading's time, Unix nanoseconds.
+	Time int64
+	// Group is the GPU's peer group; empty means it has no peers.
+	Group string
+	// PodAttributed says a pod holds the GPU (for GPUIdle).
+	PodAttributed bool
+	Has           uint16
+	SMActive      float64 // ratio
+	DRAMActive    float64 // ratio
+	GPUUtil       float64 // percent
+	SMClock       float64 // MHz
+	Temp          float64 // Celsius
+	MemRatio      float64 // used / total
+	Step          float64 // seconds of compute per training step
+	Reasons       uint64  // DCGM clock event reasons
+	RowRemapFail  float64
+	DBE           Counter
+	XIDs          []XIDCount
+}
+
+// Reset empties the sample for reuse, keeping its XID slice's storage.
+func (s *Sample) Reset() { *s = Sample{XIDs: s.XIDs[:0]} }
+
+// AlertState is where an alert stands.
+type AlertState uint8
+
+// Alert states, as Prometheus names them.
+const (
+	Inactive AlertState = iota
+	Pending
+	Firing
+)
+
+func (s AlertState) String() string { return [...]string{"inactive", "pending", "firing"}[s] }
+
+// Verdict is the analysis of one GPU at one sample.
+type Verdict struct {
+	ID        string
+	Time      int64
+	Class     Class
+	Straggler bool
+	// Score is the largest deviation from the GPU's peers, scaled so that
+	// 1 is the threshold; 0 without peers.
+	Score  float64
+	Alerts [NumAlerts]AlertState
+	// ClassSeconds is the time spent in each class since ClassStart.
+	ClassSeconds [NumClasses]float64
+	ClassStart   int64
+}
+
+// EventKind is a transition worth a log line.
+type EventKind uint8
+
+// Transitions.
+const (
+	AlertFiring EventKind = iota
+	AlertResolved
+	StragglerStarted
+	StragglerEnded
+)
+
+// Event is a transition of one GPU.
+type Event struct {
+	ID    string
+	Time  int64
+	Kind  EventKind
+	Alert AlertName
+	Class Class
+	Score float64
+}
+
+// Counters are the analyzer's own figures.
+type Counters struct {
+	Rejected   int64 // new GPUs refused at MaxGPUs
+	Evicted    int64 // GPUs forgotten after TTL
+	OutOfOrder int64 // samples not newer than the GPU's last
+}
+
+// point is one sample as the window keeps it: 32 bytes.
+type point struct {
+	t                           int64
+	sm, dram, util, clock, step float32
+	flags                       uint8
+}
+
+const (
+	pSM uint8 = 1 << iota
+	pDRAM
+	pUtil
+	pClock
+	pStep
+	pReasons
+	pThrottled
+)
+
+// maxWindowPoints bounds each GPU's window (8 KiB). A 30 s window holds 30
+// points at a 1 s interval and 300 at 10 Hz; past the bound it keeps the
+// most recent points only.
+const maxWindowPoints = 256
+
+type stats struct {
+	sm, dram, util, clock, step      float64
+	nSM, nDRAM, nUtil, nClock, nStep int
+	nReasons, nThrottled             int
+}
+
+type tracker struct {
+	code  uint32
+	start int64
+	value float64
+}
+
+type gpuState struct {
+	id        string
+	group     *group
+	groupIdx  int
+	firstSeen int64
+	last      int64
+	// interval is the time between the GPU's last two samples.
+	interval int64
+	ring     []point
+	head, n  int
+
+	faultAt  int64
+	hasFault bool
+	dbe      tracker
+	hasDBE   bool
+	xids     []tracker
+
+	cur           stats
+	temp, memRat  float64
+	hasTemp       bool
+	hasMem        bool
+	podAttributed bool
+
+	devSince  int64
+	deviating bool
+	straggler bool
+	score     float64
+	class     Class
+
+	alerts     [NumAlerts]AlertState
+	alertSince [NumAlerts]int64
+
+	classSeconds [NumClasses]float64
+	inBatch      bool
+}
+
+type group struct {
+	key     string
+	members []*gpuState
+	touched bool
+}
+
+// Analyzer keeps the state of every tracked GPU. It is not safe for
+// concurrent use; the processor serialises batches.
+type Analyzer struct {
+	cfg      Config
+	gpus     map[string]*gpuState
+	groups   map[string]*group
+	batch    []*gpuState
+	touched  []*group
+	critical map[uint32]bool
+	lastSwp  int64
+	counters Counters
+	// Notify, if set, hears of alert and straggler transitions.
+	Notify func(Event)
+
+	scratch []float64
+	// since is the reporting cut-off of the group being compared.
+	since int64
+}
+
+// New returns an analyzer.
+func New(cfg Config) *Analyzer {
+	crit := make(map[uint32]bool, len(cfg.Rules.CriticalXIDs))
+	for _, x := range cfg.Rules.CriticalXIDs {
+		crit[x] = true
+	}
+	return &Analyzer{cfg: cfg, gpus: map[string]*gpuState{}, groups: map[string]*group{}, critical: crit}
+}
+
+// Tracked is the number of GPUs with state.
+func (a *Analyzer) Tracked() int { return len(a.gpus) }
+
+// Counters returns the analyzer's own figures.
+func (a *Analyzer) Counters() Counters { return a.counters }
+
+// Result says what Ingest did with a sample.
+type Result uint8
+
+// Ingest results.
+const (
+	// Accepted: the sample will be evaluated by the next Evaluate.
+	Accepted Result = iota
+	// Rejected: the GPU is new and MaxGPUs are already tracked.
+	Rejected
+	// OutOfOrder: the sample is not newer than the GPU's last one.
+	OutOfOrder
+	// Flush: the batch already holds an older sample of this GPU; call
+	// Evaluate, then Ingest this sample again.
+	Flush
+)
+
+// Ingest records a sample of the GPU id.
+func (a *Analyzer) Ingest(id string, s *Sample) Result {
+	g, ok := a.gpus[id]
+	switch {
+	case !ok:
+		if len(a.gpus) >= a.cfg.MaxGPUs {
+			a.counters.Rejected++
+			return Rejected
+		}
+		g = &gpuState{id: id, firstSeen: s.Time, ring: make([]point, 8)}
+		a.gpus[id] = g
+	case s.Time <= g.last:
+		a.counters.OutOfOrder++
+		return OutOfOrder
+	case g.inBatch:
+		return Flush
+	}
+	a.setGroup(g, s.Group)
+	g.ingest(s, a)
+	g.inBatch = true
+	a.batch = append(a.batch, g)
+	return Accepted
+}
+
+func (a *Analyzer) setGroup(g *gpuState, key string) {
+	if g.group != nil && g.group.key == key {
+		return
+	}
+	if g.group != nil {
+		a.leave(g)
+	}
+	if key == "" {
+		return
+	}
+	gr, ok := a.groups[key]
+	if !ok {
+		gr = &group{key: key}
+		a.groups[key] = gr
+	}
+	g.group, g.groupIdx = gr, len(gr.members)
+	gr.members = append(gr.members, g)
+}
+
+func (a *Analyzer) leave(g *gpuState) {
+	gr := g.group
+	last := len(gr.members) - 1
+	gr.members[g.groupIdx] = gr.members[last]
+	gr.members[g.groupIdx].groupIdx = g.groupIdx
+	gr.members[last] = nil
+	gr.members = gr.members[:last]
+	if len(gr.members) == 0 {
+		delete(a.groups, gr.key)
+	}
+	g.group = nil
+}
+
+func (g *gpuState) ingest(s *Sample, a *Analyzer) {
+	t := s.Time
+	prev := g.last
+	if prev != 0 {
+		g.interval = t - prev
+	}
+	// Time spent since the previous sample goes to the class it ended in;
+	// gaps longer than the window are not counted.
+	if prev != 0 {
+		if dt := t - prev; dt <= int64(a.cfg.Rules.Window) {
+			g.classSeconds[g.class] += float64(dt) / 1e9
+		}
+	}
+	g.last = t
+
+	p := point{t: t}
+	if s.Has&HasSMActive != 0 {
+		p.sm, p.flags = float32(s.SMActive), p.flags|pSM
+	}
+	if s.Has&HasDRAMActive != 0 {
+		p.dram, p.flags = float32(s.DRAMActive), p.flags|pDRAM
+	}
+	if s.Has&HasGPUUtil != 0 {
+		p.util, p.flags = float32(s.GPUUtil), p.flags|pUtil
+	}
+	if s.Has&HasSMClock != 0 {
+		p.clock, p.flags = float32(s.SMClock), p.flags|pClock
+	}
+	if s.Has&HasStep != 0 {
+		p.step, p.flags = float32(s.Step), p.flags|pStep
+	}
+	if s.Has&HasReasons != 0 {
+		p.flags |= pReasons
+		if s.Reasons&a.cfg.Rules.ThrottleMask != 0 {
+			p.flags |= pThrottled
+		}
+	}
+	g.push(p, int64(a.cfg.Rules.Window))
+
+	g.hasTemp, g.temp = s.Has&HasTemp != 0, s.Temp
+	g.hasMem, g.memRat = s.Has&HasMemRatio != 0, s.MemRatio
+	g.podAttributed = s.PodAttributed
+
+	// Fault evidence: an increase of the uncorrectable ECC count, a critical
+	// XID, a failed row remapping.
+	if s.Has&HasDBE != 0 {
+		var inc bool
+		inc, g.dbe = g.increase(g.hasDBE, g.dbe, s.DBE, t)
+		g.hasDBE = true
+		if inc {
+			g.faultAt, g.hasFault = t, true
+		}
+	}
+	for _, x := range s.XIDs {
+		i := slices.IndexFunc(g.xids, func(tr tracker) bool { return tr.code == x.Code })
+		var tr tracker
+		if i >= 0 {
+			tr = g.xids[i]
+		}
+		inc, next := g.increase(i >= 0, tr, x.Counter, t)
+		next.code = x.Code
+		if i >= 0 {
+			g.xids[i] = next
+		} else {
+			g.xids = append(g.xids, next)
+		}
+		if inc && a.critical[x.Code] {
+			g.faultAt, g.hasFault = t, true
+		}
+	}
+	if s.Has&HasRowRemapFailure != 0 && s.RowRemapFail > 0 {
+		g.faultAt, g.hasFault = t, true
+	}
+}
+
+// increase reports whether a cumulative counter grew since it was last
+// seen. A new start time is a reset, not an increase: its count is new only
+// if the counter started no earlier than this GPU was first seen (so every
+// event it counts happened while the analyzer watched), or at this very
+// sample. A value that went down under the same start time is a reset too.
+func (g *gpuState) increase(known bool, prev tracker, c Counter, t int64) (bool, tracker) {
+	next := tracker{code: prev.code, start: c.Start, value: c.Value}
+	switch {
+	case known && c.Start == prev.start:
+		return c.Value > prev.value, next
+	case c.Start >= g.firstSeen || c.Start == t:
+		return c.Value > 0, next
+	default:
+		return false, next
+	}
+}
+
+func (g *gpuState) push(p point, window int64) {
+	for g.n > 0 && g.ring[g.head].t <= p.t-window {
+		g.head = (g.head + 1) % len(g.ring)
+		g.n--
+	}
+	if g.n == len(g.ring) {
+		if len(g.ring) < maxWindowPoints {
+			grown := make([]point, 2*len(g.ring))
+			for i := 0; i < g.n; i++ {
+				grown[i] = g.ring[(g.head+i)%len(g.ring)]
+			}
+			g.ring, g.head = grown, 0
+		} else {
+			g.head = (g.head + 1) % len(g.ring)
+			g.n--
+		}
+	}
+	g.ring[(g.head+g.n)%len(g.ring)] = p
+	g.n++
+}
+
+func (g *gpuState) window() stats {
+	var s stats
+	for i := 0; i < g.n; i++ {
+		p := &g.ring[(g.head+i)%len(g.ring)]
+		if p.flags&pSM != 0 {
+			s.sm += float64(p.sm)
+			s.nSM++
+		}
+		if p.flags&pDRAM != 0 {
+			s.dram += float64(p.dram)
+			s.nDRAM++
+		}
+		if p.flags&pUtil != 0 {
+			s.util += float64(p.util)
+			s.nUtil++
+		}
+		if p.flags&pClock != 0 {
+			s.clock += float64(p.clock)
+			s.nClock++
+		}
+		if p.flags&pStep != 0 {
+			s.step += float64(p.step)
+			s.nStep++
+		}
+		if p.flags&pReasons != 0 {
+			s.nReasons++
+			if p.flags&pThrottled != 0 {
+				s.nThrottled++
+			}
+		}
+	}
+	mean := func(sum *float64, n int) {
+		if n > 0 {
+			*sum /= float64(n)
+		}
+	}
+	mean(&s.sm, s.nSM)
+	mean(&s.dram, s.nDRAM)
+	mean(&s.util, s.nUtil)
+	mean(&s.clock, s.nClock)
+	mean(&s.step, s.nStep)
+	return s
+}
+
+func (a *Analyzer) classify(g *gpuState) Class {
+	r := &a.cfg.Rules
+	s := &g.cur
+	switch {
+	case g.hasFault && g.last-g.faultAt < int64(r.FaultLookback):
+		return Faulted
+	case s.nReasons > 0 && float64(s.nThrottled) > r.ThrottleFraction*float64(s.nReasons):
+		return Throttled
+	case s.nSM > 0 && s.sm < r.IdleSMActive, s.nSM == 0 && s.nUtil > 0 && s.util < r.IdleGPUUtil:
+		return Idle
+	case s.nSM == 0:
+		// Without profiling, DRAM activity is a fallback from the copy
+		// engine and SM activity is unknown: no guess.
+		return Unknown
+	case s.nDRAM > 0 && s.dram >= r.MemoryBoundDRAM:
+		return MemoryBound
+	case s.sm < r.LaunchBoundSM && s.nUtil > 0 && s.util >= r.LaunchBoundUtil:
+		return LaunchBound
+	case s.sm < r.InputBoundSM:
+		return InputBound
+	default:
+		return ComputeBound
+	}
+}
+
+// Evaluate classifies the GPUs ingested since the last call, compares them
+// with their peers, steps their alerts, and calls fn with each verdict, in
+// ingest order. The verdict is reused between calls of fn.
+func (a *Analyzer) Evaluate(fn func(*Verdict)) {
+	var latest int64
+	for _, g := range a.batch {
+		g.cur = g.window()
+		g.class = a.classify(g)
+		if g.group != nil && !g.group.touched {
+			g.group.touched = true
+			a.touched = append(a.touched, g.group)
+		}
+		latest = max(latest, g.last)
+	}
+	for _, gr := range a.touched {
+		a.compare(gr)
+		gr.touched = false
+	}
+	a.touched = a.touched[:0]
+
+	var v Verdict
+	for _, g := range a.batch {
+		if g.group == nil {
+			g.deviating, g.score = false, 0
+		}
+		a.stepStraggler(g)
+		a.stepAlerts(g)
+		v = Verdict{ID: g.id, Time: g.last, Class: g.class, Straggler: g.straggler, Score: g.score,
+			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.firstSeen}
+		fn(&v)
+		g.inBatch = false
+	}
+	a.batch = a.batch[:0]
+	a.sweep(latest)
+}
+
+// compare decides which of a group's GPUs in this batch deviate from their
+// peers' medians.
+func (a *Analyzer) compare(gr *group) {
+	r := &a.cfg.Straggler
+	// Peers are the members that reported within the latest sampling
+	// interval: in a replay, the rows of this timestamp; live, the agents
+	// that scraped since the slowest of this batch last did.
+	var now, interval int64
+	for _, m := range gr.members {
+		if m.inBatch {
+			now = max(now, m.last)
+			interval = max(interval, m.interval)
+		}
+	}
+	if interval <= 0 || interval > int64(a.cfg.Rules.Window) {
+		interval = int64(a.cfg.Rules.Window)
+	}
+	a.since = now - interval
+	reporting := 0
+	for _, m := range gr.members {
+		if m.last > a.since {
+			reporting++
+		}
+	}
+	peers := reporting >= r.MinGroupSize
+	var medSM, mad, medClock, medStep float64
+	var hasSM, hasClock, hasStep bool
+	if peers {
+		medSM, hasSM = a.median(gr, func(s *stats) (float64, bool) { return s.sm, s.nSM > 0 })
+		if hasSM {
+			a.scratch = a.scratch[:0]
+			for _, m := range gr.members {
+				if m.last > a.since && m.cur.nSM > 0 {
+					a.scratch = append(a.scratch, math.Abs(m.cur.sm-medSM))
+				}
+			}
+			mad = medianOf(a.scratch)
+		}
+		medClock, hasClock = a.median(gr, func(s *stats) (float64, bool) { return s.clock, s.nClock > 0 })
+		medStep, hasStep = a.median(gr, func(s *stats) (float64, bool) { return s.step, s.nStep > 0 })
+	}
+	for _, m := range gr.members {
+		if !m.inBatch {
+			continue
+		}
+		m.deviating, m.score = false, 0
+		if !peers {
+			continue
+		}
+		s := &m.cur
+		score := 0.0
+		if hasStep && s.nStep > 0 && medStep > 0 {
+			score = max(score, s.step/(r.StepRatio*medStep))
+		}
+		if hasClock && hasSM && medSM >= r.ClockMinGroupSM && s.nClock > 0 && s.clock > 0 {
+			score = max(score, r.ClockRatio*medClock/s.clock)
+		}
+		if hasSM && s.nSM > 0 {
+			limit := max(r.MADThreshold*1.4826*mad, r.MinSMDeviation)
+			score = max(score, math.Abs(s.sm-medSM)/limit)
+		}
+		m.score = score
+		m.deviating = score >= 1
+	}
+}
+
+// median is the median of a statistic over the group's reporting members.
+func (a *Analyzer) median(gr *group, get func(*stats) (float64, bool)) (float64, bool) {
+	a.scratch = a.scratch[:0]
+	for _, m := range gr.members {
+		if m.last <= a.since {
+			continue
+		}
+		if v, ok := get(&m.cur); ok {
+			a.scratch = append(a.scratch, v)
+		}
+	}
+	if len(a.scratch) == 0 {
+		return 0, false
+	}
+	return medianOf(a.scratch), true
+}
+
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// stepStraggler makes a GPU a straggler once it has deviated at every
+// evaluation for the sustain time, and not one at the first that it does not.
+func (a *Analyzer) stepStraggler(g *gpuState) {
+	was := g.straggler
+	if !g.deviating {
+		g.devSince, g.straggler = 0, false
+	} else {
+		if g.devSince == 0 {
+			g.devSince = g.last
+		}
+		g.straggler = g.last-g.devSince >= int64(a.cfg.Straggler.Sustain)
+	}
+	if a.Notify != nil && was != g.straggler {
+		kind := StragglerStarted
+		if was {
+			kind = StragglerEnded
+		}
+		a.Notify(Event{ID: g.id, Time: g.last, Kind: kind, Score: g.score})
+	}
+}
+
+func (a *Analyzer) stepAlerts(g *gpuState) {
+	for name := AlertName(0); name < NumAlerts; name++ {
+		rule := &a.cfg.Alerts[name]
+		if !rule.Enabled {
+			g.alerts[name] = Inactive
+			continue
+		}
+		hold, resolve := a.condition(g, name, rule)
+		st, since := g.alerts[name], g.alertSince[name]
+		was := st
+		switch st {
+		case Inactive:
+			if hold {
+				st, since = Pending, g.last
+			}
+		case Pending:
+			if !hold {
+				st = Inactive
+			}
+		case Firing:
+			if resolve {
+				st = Inactive
+			}
+		}
+		if st == Pending && g.last-since >= int64(rule.For) {
+			st = Firing
+		}
+		g.alerts[name], g.alertSince[name] = st, since
+		if a.Notify != nil && was != st && (st == Firing || was == Firing) {
+			kind := AlertFiring
+			if was == Firing {
+				kind = AlertResolved
+			}
+			a.Notify(Event{ID: g.id, Time: g.last, Kind: kind, Alert: name, Class: g.class})
+		}
+	}
+}
+
+// condition returns whether the alert's condition holds and whether its
+// resolve condition holds. A reading that is absent proves neither.
+func (a *Analyzer) condition(g *gpuState, name AlertName, rule *AlertRule) (hold, resolve bool) {
+	switch name {
+	case GPUFaulted:
+		return g.class == Faulted, g.class != Faulted
+	case GPUOverheating:
+		if !g.hasTemp {
+			return false, false
+		}
+		return g.temp >= rule.Threshold, g.temp < rule.Resolve
+	case GPUMemoryPressure:
+		if !g.hasMem {
+			return false, false
+		}
+		return g.memRat >= rule.Threshold, g.memRat < rule.Resolve
+	case GPUThrottled:
+		return g.class == Throttled, g.class != Throttled
+	case GPUStraggler:
+		return g.straggler, !g.straggler
+	case GPUIdle:
+		idle := g.class == Idle && g.podAttributed
+		return idle, !idle
+	}
+	return false, false
+}
+
+// sweep forgets GPUs that have not reported for the TTL, at most once per
+// quarter TTL.
+func (a *Analyzer) sweep(now int64) {
+	ttl := int64(a.cfg.TTL)
+	if now-a.lastSwp < ttl/4 {
+		return
+	}
+	a.lastSwp = now
+	for id, g := range a.gpus {
+		if now-g.last > ttl {
+			if g.group != nil {
+				a.leave(g)
+			}
+			delete(a.gpus, id)
+			a.counters.Evicted++
+		}
+	}
+}

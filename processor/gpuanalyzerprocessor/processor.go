@@ -1,0 +1,418 @@
+package gpuanalyzerprocessor
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/processor"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
+)
+
+// StepComputeDurationMetric is the metric a training framework reports, on
+// the GPU's resource (hw.id), with one rank's compute time per training step,
+// excluding the time spent waiting in collectives. It is what tells a slow
+// rank in synchronous training, where every rank's wall-clock step is equal.
+const StepComputeDurationMetric = "training.step.compute.duration"
+
+// Names of the metrics the analyzer adds.
+const (
+	MetricBottleneckState = "nvidia.gpu.bottleneck.state"
+	MetricBottleneckTime  = "nvidia.gpu.bottleneck.time"
+	MetricStragglerState  = "nvidia.gpu.straggler.state"
+	MetricStragglerScore  = "nvidia.gpu.straggler.score"
+	MetricAlerts          = "nvidia.gpu.alerts"
+
+	AttrBottleneckClass = "nvidia.gpu.bottleneck.class"
+	AttrAlertName       = "alertname"
+	AttrAlertState      = "alertstate"
+	AttrSeverity        = "severity"
+)
+
+type analyzerProcessor struct {
+	cfg    *Config
+	logger *zap.Logger
+	tb     *metadata.TelemetryBuilder
+
+	mu sync.Mutex
+	an *analysis.Analyzer
+	// rms maps each GPU of the batch being processed to its resource.
+	rms     map[string]pmetric.ResourceMetrics
+	scratch []byte
+	evicted int64 // evictions already counted in telemetry
+}
+
+func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	p := &analyzerProcessor{
+		cfg:    cfg,
+		logger: set.Logger,
+		tb:     tb,
+		an:     analysis.New(cfg.analysisConfig()),
+		rms:    map[string]pmetric.ResourceMetrics{},
+	}
+	p.an.Notify = p.logTransition
+	return p, nil
+}
+
+func (p *analyzerProcessor) shutdown(context.Context) error {
+	p.tb.Shutdown()
+	return nil
+}
+
+// processMetrics analyses every GPU resource of the batch and adds the
+// verdicts to it. Everything that came in goes out unchanged.
+func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var unanalyzed, ignored, rejected, outOfOrder int64
+	rms := md.ResourceMetrics()
+	var s analysis.Sample
+	for i := 0; i < rms.Len(); i++ {
+		rm := rms.At(i)
+		attrs := rm.Resource().Attributes()
+		idv, ok := attrs.Get("hw.id")
+		if !ok || idv.Type() != pcommon.ValueTypeStr || idv.Str() == "" {
+			unanalyzed += int64(dataPoints(rm))
+			continue
+		}
+		id := idv.Str()
+		s.Reset()
+		ignored += p.extract(rm, &s)
+		if s.Time == 0 {
+			continue // no GPU reading on this resource
+		}
+		s.Group = p.groupKey(attrs)
+		_, s.PodAttributed = attrs.Get("k8s.pod.name")
+		res := p.an.Ingest(id, &s)
+		if res == analysis.Flush {
+			p.an.Evaluate(p.emit)
+			clear(p.rms)
+			res = p.an.Ingest(id, &s)
+		}
+		switch res {
+		case analysis.Accepted:
+			p.rms[id] = rm
+		case analysis.Rejected:
+			rejected++
+		case analysis.OutOfOrder:
+			outOfOrder++
+		}
+	}
+	p.an.Evaluate(p.emit)
+	clear(p.rms)
+
+	p.tb.ProcessorGpuAnalyzerTrackedGpus.Record(ctx, int64(p.an.Tracked()))
+	if unanalyzed > 0 {
+		p.tb.ProcessorGpuAnalyzerUnanalyzedDataPoints.Add(ctx, unanalyzed)
+	}
+	if ignored > 0 {
+		p.tb.ProcessorGpuAnalyzerValuesIgnored.Add(ctx, ignored)
+	}
+	if rejected > 0 {
+		p.tb.ProcessorGpuAnalyzerGpusRejected.Add(ctx, rejected)
+	}
+	if outOfOrder > 0 {
+		p.tb.ProcessorGpuAnalyzerSamplesOutOfOrder.Add(ctx, outOfOrder)
+	}
+	if ev := p.an.Counters().Evicted; ev > p.evicted {
+		p.tb.ProcessorGpuAnalyzerGpusEvicted.Add(ctx, ev-p.evicted)
+		p.evicted = ev
+	}
+	return md, nil
+}
+
+// groupKey joins the group_by attributes; a GPU missing any has no group.
+func (p *analyzerProcessor) groupKey(attrs pcommon.Map) string {
+	if len(p.cfg.GroupBy) == 0 {
+		return ""
+	}
+	b := p.scratch[:0]
+	for i, k := range p.cfg.GroupBy {
+		v, ok := attrs.Get(k)
+		if !ok || v.AsString() == "" {
+			return ""
+		}
+		if i > 0 {
+			b = append(b, 0)
+		}
+		b = append(b, v.AsString()...)
+	}
+	p.scratch = b
+	return string(b)
+}
+
+func dataPoints(rm pmetric.ResourceMetrics) int {
+	n := 0
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			switch m.Type() {
+			case pmetric.MetricTypeGauge:
+				n += m.Gauge().DataPoints().Len()
+			case pmetric.MetricTypeSum:
+				n += m.Sum().DataPoints().Len()
+			case pmetric.MetricTypeHistogram:
+				n += m.Histogram().DataPoints().Len()
+			case pmetric.MetricTypeExponentialHistogram:
+				n += m.ExponentialHistogram().DataPoints().Len()
+			case pmetric.MetricTypeSummary:
+				n += m.Summary().DataPoints().Len()
+			}
+		}
+	}
+	return n
+}
+
+func number(dp pmetric.NumberDataPoint) float64 {
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return float64(dp.IntValue())
+	}
+	return dp.DoubleValue()
+}
+
+func attrStr(dp pmetric.NumberDataPoint, key string) string {
+	v, ok := dp.Attributes().Get(key)
+	if !ok {
+		return ""
+	}
+	return v.Str()
+}
+
+// extract reads one GPU's readings from its resource's metrics. It returns
+// the number of readings ignored as NaN, negative or out of range.
+func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Sample) (ignored int64) {
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		if sms.At(i).Scope().Name() == metadata.ScopeName {
+			continue // our own verdicts, from an earlier pass
+		}
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			var dps pmetric.NumberDataPointSlice
+			switch m.Type() {
+			case pmetric.MetricTypeGauge:
+				dps = m.Gauge().DataPoints()
+			case pmetric.MetricTypeSum:
+				dps = m.Sum().DataPoints()
+			default:
+				continue
+			}
+			for k := 0; k < dps.Len(); k++ {
+				dp := dps.At(k)
+				if !p.read(m.Name(), dp, s) {
+					ignored++
+				}
+			}
+		}
+	}
+	return ignored
+}
+
+// read takes one data point into the sample. It returns false if the value
+// is not a plausible reading.
+func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *analysis.Sample) bool {
+	v := number(dp)
+	in := func(lo, hi float64) bool { return !math.IsNaN(v) && v >= lo && v <= hi }
+	ratio := func(dst *float64, bit uint16) bool {
+		if !in(0, 1) {
+			return false
+		}
+		*dst, s.Has = v, s.Has|bit
+		return true
+	}
+	ok := true
+	used := true
+	switch name {
+	case "nvidia.gpu.sm.active":
+		ok = ratio(&s.SMActive, analysis.HasSMActive)
+	case "nvidia.gpu.dram.active":
+		ok = ratio(&s.DRAMActive, analysis.HasDRAMActive)
+	case "hw.gpu.memory.utilization":
+		ok = ratio(&s.MemRatio, analysis.HasMemRatio)
+	case "hw.gpu.utilization":
+		if attrStr(dp, "hw.gpu.task") != "general" {
+			used = false
+			break
+		}
+		if ok = in(0, 1); ok {
+			s.GPUUtil, s.Has = v*100, s.Has|analysis.HasGPUUtil
+		}
+	case "nvidia.gpu.clock.frequency":
+		if attrStr(dp, "nvidia.gpu.clock") != "sm" {
+			used = false
+			break
+		}
+		if ok = in(0, 1e11); ok {
+			s.SMClock, s.Has = v/1e6, s.Has|analysis.HasSMClock
+		}
+	case "hw.temperature":
+		if ok = in(-50, 200); ok {
+			s.Temp, s.Has = v, s.Has|analysis.HasTemp
+		}
+	case "nvidia.gpu.clock.event_reasons":
+		if ok = in(0, 1<<53); ok {
+			s.Reasons, s.Has = uint64(v), s.Has|analysis.HasReasons
+		}
+	case "nvidia.gpu.row_remap.failure":
+		if ok = in(0, 1); ok {
+			s.RowRemapFail, s.Has = v, s.Has|analysis.HasRowRemapFailure
+		}
+	case "hw.errors":
+		if attrStr(dp, "error.type") != "uncorrected" {
+			used = false
+			break
+		}
+		if ok = in(0, math.MaxFloat64); ok {
+			s.DBE, s.Has = analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}, s.Has|analysis.HasDBE
+		}
+	case "nvidia.gpu.xid.errors":
+		code, has := dp.Attributes().Get("nvidia.gpu.xid")
+		if !has || code.Type() != pcommon.ValueTypeInt || code.Int() < 0 {
+			return false
+		}
+		if ok = in(0, math.MaxFloat64); ok {
+			s.XIDs = append(s.XIDs, analysis.XIDCount{Code: uint32(code.Int()), Counter: analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}})
+		}
+	case StepComputeDurationMetric:
+		if ok = in(0, 1e6) && v > 0; ok {
+			s.Step, s.Has = v, s.Has|analysis.HasStep
+		}
+	default:
+		used = false
+	}
+	if used && ok {
+		s.Time = max(s.Time, int64(dp.Timestamp()))
+	}
+	return ok
+}
+
+var (
+	classNames = func() []string {
+		out := make([]string, analysis.NumClasses)
+		for _, c := range analysis.Classes() {
+			out[c] = c.String()
+		}
+		return out
+	}()
+	alertStates = [...]string{analysis.Pending: "pending", analysis.Firing: "firing"}
+)
+
+// emit adds a verdict's metrics to the GPU's resource, in a scope of the
+// analyzer's own.
+func (p *analyzerProcessor) emit(v *analysis.Verdict) {
+	rm, ok := p.rms[v.ID]
+	if !ok {
+		return
+	}
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(metadata.ScopeName)
+	ms := sm.Metrics()
+	ms.EnsureCapacity(5)
+	ts := pcommon.Timestamp(v.Time)
+
+	state := ms.AppendEmpty()
+	state.SetName(MetricBottleneckState)
+	state.SetDescription("1 for the GPU's current bottleneck class, 0 for the others.")
+	state.SetUnit("{state}")
+	dps := state.SetEmptyGauge().DataPoints()
+	dps.EnsureCapacity(int(analysis.NumClasses))
+	for c := analysis.Class(0); c < analysis.NumClasses; c++ {
+		dp := dps.AppendEmpty()
+		dp.SetTimestamp(ts)
+		if c == v.Class {
+			dp.SetIntValue(1)
+		} else {
+			dp.SetIntValue(0)
+		}
+		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
+	}
+
+	spent := ms.AppendEmpty()
+	spent.SetName(MetricBottleneckTime)
+	spent.SetDescription("Time the GPU spent in each bottleneck class.")
+	spent.SetUnit("s")
+	sum := spent.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	for c := analysis.Class(0); c < analysis.NumClasses; c++ {
+		if v.ClassSeconds[c] == 0 && c != v.Class {
+			continue
+		}
+		dp := sum.DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(pcommon.Timestamp(v.ClassStart))
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(v.ClassSeconds[c])
+		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
+	}
+
+	strag := ms.AppendEmpty()
+	strag.SetName(MetricStragglerState)
+	strag.SetDescription("1 while the GPU is a straggler among its peers.")
+	strag.SetUnit("{state}")
+	dp := strag.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(ts)
+	if v.Straggler {
+		dp.SetIntValue(1)
+	} else {
+		dp.SetIntValue(0)
+	}
+
+	score := ms.AppendEmpty()
+	score.SetName(MetricStragglerScore)
+	score.SetDescription("The GPU's largest deviation from its peers; 1 is the straggler threshold.")
+	score.SetUnit("1")
+	dp = score.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(v.Score)
+
+	var alerts pmetric.NumberDataPointSlice
+	for name, st := range v.Alerts {
+		if st == analysis.Inactive {
+			continue
+		}
+		if alerts == (pmetric.NumberDataPointSlice{}) {
+			m := ms.AppendEmpty()
+			m.SetName(MetricAlerts)
+			m.SetDescription("1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.")
+			m.SetUnit("{alert}")
+			alerts = m.SetEmptyGauge().DataPoints()
+		}
+		dp := alerts.AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetIntValue(1)
+		a := dp.Attributes()
+		a.PutStr(AttrAlertName, analysis.AlertName(name).String())
+		a.PutStr(AttrAlertState, alertStates[st])
+		a.PutStr(AttrSeverity, p.cfg.Alerts.byName()[name].Severity)
+	}
+}
+
+func (p *analyzerProcessor) logTransition(e analysis.Event) {
+	at := time.Unix(0, e.Time).UTC()
+	switch e.Kind {
+	case analysis.AlertFiring:
+		p.logger.Info("GPU alert firing", zap.String("alertname", e.Alert.String()),
+			zap.String("hw.id", e.ID), zap.String("bottleneck", e.Class.String()), zap.Time("at", at))
+	case analysis.AlertResolved:
+		p.logger.Info("GPU alert resolved", zap.String("alertname", e.Alert.String()),
+			zap.String("hw.id", e.ID), zap.Time("at", at))
+	case analysis.StragglerStarted:
+		p.logger.Info("GPU is a straggler", zap.String("hw.id", e.ID),
+			zap.Float64("score", e.Score), zap.Time("at", at))
+	case analysis.StragglerEnded:
+		p.logger.Info("GPU is no longer a straggler", zap.String("hw.id", e.ID), zap.Time("at", at))
+	}
+}
