@@ -259,7 +259,7 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 			s.SMClock, s.Has = v/1e6, s.Has|analysis.HasSMClock
 		}
 	case "hw.temperature":
-		if ok = in(-50, 200); ok {
+		if ok = in(0, 200); ok {
 			s.Temp, s.Has = v, s.Has|analysis.HasTemp
 		}
 	case "nvidia.gpu.clock.event_reasons":

@@ -9,8 +9,8 @@ import (
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/simulated"
 )
 
 // Backend names accepted in `backend`.

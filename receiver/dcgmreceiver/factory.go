@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/simulated"
 )
 
 // NewFactory returns the factory of the dcgm receiver.

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/simulated"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/simulated"
 )
 
 // kubelet serves the PodResources v1 API the way the kubelet does, on a

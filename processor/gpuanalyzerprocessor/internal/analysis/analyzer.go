@@ -151,6 +151,7 @@ type gpuState struct {
 	groupIdx  int
 	firstSeen int64
 	last      int64
+	seen      bool
 	// interval is the time between the GPU's last two samples.
 	interval int64
 	ring     []point
@@ -295,18 +296,15 @@ func (a *Analyzer) leave(g *gpuState) {
 
 func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	t := s.Time
-	prev := g.last
-	if prev != 0 {
-		g.interval = t - prev
-	}
-	// Time spent since the previous sample goes to the class it ended in;
-	// gaps longer than the window are not counted.
-	if prev != 0 {
-		if dt := t - prev; dt <= int64(a.cfg.Rules.Window) {
-			g.classSeconds[g.class] += float64(dt) / 1e9
+	if g.seen {
+		g.interval = t - g.last
+		// Time since the previous sample goes to the class it ended in;
+		// gaps longer than the window are not counted.
+		if g.interval <= int64(a.cfg.Rules.Window) {
+			g.classSeconds[g.class] += float64(g.interval) / 1e9
 		}
 	}
-	g.last = t
+	g.seen, g.last = true, t
 
 	p := point{t: t}
 	if s.Has&HasSMActive != 0 {
