@@ -81,7 +81,8 @@ type Reader struct {
 	csv    *csv.Reader
 	kinds  []column
 	fields []dcgmfield.Field
-	next   *Row // read ahead: the first row of the next batch
+	next   *Row  // read ahead: the first row of the next batch
+	err    error // a read-ahead error, returned after the rows before it
 	last   float64
 	seen   map[string]int // uuid -> line, within the current timestamp
 	rows   int
@@ -134,7 +135,11 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 func (tr *Reader) Rows() int { return tr.rows }
 
 // NextBatch returns the rows of the next timestamp, or io.EOF after the last.
+// A bad row is reported after the batches before it.
 func (tr *Reader) NextBatch() ([]Row, error) {
+	if tr.err != nil {
+		return nil, tr.err
+	}
 	var batch []Row
 	if tr.next != nil {
 		batch = append(batch, *tr.next)
@@ -147,6 +152,12 @@ func (tr *Reader) NextBatch() ([]Row, error) {
 			break
 		}
 		if err != nil {
+			if len(batch) > 0 {
+				// The batch so far is complete: nothing after a bad row can
+				// join it. Hand it out, and the error next time.
+				tr.err = err
+				return batch, nil
+			}
 			return nil, err
 		}
 		if len(batch) > 0 && row.Time != batch[0].Time {

@@ -124,3 +124,19 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestErrorAfterBatches: rows read before a bad one are handed out first.
+func TestErrorAfterBatches(t *testing.T) {
+	tr, err := NewReader(strings.NewReader("timestamp,uuid,gpu\n1,a,0\n2,a,0\n2,b,0\n3,a,x\n"), "t.csv")
+	require.NoError(t, err)
+	b, err := tr.NextBatch()
+	require.NoError(t, err)
+	require.Len(t, b, 1)
+	b, err = tr.NextBatch()
+	require.NoError(t, err)
+	require.Len(t, b, 2)
+	_, err = tr.NextBatch()
+	require.EqualError(t, err, `t.csv:5:5: gpu: want a GPU index, got "x"`)
+	_, err = tr.NextBatch()
+	require.Error(t, err, "the error stays")
+}

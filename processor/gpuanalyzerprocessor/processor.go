@@ -45,7 +45,8 @@ type analyzerProcessor struct {
 	// rms maps each GPU of the batch being processed to its resource.
 	rms     map[string]pmetric.ResourceMetrics
 	scratch []byte
-	evicted int64 // evictions already counted in telemetry
+	keys    map[string]string // interned group keys
+	evicted int64             // evictions already counted in telemetry
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -59,6 +60,7 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		tb:     tb,
 		an:     analysis.New(cfg.analysisConfig()),
 		rms:    map[string]pmetric.ResourceMetrics{},
+		keys:   map[string]string{},
 	}
 	p.an.Notify = p.logTransition
 	return p, nil
@@ -148,7 +150,15 @@ func (p *analyzerProcessor) groupKey(attrs pcommon.Map) string {
 		b = append(b, v.AsString()...)
 	}
 	p.scratch = b
-	return string(b)
+	// Intern: the same few keys come with every batch.
+	if k, ok := p.keys[string(b)]; ok {
+		return k
+	}
+	k := string(b)
+	if len(p.keys) < 4*p.cfg.MaxGPUs {
+		p.keys[k] = k
+	}
+	return k
 }
 
 func dataPoints(rm pmetric.ResourceMetrics) int {
@@ -323,20 +333,26 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	ms.EnsureCapacity(5)
 	ts := pcommon.Timestamp(v.Time)
 
+	// State-set and class time: the current class at every sample, and the
+	// class the GPU just left once more, so that its state ends at 0 and its
+	// time counter takes its last increment. Series of other classes are not
+	// repeated: a query for the current class (== 1) and increase() over a
+	// class's time behave as if every class were sent every time.
+	classes := [2]analysis.Class{v.Class, v.PrevClass}
+	n := 1
+	if v.PrevClass != v.Class {
+		n = 2
+	}
 	state := ms.AppendEmpty()
 	state.SetName(MetricBottleneckState)
-	state.SetDescription("1 for the GPU's current bottleneck class, 0 for the others.")
+	state.SetDescription("1 for the GPU's current bottleneck class; 0 for the class it just left.")
 	state.SetUnit("{state}")
 	dps := state.SetEmptyGauge().DataPoints()
-	dps.EnsureCapacity(int(analysis.NumClasses))
-	for c := analysis.Class(0); c < analysis.NumClasses; c++ {
+	dps.EnsureCapacity(n)
+	for i, c := range classes[:n] {
 		dp := dps.AppendEmpty()
 		dp.SetTimestamp(ts)
-		if c == v.Class {
-			dp.SetIntValue(1)
-		} else {
-			dp.SetIntValue(0)
-		}
+		dp.SetIntValue(int64(1 - i))
 		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
 	}
 
@@ -347,10 +363,8 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	sum := spent.SetEmptySum()
 	sum.SetIsMonotonic(true)
 	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	for c := analysis.Class(0); c < analysis.NumClasses; c++ {
-		if v.ClassSeconds[c] == 0 && c != v.Class {
-			continue
-		}
+	sum.DataPoints().EnsureCapacity(n)
+	for _, c := range classes[:n] {
 		dp := sum.DataPoints().AppendEmpty()
 		dp.SetStartTimestamp(pcommon.Timestamp(v.ClassStart))
 		dp.SetTimestamp(ts)
@@ -358,25 +372,28 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
 	}
 
-	strag := ms.AppendEmpty()
-	strag.SetName(MetricStragglerState)
-	strag.SetDescription("1 while the GPU is a straggler among its peers.")
-	strag.SetUnit("{state}")
-	dp := strag.SetEmptyGauge().DataPoints().AppendEmpty()
-	dp.SetTimestamp(ts)
-	if v.Straggler {
-		dp.SetIntValue(1)
-	} else {
-		dp.SetIntValue(0)
-	}
+	// A GPU without peers is never a straggler: nothing to report.
+	if v.HasPeers {
+		strag := ms.AppendEmpty()
+		strag.SetName(MetricStragglerState)
+		strag.SetDescription("1 while the GPU is a straggler among its peers.")
+		strag.SetUnit("{state}")
+		dp := strag.SetEmptyGauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		if v.Straggler {
+			dp.SetIntValue(1)
+		} else {
+			dp.SetIntValue(0)
+		}
 
-	score := ms.AppendEmpty()
-	score.SetName(MetricStragglerScore)
-	score.SetDescription("The GPU's largest deviation from its peers; 1 is the straggler threshold.")
-	score.SetUnit("1")
-	dp = score.SetEmptyGauge().DataPoints().AppendEmpty()
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(v.Score)
+		score := ms.AppendEmpty()
+		score.SetName(MetricStragglerScore)
+		score.SetDescription("The GPU's largest deviation from its peers; 1 is the straggler threshold.")
+		score.SetUnit("1")
+		dp = score.SetEmptyGauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(v.Score)
+	}
 
 	var alerts pmetric.NumberDataPointSlice
 	for name, st := range v.Alerts {

@@ -70,9 +70,14 @@ func (s AlertState) String() string { return [...]string{"inactive", "pending", 
 
 // Verdict is the analysis of one GPU at one sample.
 type Verdict struct {
-	ID        string
-	Time      int64
-	Class     Class
+	ID    string
+	Time  int64
+	Class Class
+	// PrevClass is the class at the GPU's previous sample; it equals Class
+	// unless the class just changed (or this is the GPU's first sample).
+	PrevClass Class
+	// HasPeers says whether the GPU belongs to a peer group.
+	HasPeers  bool
 	Straggler bool
 	// Score is the largest deviation from the GPU's peers, scaled so that
 	// 1 is the threshold; 0 without peers.
@@ -174,6 +179,8 @@ type gpuState struct {
 	straggler bool
 	score     float64
 	class     Class
+	prevClass Class
+	evaluated bool
 
 	alerts     [NumAlerts]AlertState
 	alertSince [NumAlerts]int64
@@ -480,7 +487,14 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 	var latest int64
 	for _, g := range a.batch {
 		g.cur = g.window()
+		g.prevClass = g.class
+		if !g.evaluated {
+			g.prevClass = Unknown
+		}
 		g.class = a.classify(g)
+		if !g.evaluated {
+			g.prevClass, g.evaluated = g.class, true
+		}
 		if g.group != nil && !g.group.touched {
 			g.group.touched = true
 			a.touched = append(a.touched, g.group)
@@ -500,7 +514,8 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		}
 		a.stepStraggler(g)
 		a.stepAlerts(g)
-		v = Verdict{ID: g.id, Time: g.last, Class: g.class, Straggler: g.straggler, Score: g.score,
+		v = Verdict{ID: g.id, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
+			Straggler: g.straggler, Score: g.score,
 			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.firstSeen}
 		fn(&v)
 		g.inBatch = false

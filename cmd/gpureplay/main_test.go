@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/score"
+)
+
+var traces = []string{"training-h100-1s", "finetune-step-straggler-2s", "serving-mixed-5s", "t4-no-profiling-15s"}
+
+func tracePath(name string) string { return filepath.Join("testdata", "traces", name+".csv") }
+
+func runReplay(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// TestScoreSampleTraces replays each sample trace and scores the verdicts
+// against its labels; the figures are the processor README's table.
+func TestScoreSampleTraces(t *testing.T) {
+	for _, name := range traces {
+		t.Run(name, func(t *testing.T) {
+			out, stderr, code := runReplay(t, tracePath(name))
+			require.Equal(t, 0, code, stderr)
+			lf, err := os.Open(filepath.Join("testdata", "traces", name+".labels.csv"))
+			require.NoError(t, err)
+			defer lf.Close()
+			labels, err := score.ReadLabels(lf)
+			require.NoError(t, err)
+			verdicts, err := score.ReadVerdicts(strings.NewReader(out))
+			require.NoError(t, err)
+			r := score.Score(labels, verdicts)
+			t.Logf("| %s | %.4f | %s | %s | %d/%d | %d |", name, r.BottleneckAccuracy,
+				orNA(r.StragglerPrecision), orNA(r.StragglerRecall), r.AlertsDetected, r.AlertsExpected, r.AlertsFalse)
+
+			require.Positive(t, r.BottleneckSamples)
+			require.GreaterOrEqual(t, r.BottleneckAccuracy, 0.97, "bottleneck accuracy")
+			if !math.IsNaN(r.StragglerPrecision) {
+				require.GreaterOrEqual(t, r.StragglerPrecision, 0.95, "straggler precision")
+			}
+			if !math.IsNaN(r.StragglerRecall) {
+				require.GreaterOrEqual(t, r.StragglerRecall, 0.90, "straggler recall")
+			}
+			require.Equal(t, r.AlertsExpected, r.AlertsDetected, "every labelled alert")
+			require.Zero(t, r.AlertsFalse, "no false alerts")
+			require.Zero(t, r.StragglerFalse, "no straggler verdict outside a labelled interval")
+		})
+	}
+}
+
+func orNA(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4f", x)
+}
+
+func TestDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	_, stderr, code := runReplay(t, "-o", a, tracePath("serving-mixed-5s"))
+	require.Equal(t, 0, code, stderr)
+	_, stderr, code = runReplay(t, "-o", b, tracePath("serving-mixed-5s"))
+	require.Equal(t, 0, code, stderr)
+	x, err := os.ReadFile(a)
+	require.NoError(t, err)
+	y, err := os.ReadFile(b)
+	require.NoError(t, err)
+	require.NotEmpty(t, x)
+	require.True(t, bytes.Equal(x, y), "two replays of one trace must be byte-identical")
+	require.Equal(t, 15360, bytes.Count(x, []byte("\n")), "one line per trace row")
+}
+
+func TestOutputFormat(t *testing.T) {
+	out, stderr, code := runReplay(t, tracePath("t4-no-profiling-15s"))
+	require.Equal(t, 0, code, stderr)
+	first := strings.SplitN(out, "\n", 2)[0]
+	require.Regexp(t, `^\{"time":1767225600,"uuid":"GPU-[0-9a-f-]+","bottleneck":"(idle|unknown)","straggler":false,"alerts":\[\],"score":0\}$`, first)
+}
+
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "analyzer.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("alerts:\n  gpu_idle:\n    enabled: false\n"), 0o644))
+	out, stderr, code := runReplay(t, "-config", cfg, tracePath("t4-no-profiling-15s"))
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, out, "GPUIdle")
+	defaults, _, _ := runReplay(t, tracePath("t4-no-profiling-15s"))
+	require.Contains(t, defaults, "GPUIdle", "the trace has idle alerts by default")
+
+	require.NoError(t, os.WriteFile(cfg, []byte("window: -1s\n"), 0o644))
+	_, stderr, code = runReplay(t, "-config", cfg, tracePath("t4-no-profiling-15s"))
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpureplay: "+cfg+": window must be positive, got -1s\n", stderr)
+
+	require.NoError(t, os.WriteFile(cfg, []byte("windw: 10s\n"), 0o644))
+	_, stderr, _ = runReplay(t, "-config", cfg, tracePath("t4-no-profiling-15s"))
+	require.Contains(t, stderr, "windw")
+}
+
+// TestBadTrace: a bad row stops the replay with one line naming the file,
+// line and column; the verdicts of the rows before it are kept.
+func TestBadTrace(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte(
+		"timestamp,uuid,DCGM_FI_PROF_SM_ACTIVE\n"+
+			"1,GPU-a,0.9\n"+
+			"2,GPU-a,0.9\n"+
+			"3,GPU-a,0.9x\n"), 0o644))
+	outFile := filepath.Join(dir, "out.jsonl")
+	_, stderr, code := runReplay(t, "-o", outFile, bad)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpureplay: "+bad+":4:9: DCGM_FI_PROF_SM_ACTIVE: malformed number \"0.9x\"\n", stderr)
+	out, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	require.Equal(t, 2, bytes.Count(out, []byte("\n")), "the rows before the error are written")
+
+	_, stderr, code = runReplay(t, filepath.Join(dir, "absent.csv"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "absent.csv")
+
+	_, stderr, code = runReplay(t)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "usage: gpureplay")
+}

@@ -1,0 +1,214 @@
+package gpuanalyzerprocessor
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
+)
+
+const (
+	benchGPUs   = 4096
+	benchFields = 20
+)
+
+// benchBatch builds one batch of GPUs with 20 data points each: the readings
+// the analyzer uses and others it passes by, as the receiver names them.
+func benchBatch(gpus int) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	for g := range gpus {
+		rm := md.ResourceMetrics().AppendEmpty()
+		a := rm.Resource().Attributes()
+		a.PutStr("hw.id", fmt.Sprintf("GPU-%08x-0000-4000-8000-%012x", g, g))
+		a.PutStr("host.name", fmt.Sprintf("node-%d", g/8))
+		a.PutStr("k8s.namespace.name", "ml")
+		a.PutStr("k8s.job.name", fmt.Sprintf("job-%d", g/64))
+		a.PutStr("k8s.pod.name", fmt.Sprintf("job-%d-worker-%d", g/64, g/8))
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		gauge := func(name string, v float64, attrs ...string) {
+			m := ms.AppendEmpty()
+			m.SetName(name)
+			dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+			dp.SetDoubleValue(v)
+			for i := 0; i+1 < len(attrs); i += 2 {
+				dp.Attributes().PutStr(attrs[i], attrs[i+1])
+			}
+		}
+		sum := func(name string, v int64, attrs ...string) {
+			m := ms.AppendEmpty()
+			m.SetName(name)
+			s := m.SetEmptySum()
+			s.SetIsMonotonic(true)
+			s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+			dp := s.DataPoints().AppendEmpty()
+			dp.SetIntValue(v)
+			for i := 0; i+1 < len(attrs); i += 2 {
+				dp.Attributes().PutStr(attrs[i], attrs[i+1])
+			}
+		}
+		sm := 0.9
+		if g%64 == 5 {
+			sm = 0.5 // one slow rank per job
+		}
+		gauge("nvidia.gpu.sm.active", sm)
+		gauge("nvidia.gpu.dram.active", 0.35)
+		gauge("hw.gpu.utilization", 0.99, "hw.gpu.task", "general")
+		gauge("nvidia.gpu.clock.frequency", 1.98e9, "nvidia.gpu.clock", "sm")
+		gauge("nvidia.gpu.clock.frequency", 2.6e9, "nvidia.gpu.clock", "memory")
+		gauge("hw.temperature", 65)
+		gauge("hw.gpu.memory.utilization", 0.6)
+		gauge("nvidia.gpu.clock.event_reasons", 0)
+		gauge("nvidia.gpu.row_remap.failure", 0)
+		gauge("hw.power", 650)
+		gauge("nvidia.gpu.sm.occupancy", 0.5)
+		gauge("nvidia.gpu.pipe.active", 0.6, "nvidia.gpu.pipe", "tensor")
+		gauge("nvidia.gpu.graphics_engine.active", 0.99)
+		gauge("nvidia.gpu.memory_copy.utilization", 0.3)
+		gauge("nvidia.gpu.memory.temperature", 70)
+		sum("hw.errors", 0, "error.type", "uncorrected")
+		sum("hw.errors", 0, "error.type", "corrected")
+		sum("hw.energy", 123456)
+		sum("hw.gpu.io", 1<<30, "network.io.direction", "receive")
+		sum("hw.gpu.io", 1<<29, "network.io.direction", "transmit")
+	}
+	return md
+}
+
+// restamp moves every data point to time t and drops the verdicts the
+// analyzer added in the previous round, so each round is a fresh scrape.
+func restamp(md pmetric.Metrics, t pcommon.Timestamp) {
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		rm := rms.At(i)
+		rm.ScopeMetrics().RemoveIf(func(sm pmetric.ScopeMetrics) bool { return sm.Scope().Name() == metadata.ScopeName })
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			var dps pmetric.NumberDataPointSlice
+			if m.Type() == pmetric.MetricTypeGauge {
+				dps = m.Gauge().DataPoints()
+			} else {
+				dps = m.Sum().DataPoints()
+			}
+			for k := 0; k < dps.Len(); k++ {
+				dps.At(k).SetTimestamp(t)
+			}
+		}
+	}
+}
+
+// passThrough is the baseline: a processor that visits every data point.
+func passThrough(next consumer.Metrics) (processor.Metrics, error) {
+	var sink float64
+	return processorhelper.NewMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), next,
+		func(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+			rms := md.ResourceMetrics()
+			for i := 0; i < rms.Len(); i++ {
+				sms := rms.At(i).ScopeMetrics()
+				for j := 0; j < sms.Len(); j++ {
+					ms := sms.At(j).Metrics()
+					for k := 0; k < ms.Len(); k++ {
+						m := ms.At(k)
+						var dps pmetric.NumberDataPointSlice
+						if m.Type() == pmetric.MetricTypeGauge {
+							dps = m.Gauge().DataPoints()
+						} else {
+							dps = m.Sum().DataPoints()
+						}
+						for l := 0; l < dps.Len(); l++ {
+							sink += dps.At(l).DoubleValue() + float64(dps.At(l).Timestamp())
+						}
+					}
+				}
+			}
+			_ = sink
+			return md, nil
+		})
+}
+
+// BenchmarkAnalyzer processes batches of 4,096 GPUs x 20 data points, once
+// through the analyzer and once through a pass-through processor that visits
+// every data point, in the same run; compare their ns/datapoint.
+func BenchmarkAnalyzer(b *testing.B) {
+	run := func(b *testing.B, p processor.Metrics) {
+		md := benchBatch(benchGPUs)
+		points := md.DataPointCount()
+		t0 := time.Unix(1767225600, 0)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; b.Loop(); i++ {
+			b.StopTimer()
+			restamp(md, pcommon.NewTimestampFromTime(t0.Add(time.Duration(i)*time.Second)))
+			b.StartTimer()
+			if err := p.ConsumeMetrics(context.Background(), md); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		b.ReportMetric(perOp/float64(points), "ns/datapoint")
+		b.ReportMetric(float64(points)/perOp*1e9, "datapoints/s")
+	}
+	b.Run("passthrough", func(b *testing.B) {
+		p, err := passThrough(consumertest.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, p)
+	})
+	b.Run("analyzer", func(b *testing.B) {
+		p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), consumertest.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, p)
+	})
+}
+
+// BenchmarkStateBytesPerGPU measures the heap the analyzer keeps per tracked
+// GPU at 100,000 GPUs, each with a full 30 s window of 1 s samples.
+func BenchmarkStateBytesPerGPU(b *testing.B) {
+	const gpus = 100_000
+	ids := make([]string, gpus)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("GPU-%08x-0000-4000-8000-%012x", i, i)
+	}
+	groups := make([]string, (gpus+63)/64)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("ml\x00job-%d", i)
+	}
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		a := analysis.New(createDefaultConfig().(*Config).analysisConfig())
+		for t := range 31 {
+			for i, id := range ids {
+				s := analysis.Sample{
+					Time: int64(t) * 1e9, Group: groups[i/64], PodAttributed: true,
+					Has:      analysis.HasSMActive | analysis.HasDRAMActive | analysis.HasGPUUtil | analysis.HasSMClock | analysis.HasTemp | analysis.HasMemRatio | analysis.HasReasons | analysis.HasDBE,
+					SMActive: 0.9, DRAMActive: 0.3, GPUUtil: 99, SMClock: 1980, Temp: 65, MemRatio: 0.6,
+				}
+				a.Ingest(id, &s)
+			}
+			a.Evaluate(func(*analysis.Verdict) {})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/gpus, "bytes/gpu")
+		runtime.KeepAlive(a)
+		runtime.KeepAlive(ids)
+	}
+}
