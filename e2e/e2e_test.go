@@ -244,3 +244,65 @@ service:
 	}
 	c.stop(t)
 }
+
+// TestE2EAnalyzerVerdicts runs the local example as shipped (5 s interval)
+// and waits for the analyzer's verdicts on the simulated faults: the slow
+// rank (gpu-node-0/gpu5) and the thermally throttled GPU (gpu-node-0/gpu2)
+// must be visible within two minutes of start.
+func TestE2EAnalyzerVerdicts(t *testing.T) {
+	port := freePort(t)
+	c := start(t, "--config", filepath.Join("..", "examples", "local", "config.yaml"),
+		fmt.Sprintf("--set=exporters::prometheus::endpoint=127.0.0.1:%d", port))
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	straggler := series{"nvidia_gpu_straggler_state", []string{`host_name="gpu-node-0"`, `hw_name="gpu5"`}, "1"}
+	throttled := series{"nvidia_gpu_bottleneck_state", []string{`host_name="gpu-node-0"`, `hw_name="gpu2"`, `nvidia_gpu_bottleneck_class="throttled"`}, "1"}
+	began := time.Now()
+	var seenStraggler, seenThrottled time.Duration
+	for time.Since(began) < 2*time.Minute && (seenStraggler == 0 || seenThrottled == 0) {
+		if !c.alive() {
+			t.Fatal("collector exited")
+		}
+		body, err := scrape(url)
+		if err == nil {
+			if seenStraggler == 0 && straggler.in(body) {
+				seenStraggler = time.Since(began)
+			}
+			if seenThrottled == 0 && throttled.in(body) {
+				seenThrottled = time.Since(began)
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	if seenStraggler == 0 || seenThrottled == 0 {
+		t.Fatalf("within 2 minutes: straggler seen after %v, throttled after %v (0 = never)", seenStraggler, seenThrottled)
+	}
+	t.Logf("straggler visible after %v, throttled GPU after %v", seenStraggler.Round(time.Second), seenThrottled.Round(time.Second))
+	if !strings.Contains(c.logs.String(), "GPU is a straggler") || !strings.Contains(c.logs.String(), `"hw.name": "gpu5"`) {
+		t.Error("the straggler should be logged with its hw.name")
+	}
+	c.stop(t)
+}
+
+// series matches a Prometheus text-format sample by name, labels (in any
+// order) and value.
+type series struct {
+	name   string
+	labels []string
+	value  string
+}
+
+func (s series) in(body string) bool {
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, s.name+"{") || !strings.HasSuffix(line, "} "+s.value) {
+			continue
+		}
+		all := true
+		for _, l := range s.labels {
+			all = all && strings.Contains(line, l)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}

@@ -417,19 +417,26 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	}
 }
 
+// logTransition logs alert and straggler transitions, naming the GPU the
+// way a person finds it: host, device name, and job.
 func (p *analyzerProcessor) logTransition(e analysis.Event) {
-	at := time.Unix(0, e.Time).UTC()
+	fields := []zap.Field{zap.String("hw.id", e.ID), zap.Time("at", time.Unix(0, e.Time).UTC())}
+	if rm, ok := p.rms[e.ID]; ok {
+		attrs := rm.Resource().Attributes()
+		for _, k := range []string{"host.name", "hw.name", "k8s.namespace.name", "k8s.job.name", "k8s.pod.name"} {
+			if v, ok := attrs.Get(k); ok {
+				fields = append(fields, zap.String(k, v.AsString()))
+			}
+		}
+	}
 	switch e.Kind {
 	case analysis.AlertFiring:
-		p.logger.Info("GPU alert firing", zap.String("alertname", e.Alert.String()),
-			zap.String("hw.id", e.ID), zap.String("bottleneck", e.Class.String()), zap.Time("at", at))
+		p.logger.Info("GPU alert firing", append(fields, zap.String("alertname", e.Alert.String()), zap.String("bottleneck", e.Class.String()))...)
 	case analysis.AlertResolved:
-		p.logger.Info("GPU alert resolved", zap.String("alertname", e.Alert.String()),
-			zap.String("hw.id", e.ID), zap.Time("at", at))
+		p.logger.Info("GPU alert resolved", append(fields, zap.String("alertname", e.Alert.String()))...)
 	case analysis.StragglerStarted:
-		p.logger.Info("GPU is a straggler", zap.String("hw.id", e.ID),
-			zap.Float64("score", e.Score), zap.Time("at", at))
+		p.logger.Info("GPU is a straggler", append(fields, zap.Float64("score", e.Score))...)
 	case analysis.StragglerEnded:
-		p.logger.Info("GPU is no longer a straggler", zap.String("hw.id", e.ID), zap.Time("at", at))
+		p.logger.Info("GPU is no longer a straggler", fields...)
 	}
 }
