@@ -38,15 +38,17 @@ test: build
 	$(GO) test -race -count=1 ./...
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -v ./e2e/...
 
+COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor
+
 generate:
-	cd receiver/dcgmreceiver && $(GO) tool mdatagen metadata.yaml
+	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/...
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/... ./processor/gpuanalyzerprocessor/...
 
 clean:
 	rm -rf bin _build

@@ -306,3 +306,30 @@ func (s series) in(body string) bool {
 	}
 	return false
 }
+
+// TestE2EValidateExamples checks every shipped configuration against the
+// built distribution: components, keys and values.
+func TestE2EValidateExamples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "examples", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 3 {
+		t.Fatalf("found only %d example configurations", len(files))
+	}
+	for _, f := range files {
+		out, err := exec.Command(binary(t), "validate", "--config="+f).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: %v\n%s", f, err, out)
+		}
+	}
+	// And validation really validates: a bad key is refused.
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("receivers: {dcgm: {backend: rocm}}\nexporters: {debug: {}}\nservice: {pipelines: {metrics: {receivers: [dcgm], exporters: [debug]}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binary(t), "validate", "--config="+bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `unknown backend "rocm"`) {
+		t.Errorf("a bad backend should fail validation naming it; got %v:\n%s", err, out)
+	}
+}
