@@ -13,9 +13,11 @@ import (
 func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
 	dcgm := func() backend.Backend {
 		addr, unix, _ := ParseEndpoint(cfg.Endpoint)
-		return dcgmbackend.New(dcgmbackend.Options{Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Logger: logger})
+		return dcgmbackend.New(dcgmbackend.Options{Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Hostname: cfg.Hostname, Logger: logger})
 	}
-	nvml := func() backend.Backend { return nvmlbackend.New(nvmlbackend.Options{Logger: logger}) }
+	nvml := func() backend.Backend {
+		return nvmlbackend.New(nvmlbackend.Options{Hostname: cfg.Hostname, Logger: logger})
+	}
 	switch cfg.Backend {
 	case BackendDCGM:
 		return []backend.Backend{dcgm()}, nil

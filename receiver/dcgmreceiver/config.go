@@ -43,6 +43,11 @@ type Config struct {
 	Embedded bool `mapstructure:"embedded"`
 	// Naming selects metric names: otel or dcgm_exporter.
 	Naming string `mapstructure:"naming"`
+	// Hostname is the host.name of DCGM and NVML devices. It defaults to
+	// the machine's hostname; in a Kubernetes pod, set it to the node's name
+	// (e.g. ${env:K8S_NODE_NAME} from the downward API). The simulated fleet
+	// names its own hosts.
+	Hostname string `mapstructure:"hostname"`
 	// Reconnect bounds the back-off between attempts to reach the backend.
 	Reconnect ReconnectConfig `mapstructure:"reconnect"`
 	// PodResources attributes devices to pods through the kubelet.

@@ -40,6 +40,7 @@ func newDCGMScraper(t *testing.T) (*gpuScraper, *statusHost, *observer.ObservedL
 	cfg := createDefaultConfig().(*Config)
 	cfg.Backend = BackendDCGM
 	cfg.Endpoint = "localhost:5555"
+	cfg.Hostname = "gpu-node-7"
 	cfg.CollectionInterval = time.Second
 	cfg.Reconnect = ReconnectConfig{InitialInterval: time.Millisecond, MaxInterval: 4 * time.Millisecond}
 	core, logs := observer.New(zap.DebugLevel)
@@ -77,6 +78,7 @@ func TestDCGMStandin(t *testing.T) {
 	require.Equal(t, "00000000:28:00.0", attrs["nvidia.gpu.pci_bus_id"])
 	require.Equal(t, int64(1), attrs["nvidia.gpu.index"])
 	require.Equal(t, "NVIDIA", attrs["hw.vendor"])
+	require.Equal(t, "gpu-node-7", attrs["host.name"])
 
 	migAttrs := devs[mig0].Resource().Attributes().AsRaw()
 	require.Equal(t, gpu0, migAttrs["nvidia.gpu.mig.parent_id"])

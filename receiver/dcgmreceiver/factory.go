@@ -2,6 +2,7 @@ package dcgmreceiver
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -26,7 +27,9 @@ func NewFactory() receiver.Factory {
 func createDefaultConfig() component.Config {
 	cc := scraperhelper.NewDefaultControllerConfig()
 	cc.CollectionInterval = 10 * time.Second
+	hostname, _ := os.Hostname()
 	return &Config{
+		Hostname:             hostname,
 		ControllerConfig:     cc,
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		Backend:              BackendAuto,

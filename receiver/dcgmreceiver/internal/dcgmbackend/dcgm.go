@@ -27,6 +27,8 @@ type Options struct {
 	UnixSocket bool
 	// Embedded starts a host engine in-process instead.
 	Embedded bool
+	// Hostname is the host.name of the devices; empty means none.
+	Hostname string
 	Logger   *zap.Logger
 }
 
@@ -198,6 +200,7 @@ func (b *Backend) discover() error {
 	for i := range b.entities {
 		e := &b.entities[i]
 		e.dev.DriverVersion = driver
+		e.dev.Host = b.opts.Hostname
 		if e.pair.EntityGroupId == dcgm.FE_GPU {
 			e.dev.Index = int(e.pair.EntityId)
 			gpuUUID[e.pair.EntityId] = e.dev.UUID
