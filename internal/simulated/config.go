@@ -30,6 +30,11 @@ type Config struct {
 	Workloads []Workload `mapstructure:"workloads"`
 	// Faults are injected on top of the workloads.
 	Faults []Fault `mapstructure:"faults"`
+	// Trace, if set, replays a recorded trace file (the format of the
+	// analyzer's replay contract) in real time, looping, instead of
+	// simulating: its GPUs, pods and values, with each loop a new epoch.
+	// The fleet settings above are then ignored.
+	Trace string `mapstructure:"trace"`
 }
 
 // Workload is a job or service running on a set of GPUs.
@@ -136,6 +141,9 @@ type model struct {
 
 // Validate checks the fleet; errors name the key under `simulated`.
 func (c *Config) Validate() error {
+	if c.Trace != "" {
+		return nil // the trace is read, and checked line by line, at start
+	}
 	var errs []error
 	if c.Hosts <= 0 || c.GPUsPerHost <= 0 {
 		errs = append(errs, fmt.Errorf("hosts and gpus_per_host must be positive, got %d and %d", c.Hosts, c.GPUsPerHost))

@@ -32,6 +32,7 @@ var phases = map[string]levels{
 // Fleet is the simulated backend.
 type Fleet struct {
 	cfg     Config
+	rec     *recording // set when replaying a trace
 	gpus    []*simGPU
 	faults  []fault
 	started bool
@@ -65,6 +66,14 @@ func New(cfg Config) (*Fleet, error) {
 		return nil, err
 	}
 	fl := &Fleet{cfg: cfg}
+	if cfg.Trace != "" {
+		rec, err := loadRecording(cfg.Trace)
+		if err != nil {
+			return nil, err
+		}
+		fl.rec = rec
+		return fl, nil
+	}
 	for _, flt := range cfg.Faults {
 		sel, _ := parseSelector(flt.GPUs)
 		if flt.Kind == XID && flt.XID == 0 {
@@ -133,6 +142,9 @@ func (*Fleet) Close() error { return nil }
 
 // Devices returns the fleet's devices.
 func (fl *Fleet) Devices() []*gpu.Device {
+	if fl.rec != nil {
+		return fl.rec.devices
+	}
 	ds := make([]*gpu.Device, len(fl.gpus))
 	for i, g := range fl.gpus {
 		ds[i] = &g.dev
@@ -143,9 +155,12 @@ func (fl *Fleet) Devices() []*gpu.Device {
 // Collect implements backend.Backend. The fleet's clock starts at the
 // first call; every value is a function of the seed, the configuration and
 // the collection times.
-func (fl *Fleet) Collect(_ context.Context, now time.Time, _ time.Duration) ([]gpu.Sample, error) {
+func (fl *Fleet) Collect(_ context.Context, now time.Time, maxAge time.Duration) ([]gpu.Sample, error) {
 	if !fl.started {
 		fl.started, fl.t0 = true, now
+	}
+	if fl.rec != nil {
+		return fl.rec.sampleAt(now.Sub(fl.t0), now, maxAge), nil
 	}
 	out := make([]gpu.Sample, len(fl.gpus))
 	for i, g := range fl.gpus {
