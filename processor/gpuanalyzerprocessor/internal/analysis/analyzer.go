@@ -553,15 +553,7 @@ func (a *Analyzer) compare(gr *group) {
 	var hasSM, hasClock, hasStep bool
 	if peers {
 		medSM, hasSM = a.median(gr, func(s *stats) (float64, bool) { return s.sm, s.nSM > 0 })
-		if hasSM {
-			a.scratch = a.scratch[:0]
-			for _, m := range gr.members {
-				if m.last > a.since && m.cur.nSM > 0 {
-					a.scratch = append(a.scratch, math.Abs(m.cur.sm-medSM))
-				}
-			}
-			mad = medianOf(a.scratch)
-		}
+		mad, _ = a.median(gr, func(s *stats) (float64, bool) { return math.Abs(s.sm - medSM), s.nSM > 0 })
 		medClock, hasClock = a.median(gr, func(s *stats) (float64, bool) { return s.clock, s.nClock > 0 })
 		medStep, hasStep = a.median(gr, func(s *stats) (float64, bool) { return s.step, s.nStep > 0 })
 	}
