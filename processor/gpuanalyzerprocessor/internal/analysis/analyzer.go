@@ -116,20 +116,30 @@ type Counters struct {
 	OutOfOrder int64 // samples not newer than the GPU's last
 }
 
+// The readings averaged over the window.
+const (
+	wSM = iota
+	wDRAM
+	wUtil
+	wClock
+	wStep
+	numWindowed
+)
+
+// windowed maps each windowed reading to its presence bit in Sample.Has.
+var windowed = [numWindowed]uint16{wSM: HasSMActive, wDRAM: HasDRAMActive, wUtil: HasGPUUtil, wClock: HasSMClock, wStep: HasStep}
+
 // point is one sample as the window keeps it: 32 bytes.
 type point struct {
-	t                           int64
-	sm, dram, util, clock, step float32
-	flags                       uint8
+	t int64
+	v [numWindowed]float32
+	// present has bit i set when v[i] was reported.
+	present uint8
+	flags   uint8
 }
 
 const (
-	pSM uint8 = 1 << iota
-	pDRAM
-	pUtil
-	pClock
-	pStep
-	pReasons
+	pReasons uint8 = 1 << iota
 	pThrottled
 )
 
@@ -138,10 +148,11 @@ const (
 // most recent points only.
 const maxWindowPoints = 256
 
+// stats are a window's means.
 type stats struct {
-	sm, dram, util, clock, step      float64
-	nSM, nDRAM, nUtil, nClock, nStep int
-	nReasons, nThrottled             int
+	mean                 [numWindowed]float64
+	n                    [numWindowed]int
+	nReasons, nThrottled int
 }
 
 type tracker struct {
@@ -314,20 +325,11 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	g.seen, g.last = true, t
 
 	p := point{t: t}
-	if s.Has&HasSMActive != 0 {
-		p.sm, p.flags = float32(s.SMActive), p.flags|pSM
-	}
-	if s.Has&HasDRAMActive != 0 {
-		p.dram, p.flags = float32(s.DRAMActive), p.flags|pDRAM
-	}
-	if s.Has&HasGPUUtil != 0 {
-		p.util, p.flags = float32(s.GPUUtil), p.flags|pUtil
-	}
-	if s.Has&HasSMClock != 0 {
-		p.clock, p.flags = float32(s.SMClock), p.flags|pClock
-	}
-	if s.Has&HasStep != 0 {
-		p.step, p.flags = float32(s.Step), p.flags|pStep
+	values := [numWindowed]float64{wSM: s.SMActive, wDRAM: s.DRAMActive, wUtil: s.GPUUtil, wClock: s.SMClock, wStep: s.Step}
+	for i, bit := range windowed {
+		if s.Has&bit != 0 {
+			p.v[i], p.present = float32(values[i]), p.present|1<<i
+		}
 	}
 	if s.Has&HasReasons != 0 {
 		p.flags |= pReasons
@@ -415,25 +417,11 @@ func (g *gpuState) window() stats {
 	var s stats
 	for i := 0; i < g.n; i++ {
 		p := &g.ring[(g.head+i)%len(g.ring)]
-		if p.flags&pSM != 0 {
-			s.sm += float64(p.sm)
-			s.nSM++
-		}
-		if p.flags&pDRAM != 0 {
-			s.dram += float64(p.dram)
-			s.nDRAM++
-		}
-		if p.flags&pUtil != 0 {
-			s.util += float64(p.util)
-			s.nUtil++
-		}
-		if p.flags&pClock != 0 {
-			s.clock += float64(p.clock)
-			s.nClock++
-		}
-		if p.flags&pStep != 0 {
-			s.step += float64(p.step)
-			s.nStep++
+		for j := range numWindowed {
+			if p.present&(1<<j) != 0 {
+				s.mean[j] += float64(p.v[j])
+				s.n[j]++
+			}
 		}
 		if p.flags&pReasons != 0 {
 			s.nReasons++
@@ -442,38 +430,35 @@ func (g *gpuState) window() stats {
 			}
 		}
 	}
-	mean := func(sum *float64, n int) {
-		if n > 0 {
-			*sum /= float64(n)
+	for j := range numWindowed {
+		if s.n[j] > 0 {
+			s.mean[j] /= float64(s.n[j])
 		}
 	}
-	mean(&s.sm, s.nSM)
-	mean(&s.dram, s.nDRAM)
-	mean(&s.util, s.nUtil)
-	mean(&s.clock, s.nClock)
-	mean(&s.step, s.nStep)
 	return s
 }
 
 func (a *Analyzer) classify(g *gpuState) Class {
 	r := &a.cfg.Rules
 	s := &g.cur
+	sm, hasSM := s.mean[wSM], s.n[wSM] > 0
+	util, hasUtil := s.mean[wUtil], s.n[wUtil] > 0
 	switch {
 	case g.hasFault && g.last-g.faultAt < int64(r.FaultLookback):
 		return Faulted
 	case s.nReasons > 0 && float64(s.nThrottled) > r.ThrottleFraction*float64(s.nReasons):
 		return Throttled
-	case s.nSM > 0 && s.sm < r.IdleSMActive, s.nSM == 0 && s.nUtil > 0 && s.util < r.IdleGPUUtil:
+	case hasSM && sm < r.IdleSMActive, !hasSM && hasUtil && util < r.IdleGPUUtil:
 		return Idle
-	case s.nSM == 0:
+	case !hasSM:
 		// Without profiling, DRAM activity is a fallback from the copy
 		// engine and SM activity is unknown: no guess.
 		return Unknown
-	case s.nDRAM > 0 && s.dram >= r.MemoryBoundDRAM:
+	case s.n[wDRAM] > 0 && s.mean[wDRAM] >= r.MemoryBoundDRAM:
 		return MemoryBound
-	case s.sm < r.LaunchBoundSM && s.nUtil > 0 && s.util >= r.LaunchBoundUtil:
+	case sm < r.LaunchBoundSM && hasUtil && util >= r.LaunchBoundUtil:
 		return LaunchBound
-	case s.sm < r.InputBoundSM:
+	case sm < r.InputBoundSM:
 		return InputBound
 	default:
 		return ComputeBound
@@ -552,10 +537,10 @@ func (a *Analyzer) compare(gr *group) {
 	var medSM, mad, medClock, medStep float64
 	var hasSM, hasClock, hasStep bool
 	if peers {
-		medSM, hasSM = a.median(gr, func(s *stats) (float64, bool) { return s.sm, s.nSM > 0 })
-		mad, _ = a.median(gr, func(s *stats) (float64, bool) { return math.Abs(s.sm - medSM), s.nSM > 0 })
-		medClock, hasClock = a.median(gr, func(s *stats) (float64, bool) { return s.clock, s.nClock > 0 })
-		medStep, hasStep = a.median(gr, func(s *stats) (float64, bool) { return s.step, s.nStep > 0 })
+		medSM, hasSM = a.median(gr, wSM, func(x float64) float64 { return x })
+		mad, _ = a.median(gr, wSM, func(x float64) float64 { return math.Abs(x - medSM) })
+		medClock, hasClock = a.median(gr, wClock, func(x float64) float64 { return x })
+		medStep, hasStep = a.median(gr, wStep, func(x float64) float64 { return x })
 	}
 	for _, m := range gr.members {
 		if !m.inBatch {
@@ -567,30 +552,28 @@ func (a *Analyzer) compare(gr *group) {
 		}
 		s := &m.cur
 		score := 0.0
-		if hasStep && s.nStep > 0 && medStep > 0 {
-			score = max(score, s.step/(r.StepRatio*medStep))
+		if hasStep && s.n[wStep] > 0 && medStep > 0 {
+			score = max(score, s.mean[wStep]/(r.StepRatio*medStep))
 		}
-		if hasClock && hasSM && medSM >= r.ClockMinGroupSM && s.nClock > 0 && s.clock > 0 {
-			score = max(score, r.ClockRatio*medClock/s.clock)
+		if hasClock && hasSM && medSM >= r.ClockMinGroupSM && s.n[wClock] > 0 && s.mean[wClock] > 0 {
+			score = max(score, r.ClockRatio*medClock/s.mean[wClock])
 		}
-		if hasSM && s.nSM > 0 {
+		if hasSM && s.n[wSM] > 0 {
 			limit := max(r.MADThreshold*1.4826*mad, r.MinSMDeviation)
-			score = max(score, math.Abs(s.sm-medSM)/limit)
+			score = max(score, math.Abs(s.mean[wSM]-medSM)/limit)
 		}
 		m.score = score
 		m.deviating = score >= 1
 	}
 }
 
-// median is the median of a statistic over the group's reporting members.
-func (a *Analyzer) median(gr *group, get func(*stats) (float64, bool)) (float64, bool) {
+// median is the median of f applied to a windowed reading's mean, over the
+// group's reporting members that have the reading.
+func (a *Analyzer) median(gr *group, reading int, f func(float64) float64) (float64, bool) {
 	a.scratch = a.scratch[:0]
 	for _, m := range gr.members {
-		if m.last <= a.since {
-			continue
-		}
-		if v, ok := get(&m.cur); ok {
-			a.scratch = append(a.scratch, v)
+		if m.last > a.since && m.cur.n[reading] > 0 {
+			a.scratch = append(a.scratch, f(m.cur.mean[reading]))
 		}
 	}
 	if len(a.scratch) == 0 {
