@@ -1,0 +1,159 @@
+// Package kube writes replica counts through the Kubernetes scale
+// subresource and elects a leader through a Lease.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
+)
+
+// Ref names a scalable object.
+type Ref struct {
+	APIVersion, Kind, Namespace, Name string
+}
+
+func (r Ref) String() string { return r.Namespace + "/" + r.Kind + "/" + r.Name }
+
+// RESTConfig returns the client configuration for an auth type:
+// in_cluster or kubeconfig.
+func RESTConfig(authType, kubeconfig, context string) (*rest.Config, error) {
+	switch authType {
+	case "in_cluster":
+		c, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster Kubernetes config: %w", err)
+		}
+		return c, nil
+	case "kubeconfig":
+		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
+		c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		return c, nil
+	}
+	return nil, fmt.Errorf("no Kubernetes API for auth type %q", authType)
+}
+
+// Scaler reads and writes replica counts through the scale subresource of
+// any kind that has one: Deployments, StatefulSets, custom resources.
+type Scaler struct {
+	scales  scale.ScalesGetter
+	mapper  meta.ResettableRESTMapper
+	timeout time.Duration
+	// BeforeUpdate, if set, runs between reading and writing a scale; tests
+	// use it to force a conflict.
+	BeforeUpdate func()
+}
+
+// NewScaler returns a scaler. Discovery is lazy and cached.
+func NewScaler(cfg *rest.Config, timeout time.Duration) (*Scaler, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = timeout
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(dc)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(cached))
+	if err != nil {
+		return nil, err
+	}
+	return &Scaler{scales: scales, mapper: mapper, timeout: timeout}, nil
+}
+
+func (s *Scaler) resource(ref Ref) (schema.GroupResource, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return schema.GroupResource{}, err
+	}
+	m, err := s.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
+	if err != nil {
+		// A CRD installed after discovery was cached: look again once.
+		s.mapper.Reset()
+		if m, err = s.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version); err != nil {
+			return schema.GroupResource{}, fmt.Errorf("%s: no such kind in the cluster: %w", ref, err)
+		}
+	}
+	return m.Resource.GroupResource(), nil
+}
+
+// Current returns the object's desired replica count (spec.replicas).
+func (s *Scaler) Current(ctx context.Context, ref Ref) (int32, error) {
+	gr, err := s.resource(ref)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	sc, err := s.scales.Scales(ref.Namespace).Get(ctx, gr, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return 0, explain(err, "get", gr, ref)
+	}
+	return sc.Spec.Replicas, nil
+}
+
+// Set writes the replica count, retrying when the object changed between
+// reading and writing (409 Conflict). It returns the count it replaced.
+func (s *Scaler) Set(ctx context.Context, ref Ref, replicas int32) (int32, error) {
+	gr, err := s.resource(ref)
+	if err != nil {
+		return 0, err
+	}
+	var before int32
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ctx, cancel := context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+		sc, err := s.scales.Scales(ref.Namespace).Get(ctx, gr, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			return explain(err, "get", gr, ref)
+		}
+		before = sc.Spec.Replicas
+		if before == replicas {
+			return nil
+		}
+		if s.BeforeUpdate != nil {
+			s.BeforeUpdate()
+		}
+		sc.Spec.Replicas = replicas
+		if _, err := s.scales.Scales(ref.Namespace).Update(ctx, gr, sc, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsConflict(err) {
+				return err // retried with a fresh read
+			}
+			return explain(err, "update", gr, ref)
+		}
+		return nil
+	})
+	return before, err
+}
+
+// explain turns an API error into one that says what to do about it.
+func explain(err error, verb string, gr schema.GroupResource, ref Ref) error {
+	resource := gr.Resource + "/scale"
+	if gr.Group != "" {
+		resource = gr.Group + "/" + resource
+	}
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s: forbidden to %s %s in namespace %s: grant the collector's service account the verb %q on %q (RBAC): %w",
+			ref, verb, resource, ref.Namespace, verb, resource, err)
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%s: not found: %w", ref, err)
+	}
+	return fmt.Errorf("%s: %s %s: %w", ref, verb, resource, err)
+}
