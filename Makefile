@@ -13,7 +13,7 @@ BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
-.PHONY: all build run test unit e2e generate lint bench clean
+.PHONY: all build run test unit e2e generate lint bench clean kube-apiserver
 
 all: build
 
@@ -32,13 +32,26 @@ $(BIN): $(BUILDER) $(GO_SOURCES)
 run: build
 	./$(BIN) --config $(CONFIG)
 
-# Unit, integration (stand-in DCGM, NVML mock, kubelet gRPC) and the
-# distribution's end-to-end test.
-test: build
-	$(GO) test -race -count=1 ./...
+# kube-apiserver for the autoscale connector's integration tests, built
+# from the module proxy (internal/tools/kubeapiserver is its own module, so
+# k8s.io/kubernetes stays out of the product's dependencies). With etcd from
+# Debian's etcd-server.
+KUBE_APISERVER := bin/kube-apiserver
+KUBE_VERSION := v1.32.13
+$(KUBE_APISERVER): internal/tools/kubeapiserver/go.mod internal/tools/kubeapiserver/go.sum
+	cd internal/tools/kubeapiserver && GOFLAGS=-mod=mod $(GO) build -trimpath \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=32" \
+		-o $(CURDIR)/$(KUBE_APISERVER) k8s.io/kubernetes/cmd/kube-apiserver
+
+kube-apiserver: $(KUBE_APISERVER)
+
+# Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
+# kube-apiserver with etcd), then the distribution's end-to-end tests.
+test: build $(KUBE_APISERVER)
+	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -v ./e2e/...
 
-COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor
+COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector
 
 generate:
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done
@@ -48,7 +61,7 @@ lint:
 	$(GO) vet ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/... ./processor/gpuanalyzerprocessor/...
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/... ./processor/gpuanalyzerprocessor/... ./connector/gpuautoscaleconnector/...
 
 clean:
 	rm -rf bin _build

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/zapr"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/connector"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
+	"k8s.io/klog/v2"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
@@ -90,10 +92,15 @@ func newAutoscaler(cfg *Config, set connector.Settings) *autoscaler {
 	return a
 }
 
+// routeKlog sends client-go's own log lines (klog) to the collector's
+// logger, once per process, instead of raw to stderr.
+var routeKlog sync.Once
+
 func (a *autoscaler) kubernetesAPI(ctx context.Context) (scaleAPI, error) {
 	if a.cfg.Auth.Type == "none" {
 		return nil, nil
 	}
+	routeKlog.Do(func() { klog.SetLogger(zapr.NewLogger(a.logger.Named("client-go"))) })
 	rc, err := kube.RESTConfig(a.cfg.Auth.Type, a.cfg.Auth.Kubeconfig, a.cfg.Auth.Context)
 	if err != nil {
 		return nil, err
