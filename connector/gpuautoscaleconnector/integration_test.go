@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -281,22 +283,7 @@ func createInferencePool(t *testing.T, s *kubetest.Server, ns, name string, repl
 	return pools
 }
 
-func isAlreadyExists(err error) bool {
-	return err != nil && (fmt.Sprint(err) != "" && (containsAny(err.Error(), "already exists")))
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if len(s) >= len(sub) {
-			for i := 0; i+len(sub) <= len(s); i++ {
-				if s[i:i+len(sub)] == sub {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
+func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
 
 func TestDryRunLeavesReplicasAlone(t *testing.T) {
 	s := server(t)
@@ -364,7 +351,7 @@ func TestForbiddenNamesVerbAndResource(t *testing.T) {
 	require.Eventually(t, func() bool {
 		h.a.evaluate(context.Background(), now)
 		ev := h.host.last.Load()
-		return ev != nil && ev.Err() != nil && containsAny(ev.Err().Error(), "forbidden")
+		return ev != nil && ev.Err() != nil && strings.Contains(ev.Err().Error(), "forbidden")
 	}, 10*time.Second, 100*time.Millisecond, "RBAC may take a moment to apply")
 	ev := h.host.last.Load()
 	require.Equal(t, componentstatus.StatusRecoverableError, ev.Status())

@@ -1,0 +1,110 @@
+package gpuautoscaleconnector
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
+)
+
+// TestExampleRBAC applies examples/kubernetes/rbac.yaml and checks, as the
+// gateway's service account, that it is enough and no more: scale the one
+// target, hold the Lease, and nothing else.
+func TestExampleRBAC(t *testing.T) {
+	s := server(t)
+	ctx := context.Background()
+	admin := s.Config(kubetest.AdminToken)
+	cs := kubernetes.NewForConfigOrDie(admin)
+	for _, ns := range []string{"serving", "observability"} {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !isAlreadyExists(err) {
+			require.NoError(t, err)
+		}
+	}
+	applyFile(t, "../../examples/kubernetes/rbac.yaml")
+	createDeployment(t, cs, "serving", "llm-inference", 2)
+	createDeployment(t, cs, "serving", "other", 2)
+
+	as := s.Config(kubetest.AdminToken)
+	as.Impersonate.UserName = "system:serviceaccount:observability:otelcol-gpu-gateway"
+	sc, err := kube.NewScaler(as, 10*time.Second)
+	require.NoError(t, err)
+	ref := kube.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "serving", Name: "llm-inference"}
+	require.Eventually(t, func() bool { // RBAC may take a moment to apply
+		_, err := sc.Set(ctx, ref, 5)
+		return err == nil
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Equal(t, int32(5), deploymentReplicas(t, cs, "serving", "llm-inference"))
+
+	_, err = sc.Set(ctx, kube.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "serving", Name: "other"}, 5)
+	require.ErrorContains(t, err, "forbidden to get apps/deployments/scale", "only its own target")
+
+	// The Lease, in its own namespace.
+	leaseCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	led := make(chan bool, 1)
+	require.NoError(t, kube.Elect(leaseCtx, as, kube.LeaseConfig{Name: "otelcol-gpu-autoscaler", Namespace: "observability", Identity: "gw-0",
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond},
+		func(lead bool) {
+			select {
+			case led <- lead:
+			default:
+			}
+		}))
+	select {
+	case lead := <-led:
+		require.True(t, lead)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the service account could not take the Lease")
+	}
+	cancel()
+}
+
+// applyFile creates every object of a multi-document YAML file.
+func applyFile(t *testing.T, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := server(t)
+	cfg := s.Config(kubetest.AdminToken)
+	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	for {
+		var obj unstructured.Unstructured
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			require.NoError(t, err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		gvk := obj.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		require.NoError(t, err, "%s", gvk)
+		_, err = dyn.Resource(m.Resource).Namespace(obj.GetNamespace()).Create(context.Background(), &obj, metav1.CreateOptions{})
+		if err != nil && !isAlreadyExists(err) {
+			require.NoError(t, err, "%s %s", gvk.Kind, obj.GetName())
+		}
+	}
+}
