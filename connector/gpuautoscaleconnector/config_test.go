@@ -1,0 +1,70 @@
+package gpuautoscaleconnector
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
+)
+
+func loadConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig()
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg.(*Config)
+}
+
+func TestLoadConfig(t *testing.T) {
+	c := loadConfig(t, "full")
+	require.NoError(t, confmap.Validate(c))
+	require.Equal(t, 10*time.Second, c.Interval)
+	require.Equal(t, "obs", c.LeaderElection.LeaseNamespace)
+	tc := c.Targets[0]
+	require.Equal(t, map[string]string{"k8s.namespace.name": "serving", "k8s.deployment.name": "infer"}, tc.match())
+	spec := tc.spec()
+	require.True(t, spec.Predictive)
+	require.Equal(t, 2*time.Minute, spec.LeadTime)
+	require.Equal(t, []hpa.Policy{{Type: hpa.Pods, Value: 2, Period: 30 * time.Second}}, spec.Behavior.ScaleUp.Policies)
+	require.Equal(t, hpa.SelectMin, spec.Behavior.ScaleUp.Select)
+	require.Equal(t, 0.1, spec.Behavior.ScaleUp.Tolerance, "unset: the HPA default")
+	require.Equal(t, 10*time.Minute, spec.Behavior.ScaleDown.StabilizationWindow)
+	require.Equal(t, 0.05, spec.Behavior.ScaleDown.Tolerance)
+	require.Equal(t, hpa.DefaultBehavior().ScaleDown.Policies, spec.Behavior.ScaleDown.Policies)
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, wants := range map[string][]string{
+		"no_targets": {"targets must list at least one scale target"},
+		"bad_target": {
+			"targets[0]::match must list the resource attributes of ns/Pool/p's GPUs (no default for kind Pool)",
+			"targets[0]::target_value must be positive, got 0",
+			"targets[0]::max_replicas (2) must not be less than min_replicas (4)",
+			`targets[0]::mode: unknown mode "eager"; want reactive or predictive`,
+			"targets[1]::lead_time must be positive in predictive mode",
+			`targets[1]::dry_run must be true when auth::type is none`,
+			`targets[1]::behavior::scale_up::select_policy: unknown policy "Fastest"; want Max, Min or Disabled`,
+			`targets[1]::behavior::scale_up::policies[0]::type: unknown type "Replicas"; want Pods or Percent`,
+			"targets[1]::behavior::scale_up::policies[0]::value must be positive, got 0",
+		},
+		"bad_auth":  {`auth::type: unknown type "token"; want in_cluster, kubeconfig or none`},
+		"bad_lease": {"leader_election: want lease_duration > renew_deadline > retry_period > 0, got 5s, 10s, 2s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := confmap.Validate(loadConfig(t, name))
+			for _, w := range wants {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
+}
