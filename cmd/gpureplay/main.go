@@ -3,6 +3,7 @@
 // through alerting rules, and prints the verdicts as JSON Lines.
 //
 //	gpureplay [-config FILE] [-o FILE] TRACE.csv
+//	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
 //
 // Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
 // receiver's own mapping and goes through a processor made by the
@@ -10,6 +11,14 @@
 // processor adds. One line per trace row, in input order:
 //
 //	{"time":1767225600,"uuid":"GPU-...","bottleneck":"compute_bound","straggler":false,"alerts":[],"score":0.12}
+//
+// With -autoscale, FILE holds gpu_autoscale connector settings (the keys
+// under `connectors: gpu_autoscale:`), and the trace also goes through the
+// connector's algorithm, with time from the trace and each target's current
+// replica count from its distinct pods in the batch. Then gpureplay prints
+// one line per evaluation instead:
+//
+//	{"time":1767225600,"target":"serving/Deployment/chat","current":4,"desired":6,"reason":"Scaled"}
 //
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
@@ -37,8 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML `file` with the gpu_analyzer processor's settings (default: the defaults)")
 	outPath := fs.String("o", "", "write the verdicts to `file` instead of standard output")
+	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gpureplay [-config FILE] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE] [-config FILE] [-o FILE] TRACE.csv")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -57,6 +67,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	var scaler *replay.Autoscale
+	if *autoscalePath != "" {
+		if scaler, err = replay.LoadAutoscale(*autoscalePath); err != nil {
+			return fail(err)
+		}
+	}
 	tracePath := fs.Arg(0)
 	in, err := os.Open(tracePath)
 	if err != nil {
@@ -73,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = file
 	}
 	w := bufio.NewWriterSize(out, 1<<16)
-	replayErr := replay.Run(context.Background(), cfg, in, tracePath, w)
+	replayErr := replay.Run(context.Background(), cfg, scaler, in, tracePath, w)
 	flushErr := w.Flush()
 	if file != nil {
 		flushErr = errors.Join(flushErr, file.Close())

@@ -134,3 +134,24 @@ func TestBadTrace(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "usage: gpureplay")
 }
+
+// TestAutoscaleReplay replays a trace through the autoscale connector's
+// algorithm: one line per evaluation, every 15 s of trace time, the current
+// count from the pods in the batch, deterministic.
+func TestAutoscaleReplay(t *testing.T) {
+	cfg := filepath.Join("testdata", "autoscale-serving.yaml")
+	out, stderr, code := runReplay(t, "-autoscale", cfg, tracePath("serving-mixed-5s"))
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 160, "2,400 s of trace / 15 s")
+	require.Regexp(t, `^\{"time":1767225600,"target":"serving/Deployment/llm-serving","current":31,"desired":31,"reason":"Stabilized"\}$`, lines[0])
+	require.Regexp(t, `^\{"time":1767225615,`, lines[1])
+	again, _, _ := runReplay(t, "-autoscale", cfg, tracePath("serving-mixed-5s"))
+	require.Equal(t, out, again, "deterministic")
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("targets: []\n"), 0o644))
+	_, stderr, code = runReplay(t, "-autoscale", bad, tracePath("serving-mixed-5s"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, bad+": targets must list at least one scale target")
+}

@@ -66,6 +66,11 @@ type target struct {
 
 	backoff      time.Duration
 	backoffUntil time.Time
+
+	// batchPods, in a replay, holds the pods of the current batch: the
+	// target's replica count as recorded.
+	batchPods map[string]struct{}
+	last      evaluation
 }
 
 type gpuValue struct {
@@ -356,6 +361,9 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 	}
 	values, reporting := t.podValues(now, a.cfg.MetricMaxAge)
 	current := int32(reporting)
+	if t.batchPods != nil {
+		current = int32(len(t.batchPods)) // replay: the pods of this batch
+	}
 	if a.api != nil {
 		c, err := a.api.Current(ctx, t.ref)
 		if err != nil {
@@ -364,9 +372,14 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 		current = c
 	}
 	d := t.hpa.Evaluate(hpa.Observation{Now: now, Current: current, Values: values})
+	t.last = evaluation{Time: now, Target: t.ref.String(), Current: current, Desired: d.Desired, Reason: string(d.Reason)}
 	if d.Desired != current {
 		switch {
-		case t.cfg.DryRun || a.api == nil:
+		case a.api == nil:
+			// No API (auth none, or a replay): decide as if it were applied.
+			t.hpa.Record(now, current, d.Desired)
+			a.logAction(ld, now, t, current, d, true)
+		case t.cfg.DryRun:
 			a.logAction(ld, now, t, current, d, true)
 		case !a.leading:
 			// Another replica holds the lease and writes.

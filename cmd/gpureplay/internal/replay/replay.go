@@ -24,12 +24,39 @@ import (
 	"go.uber.org/zap"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
 )
+
+// Autoscale replays through the gpu_autoscale connector's algorithm.
+type Autoscale struct {
+	r *gpuautoscaleconnector.Replayer
+}
+
+// LoadAutoscale reads the connector's settings from a YAML file.
+func LoadAutoscale(path string) (*Autoscale, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cfg, err := gpuautoscaleconnector.LoadConfig(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r, err := gpuautoscaleconnector.NewReplayer(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Autoscale{r: r}, nil
+}
 
 // LoadConfig reads the processor's settings from a YAML file: the keys that
 // go under `processors: gpu_analyzer:` in a collector configuration. An
@@ -70,14 +97,14 @@ type host struct{}
 func (host) GetExtensions() map[component.ID]component.Component { return nil }
 
 // Run replays the trace read from in (named name in errors) and writes one
-// JSON line per row to out.
-func Run(ctx context.Context, cfg component.Config, in io.Reader, name string, out io.Writer) error {
+// JSON line per row to out, or, with an autoscaler, one per evaluation.
+func Run(ctx context.Context, cfg component.Config, scaler *Autoscale, in io.Reader, name string, out io.Writer) error {
 	tr, err := trace.NewReader(in, name)
 	if err != nil {
 		return err
 	}
 	f := gpuanalyzerprocessor.NewFactory()
-	w := &writer{out: out}
+	w := &writer{out: out, scaler: scaler}
 	sink, err := consumer.NewMetrics(w.consume)
 	if err != nil {
 		return err
@@ -115,7 +142,7 @@ func Run(ctx context.Context, cfg component.Config, in io.Reader, name string, o
 		if rms.Len() != len(batch) {
 			return fmt.Errorf("%s:%d: mapping produced %d resources for %d rows", name, batch[0].Line, rms.Len(), len(batch))
 		}
-		w.rows = batch
+		w.rows, w.now = batch, samples[0].Time
 		for i := range batch {
 			addWorkload(rms.At(i), &batch[i])
 		}
@@ -174,13 +201,36 @@ func addWorkload(rm pmetric.ResourceMetrics, r *trace.Row) {
 
 // writer turns the processor's output back into verdict lines.
 type writer struct {
-	out  io.Writer
-	rows []trace.Row
-	buf  []byte
-	err  error
+	out    io.Writer
+	rows   []trace.Row
+	now    time.Time
+	scaler *Autoscale
+	buf    []byte
+	err    error
 }
 
 func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
+	if w.scaler != nil {
+		for _, e := range w.scaler.r.Batch(md, w.now) {
+			b := w.buf[:0]
+			b = append(b, `{"time":`...)
+			b = strconv.AppendFloat(b, w.rows[0].Time, 'f', -1, 64)
+			b = append(b, `,"target":`...)
+			b = strconv.AppendQuote(b, e.Target)
+			b = append(b, `,"current":`...)
+			b = strconv.AppendInt(b, int64(e.Current), 10)
+			b = append(b, `,"desired":`...)
+			b = strconv.AppendInt(b, int64(e.Desired), 10)
+			b = append(b, `,"reason":`...)
+			b = strconv.AppendQuote(b, e.Reason)
+			b = append(b, "}\n"...)
+			w.buf = b
+			if _, err := w.out.Write(b); err != nil && w.err == nil {
+				w.err = err
+			}
+		}
+		return nil
+	}
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len() && i < len(w.rows); i++ {
 		v := verdictOf(rms.At(i))
