@@ -184,7 +184,7 @@ func (a *Autoscaler) Evaluate(o Observation) Decision {
 	if s.Predictive {
 		load := sum / s.Target
 		a.holt.observe(o.Now, load, s.Alpha, s.Beta)
-		if f, ok := a.holt.forecast(o.Now.Add(s.LeadTime)); ok {
+		if f, ok := a.holt.forecast(o.Now.Add(s.LeadTime), s.LeadTime); ok {
 			if current > 0 {
 				d.Forecast = f * s.Target / float64(current)
 			}
@@ -426,10 +426,17 @@ func (h *holt) observe(at time.Time, x, alpha, beta float64) {
 	h.n++
 }
 
-// forecast extrapolates the load to a time, once there is a trend.
-func (h *holt) forecast(at time.Time) (float64, bool) {
+// forecast extrapolates the load to a time, once there is a trend. The
+// trend is damped (Gardner's damped trend, in continuous time with a time
+// constant of tau): a ramp is followed, but a plateau after it is not
+// overshot by the full lead time's worth of slope.
+func (h *holt) forecast(at time.Time, tau time.Duration) (float64, bool) {
 	if h.n < 2 {
 		return 0, false
 	}
-	return max(0, h.level+h.trend*at.Sub(h.last).Seconds()), true
+	dt := at.Sub(h.last).Seconds()
+	if t := tau.Seconds(); t > 0 {
+		dt = t * (1 - math.Exp(-dt/t))
+	}
+	return max(0, h.level+h.trend*dt), true
 }
