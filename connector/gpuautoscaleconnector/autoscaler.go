@@ -36,6 +36,7 @@ type scaleAPI interface {
 type autoscaler struct {
 	cfg    *Config
 	logger *zap.Logger
+	tb     *metadata.TelemetryBuilder
 
 	mu         sync.Mutex
 	metricsOut consumer.Metrics
@@ -79,8 +80,12 @@ type gpuValue struct {
 	at    time.Time
 }
 
-func newAutoscaler(cfg *Config, set connector.Settings) *autoscaler {
-	a := &autoscaler{cfg: cfg, logger: set.Logger, now: time.Now, leading: !cfg.LeaderElection.Enabled}
+func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	a := &autoscaler{cfg: cfg, logger: set.Logger, tb: tb, now: time.Now, leading: !cfg.LeaderElection.Enabled}
 	for i := range cfg.Targets {
 		t := &cfg.Targets[i]
 		r := t.ScaleTargetRef
@@ -94,7 +99,7 @@ func newAutoscaler(cfg *Config, set connector.Settings) *autoscaler {
 		})
 	}
 	a.newAPI = a.kubernetesAPI
-	return a
+	return a, nil
 }
 
 // routeKlog sends client-go's own log lines (klog) to the collector's
@@ -186,6 +191,7 @@ func (a *autoscaler) shutdown(context.Context) error {
 	a.mu.Unlock()
 	cancel()
 	<-done
+	a.tb.Shutdown()
 	return nil
 }
 
@@ -367,11 +373,13 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 	if a.api != nil {
 		c, err := a.api.Current(ctx, t.ref)
 		if err != nil {
+			a.tb.ConnectorGpuAutoscaleAPIErrors.Add(ctx, 1)
 			return t.fail(now, a.cfg.Interval, err)
 		}
 		current = c
 	}
 	d := t.hpa.Evaluate(hpa.Observation{Now: now, Current: current, Values: values})
+	a.tb.ConnectorGpuAutoscaleEvaluations.Add(ctx, 1)
 	t.last = evaluation{Time: now, Target: t.ref.String(), Current: current, Desired: d.Desired, Reason: string(d.Reason)}
 	if d.Desired != current {
 		switch {
@@ -386,8 +394,10 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 		default:
 			before, err := a.api.Set(ctx, t.ref, d.Desired)
 			if err != nil {
+				a.tb.ConnectorGpuAutoscaleAPIErrors.Add(ctx, 1)
 				return t.fail(now, a.cfg.Interval, err)
 			}
+			a.tb.ConnectorGpuAutoscaleScaleActions.Add(ctx, 1)
 			t.hpa.Record(now, before, d.Desired)
 			if d.Desired > before {
 				t.actions[0]++

@@ -6,12 +6,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadatatest"
 )
 
 // fakeAPI is a scale subresource in memory, for the rules that do not need
@@ -29,12 +34,17 @@ func (f *fakeAPI) Set(_ context.Context, _ kube.Ref, n int32) (int32, error) {
 	return before, nil
 }
 
-func newTestAutoscaler(t *testing.T, target TargetConfig, api *fakeAPI) *autoscaler {
+func newTestAutoscaler(t *testing.T, target TargetConfig, api *fakeAPI, set ...connector.Settings) *autoscaler {
 	cfg := createDefaultConfig()
 	cfg.LeaderElection.Enabled = false
 	cfg.Targets = []TargetConfig{target}
 	require.NoError(t, cfg.Validate())
-	a := newAutoscaler(cfg, connectortest.NewNopSettings(metadata.Type))
+	settings := connectortest.NewNopSettings(metadata.Type)
+	if len(set) > 0 {
+		settings = set[0]
+	}
+	a, err := newAutoscaler(cfg, settings)
+	require.NoError(t, err)
 	a.api = api
 	return a
 }
@@ -78,7 +88,9 @@ func TestStaysWithinMinAndMax(t *testing.T) {
 	target := deploymentTarget("ml", "inference")
 	target.MinReplicas, target.MaxReplicas = 2, 5
 	api := &fakeAPI{replicas: 1} // below min, set by someone else
-	a := newTestAutoscaler(t, target, api)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	a := newTestAutoscaler(t, target, api, metadatatest.NewSettings(tel))
 	ctx := context.Background()
 	t0 := time.Now()
 	for i := range 20 {
@@ -92,6 +104,8 @@ func TestStaysWithinMinAndMax(t *testing.T) {
 		require.LessOrEqual(t, w, int32(5))
 	}
 	require.Equal(t, int32(5), api.replicas)
+	metadatatest.AssertEqualConnectorGpuAutoscaleScaleActions(t, tel, []metricdata.DataPoint[int64]{{Value: int64(len(api.writes))}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorGpuAutoscaleEvaluations(t, tel, []metricdata.DataPoint[int64]{{Value: 20}}, metricdatatest.IgnoreTimestamp())
 }
 
 func TestNonLeaderDoesNotWrite(t *testing.T) {

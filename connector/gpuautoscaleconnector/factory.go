@@ -34,16 +34,20 @@ type sharedAutoscaler struct {
 	refs int
 }
 
-func acquire(set connector.Settings, cfg *Config) *autoscaler {
+func acquire(set connector.Settings, cfg *Config) (*autoscaler, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	s, ok := shared[set.ID]
 	if !ok {
-		s = &sharedAutoscaler{autoscaler: newAutoscaler(cfg, set)}
+		a, err := newAutoscaler(cfg, set)
+		if err != nil {
+			return nil, err
+		}
+		s = &sharedAutoscaler{autoscaler: a}
 		shared[set.ID] = s
 	}
 	s.refs++
-	return s.autoscaler
+	return s.autoscaler, nil
 }
 
 func release(id component.ID) {
@@ -80,7 +84,10 @@ func (i *instance) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error
 }
 
 func createMetricsToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
-	a := acquire(set, cfg.(*Config))
+	a, err := acquire(set, cfg.(*Config))
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	a.metricsOut = next
 	a.mu.Unlock()
@@ -88,7 +95,10 @@ func createMetricsToMetrics(_ context.Context, set connector.Settings, cfg compo
 }
 
 func createMetricsToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Metrics, error) {
-	a := acquire(set, cfg.(*Config))
+	a, err := acquire(set, cfg.(*Config))
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	a.logsOut = next
 	a.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
@@ -47,7 +49,12 @@ func NewReplayer(cfg component.Config) (*Replayer, error) {
 	if err := confmap.Validate(&c); err != nil {
 		return nil, err
 	}
-	a := newAutoscaler(&c, connector.Settings{ID: component.NewID(metadata.Type), TelemetrySettings: component.TelemetrySettings{Logger: zap.NewNop()}})
+	a, err := newAutoscaler(&c, connector.Settings{ID: component.NewID(metadata.Type), TelemetrySettings: component.TelemetrySettings{
+		Logger: zap.NewNop(), MeterProvider: noop.NewMeterProvider(), TracerProvider: tracenoop.NewTracerProvider(),
+	}})
+	if err != nil {
+		return nil, err
+	}
 	return &Replayer{a: a}, nil
 }
 
