@@ -23,6 +23,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 )
 
 // scaleAPI is what the autoscaler needs from Kubernetes.
@@ -257,13 +258,8 @@ func (t *target) ingest(rm pmetric.ResourceMetrics, gpu, pod string) {
 			if m.Name() != t.metric {
 				continue
 			}
-			var dps pmetric.NumberDataPointSlice
-			switch m.Type() {
-			case pmetric.MetricTypeGauge:
-				dps = m.Gauge().DataPoints()
-			case pmetric.MetricTypeSum:
-				dps = m.Sum().DataPoints()
-			default:
+			dps, ok := metricpoints.Of(m)
+			if !ok {
 				continue
 			}
 			for k := 0; k < dps.Len(); k++ {
@@ -271,10 +267,7 @@ func (t *target) ingest(rm pmetric.ResourceMetrics, gpu, pod string) {
 				if !matches(dp.Attributes(), t.cfg.MetricAttributes) {
 					continue
 				}
-				v := dp.DoubleValue()
-				if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-					v = float64(dp.IntValue())
-				}
+				v := metricpoints.Value(dp)
 				at := dp.Timestamp().AsTime()
 				key := gpu
 				if key == "" {

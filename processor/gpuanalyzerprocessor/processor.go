@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
@@ -185,13 +186,6 @@ func dataPoints(rm pmetric.ResourceMetrics) int {
 	return n
 }
 
-func number(dp pmetric.NumberDataPoint) float64 {
-	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-		return float64(dp.IntValue())
-	}
-	return dp.DoubleValue()
-}
-
 func attrStr(dp pmetric.NumberDataPoint, key string) string {
 	v, ok := dp.Attributes().Get(key)
 	if !ok {
@@ -211,13 +205,8 @@ func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Samp
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			m := ms.At(j)
-			var dps pmetric.NumberDataPointSlice
-			switch m.Type() {
-			case pmetric.MetricTypeGauge:
-				dps = m.Gauge().DataPoints()
-			case pmetric.MetricTypeSum:
-				dps = m.Sum().DataPoints()
-			default:
+			dps, ok := metricpoints.Of(m)
+			if !ok {
 				continue
 			}
 			for k := 0; k < dps.Len(); k++ {
@@ -234,7 +223,7 @@ func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Samp
 // read takes one data point into the sample. It returns false if the value
 // is not a plausible reading.
 func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *analysis.Sample) bool {
-	v := number(dp)
+	v := metricpoints.Value(dp)
 	in := func(lo, hi float64) bool { return !math.IsNaN(v) && v >= lo && v <= hi }
 	ratio := func(dst *float64, bit uint16) bool {
 		if !in(0, 1) {

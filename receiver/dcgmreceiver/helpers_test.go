@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 )
 
 // statusHost records the status events a component reports.
@@ -70,13 +72,8 @@ func point(t *testing.T, rm pmetric.ResourceMetrics, name string, attrs map[stri
 	if !ok {
 		t.Fatalf("metric %s missing", name)
 	}
-	var dps pmetric.NumberDataPointSlice
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		dps = m.Gauge().DataPoints()
-	case pmetric.MetricTypeSum:
-		dps = m.Sum().DataPoints()
-	default:
+	dps, ok := metricpoints.Of(m)
+	if !ok {
 		t.Fatalf("metric %s has type %v", name, m.Type())
 	}
 	for i := 0; i < dps.Len(); i++ {
@@ -98,9 +95,4 @@ func matches(m pcommon.Map, want map[string]any) bool {
 	return true
 }
 
-func num(dp pmetric.NumberDataPoint) float64 {
-	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-		return float64(dp.IntValue())
-	}
-	return dp.DoubleValue()
-}
+func num(dp pmetric.NumberDataPoint) float64 { return metricpoints.Value(dp) }

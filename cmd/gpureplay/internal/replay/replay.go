@@ -39,13 +39,9 @@ type Autoscale struct {
 
 // LoadAutoscale reads the connector's settings from a YAML file.
 func LoadAutoscale(path string) (*Autoscale, error) {
-	raw, err := os.ReadFile(path)
+	m, err := readYAML(path)
 	if err != nil {
 		return nil, err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	cfg, err := gpuautoscaleconnector.LoadConfig(m)
 	if err != nil {
@@ -66,13 +62,9 @@ func LoadConfig(path string) (component.Config, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	raw, err := os.ReadFile(path)
+	m, err := readYAML(path)
 	if err != nil {
 		return nil, err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -81,6 +73,19 @@ func LoadConfig(path string) (component.Config, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// readYAML reads a settings file into a map; errors name the file.
+func readYAML(path string) (map[string]any, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
 }
 
 func telemetry() component.TelemetrySettings {
