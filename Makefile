@@ -13,7 +13,7 @@ BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
-.PHONY: all build run test unit e2e generate lint bench clean kube-apiserver
+.PHONY: all build run test unit e2e generate lint bench bench-go clean kube-apiserver
 
 all: build
 
@@ -60,7 +60,13 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench:
+# BENCHMARKS.md from one run (about 17 minutes here): the built collector
+# as a process against the alternatives, the analyzer, growth, alert latency.
+bench: build
+	$(GO) run ./internal/tools/gpubench -bin $(BIN) -o BENCHMARKS.md
+
+# The Go micro-benchmarks alone.
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/... ./processor/gpuanalyzerprocessor/... ./connector/gpuautoscaleconnector/...
 
 clean:

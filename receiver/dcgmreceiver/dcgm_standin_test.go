@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/dcgmbackend/dcgmstandin"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 

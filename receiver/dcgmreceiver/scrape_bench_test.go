@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/dcgmbackend/dcgmstandin"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 

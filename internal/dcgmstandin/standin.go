@@ -39,19 +39,30 @@ func Load(src, dir string) error {
 	return loadErr
 }
 
-func load(src, dir string) error {
+// Build compiles src (the stand-in's C source) into dir/libdcgm.so.4 and
+// returns its path. A process started with dir on LD_LIBRARY_PATH loads it
+// as DCGM.
+func Build(src, dir string) (string, error) {
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "gcc"
 	}
 	inc, err := dcgmHeaders()
 	if err != nil {
-		return err
+		return "", err
 	}
 	lib := filepath.Join(dir, Soname)
-	out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wl,-soname,"+Soname, "-I", inc, "-o", lib, src).CombinedOutput()
+	out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-Wall", "-Wl,-soname,"+Soname, "-I", inc, "-o", lib, src).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("compile %s with %s: %w\n%s", src, cc, err, out)
+		return "", fmt.Errorf("compile %s with %s: %w\n%s", src, cc, err, out)
+	}
+	return lib, nil
+}
+
+func load(src, dir string) error {
+	lib, err := Build(src, dir)
+	if err != nil {
+		return err
 	}
 	cpath := C.CString(lib)
 	defer C.free(unsafe.Pointer(cpath))

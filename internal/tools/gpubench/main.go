@@ -1,0 +1,218 @@
+// Command gpubench measures otelcol-gpu as a whole process and writes
+// BENCHMARKS.md: ingestion cost against dcgm-exporter scraped by the
+// prometheus receiver, the analyzer against a pass-through, how cost grows
+// with the fleet, and alert latency. `make bench` runs it.
+//
+// Every figure is a median of several runs; the paths that are compared are
+// run interleaved, in the same session. CPU comes from the threads' run
+// time in /proc/PID/task/*/schedstat, peak RSS from /proc/PID/status (VmHWM).
+// Data points are
+// counted where they arrive: an OTLP gRPC sink in this process.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	bin     = flag.String("bin", "bin/otelcol-gpu", "the otelcol-gpu binary")
+	out     = flag.String("o", "BENCHMARKS.md", "where to write the report")
+	runs    = flag.Int("runs", 5, "runs per measurement (medians are reported)")
+	window  = flag.Duration("window", 12*time.Second, "measurement window per run")
+	warmup  = flag.Duration("warmup", 8*time.Second, "time before each window")
+	standin = flag.String("standin", "receiver/dcgmreceiver/testdata/standin-dcgm/libdcgm.c", "the stand-in libdcgm source")
+)
+
+func main() {
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+	if _, err := os.Stat(*bin); err != nil {
+		log.Fatalf("%s: %v (run make build)", *bin, err)
+	}
+	began := time.Now()
+	sink, err := startSink()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sink.stop()
+	work, err := os.MkdirTemp("", "gpubench-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+
+	var r report
+	r.ingestion = measureIngestion(sink, work)
+	r.analyzer = measureAnalyzer()
+	r.growth = measureGrowth(sink, work)
+	r.latency = measureLatency(sink, work)
+	r.took = time.Since(began)
+	if err := os.WriteFile(*out, []byte(r.markdown()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s in %v", *out, r.took.Round(time.Second))
+}
+
+// sample is one whole-process measurement.
+type sample struct {
+	cpu    float64 // seconds of CPU in the window
+	points int64   // data points that reached the sink in the window
+	rssMB  float64 // peak RSS of the process
+}
+
+func (s sample) cpuPerMillion() float64 { return s.cpu / float64(s.points) * 1e6 }
+
+// collector runs otelcol-gpu with a configuration.
+type collector struct {
+	cmd  *exec.Cmd
+	logs bytes.Buffer
+}
+
+func startCollector(work, config string, env ...string) (*collector, error) {
+	path := filepath.Join(work, fmt.Sprintf("config-%d.yaml", time.Now().UnixNano()))
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		return nil, err
+	}
+	c := &collector{}
+	c.cmd = exec.Command(*bin, "--config", path)
+	c.cmd.Env = append(os.Environ(), env...)
+	c.cmd.Stdout, c.cmd.Stderr = &c.logs, &c.logs
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *collector) stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// cpuSeconds is the CPU time the process's threads have run, in
+// nanoseconds from /proc/PID/task/*/schedstat: clock ticks (10 ms) are far
+// too coarse for a receiver that needs a few milliseconds a second. Go's
+// threads live as long as the process, so summing them at both ends of a
+// window measures the window.
+func (c *collector) cpuSeconds() (float64, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", c.cmd.Process.Pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no schedstat for pid %d", c.cmd.Process.Pid)
+	}
+	var ns float64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that just exited
+		}
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			v, _ := strconv.ParseFloat(f[0], 64)
+			ns += v
+		}
+	}
+	return ns / 1e9, nil
+}
+
+func (c *collector) peakRSSMB() float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// measure runs a configuration and measures one window after the warm-up.
+func measure(sink *sink, work, config string, env ...string) (sample, error) {
+	c, err := startCollector(work, config, env...)
+	if err != nil {
+		return sample{}, err
+	}
+	defer c.stop()
+	time.Sleep(*warmup)
+	if c.cmd.ProcessState != nil {
+		return sample{}, fmt.Errorf("collector exited: %s", c.logs.String())
+	}
+	cpu0, err := c.cpuSeconds()
+	if err != nil {
+		return sample{}, fmt.Errorf("%v: %s", err, c.logs.String())
+	}
+	p0 := sink.points.Load()
+	time.Sleep(*window)
+	cpu1, err := c.cpuSeconds()
+	if err != nil {
+		return sample{}, fmt.Errorf("%v: %s", err, c.logs.String())
+	}
+	s := sample{cpu: cpu1 - cpu0, points: sink.points.Load() - p0, rssMB: c.peakRSSMB()}
+	if s.points == 0 {
+		return s, fmt.Errorf("no data points reached the sink: %s", c.logs.String())
+	}
+	return s, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				model = strings.TrimSpace(strings.SplitN(line, ":", 2)[1])
+				break
+			}
+		}
+	}
+	mem := ""
+	if raw, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f := strings.Fields(strings.SplitN(string(raw), "\n", 2)[0])
+		if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
+			mem = fmt.Sprintf(", %.0f GiB memory", kb/1024/1024)
+		}
+	}
+	return fmt.Sprintf("%d CPUs (%s)%s, %s, %s/%s", runtime.NumCPU(), model, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
