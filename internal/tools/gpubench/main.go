@@ -33,7 +33,7 @@ var (
 	out     = flag.String("o", "BENCHMARKS.md", "where to write the report")
 	runs    = flag.Int("runs", 5, "runs per measurement (medians are reported)")
 	window  = flag.Duration("window", 12*time.Second, "measurement window per run")
-	warmup  = flag.Duration("warmup", 8*time.Second, "time before each window")
+	warmup  = flag.Duration("warmup", 8*time.Second, "time before each window of the prometheus receiver path (others: 3 s)")
 	standin = flag.String("standin", "receiver/dcgmreceiver/testdata/standin-dcgm/libdcgm.c", "the stand-in libdcgm source")
 )
 
@@ -149,13 +149,13 @@ func (c *collector) peakRSSMB() float64 {
 }
 
 // measure runs a configuration and measures one window after the warm-up.
-func measure(sink *sink, work, config string, env ...string) (sample, error) {
+func measure(sink *sink, work string, warm time.Duration, config string, env ...string) (sample, error) {
 	c, err := startCollector(work, config, env...)
 	if err != nil {
 		return sample{}, err
 	}
 	defer c.stop()
-	time.Sleep(*warmup)
+	time.Sleep(warm)
 	if c.cmd.ProcessState != nil {
 		return sample{}, fmt.Errorf("collector exited: %s", c.logs.String())
 	}

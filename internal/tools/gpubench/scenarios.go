@@ -20,6 +20,7 @@ exporters:
   otlp_grpc:
     endpoint: %s
     tls: {insecure: true}
+    compression: %s
 service:
   telemetry: {metrics: {level: none}, logs: {level: warn}}
   pipelines:
@@ -27,6 +28,10 @@ service:
 `
 
 func simulatedConfig(sinkAddr string, hosts, perHost int, interval time.Duration, analyze bool, extra string) string {
+	return simulatedConfigWith(sinkAddr, "gzip", hosts, perHost, interval, analyze, extra)
+}
+
+func simulatedConfigWith(sinkAddr, compression string, hosts, perHost int, interval time.Duration, analyze bool, extra string) string {
 	procs := "batch"
 	if analyze {
 		procs = "gpu_analyzer, batch"
@@ -43,14 +48,16 @@ receivers:
 processors:
   gpu_analyzer: {}
   batch: {timeout: 200ms}
-`, interval, hosts, perHost, extra) + fmt.Sprintf(pipelineTail, sinkAddr, "dcgm", procs)
+`, interval, hosts, perHost, extra) + fmt.Sprintf(pipelineTail, sinkAddr, compression, "dcgm", procs)
 }
 
 type path struct {
-	name, note string
-	gpus       int
-	config     string
-	env        []string
+	name, note  string
+	compression string
+	gpus        int
+	config      string
+	env         []string
+	warmup      time.Duration
 }
 
 type ingestionResult struct {
@@ -71,15 +78,21 @@ func measureIngestion(s *sink, work string) []ingestionResult {
 	if err := (dcgmstandin.State{GPUs: 32, Connected: true}).Write(state); err != nil {
 		log.Fatal(err)
 	}
-	paths := []path{
-		{name: "otelcol-gpu `dcgm` receiver, simulated backend", gpus: gpus,
-			config: simulatedConfig(s.addr, 4, 16, time.Second, false, "")},
-		{name: "otelcol-gpu `dcgm` receiver, DCGM backend (go-dcgm, stand-in libdcgm)", gpus: 32,
-			note:   "32 GPUs: one host engine serves at most 32",
-			config: fmt.Sprintf("receivers:\n  dcgm:\n    backend: dcgm\n    endpoint: localhost:5555\n    collection_interval: 1s\nprocessors:\n  batch: {timeout: 200ms}\n") + fmt.Sprintf(pipelineTail, s.addr, "dcgm", "batch"),
-			env:    []string{"LD_LIBRARY_PATH=" + filepath.Dir(lib), "STANDIN_DCGM_STATE=" + state}},
-		{name: "dcgm-exporter `/metrics` scraped by the `prometheus` receiver", gpus: gpus,
-			config: fmt.Sprintf(`
+	var paths []path
+	// The exporter's default compression (gzip) is most of the CPU on both
+	// paths; without it the comparison shows the ingestion itself.
+	for _, comp := range []string{"gzip", "none"} {
+		paths = append(paths,
+			path{name: "otelcol-gpu `dcgm` receiver, simulated backend", gpus: gpus, compression: comp, warmup: 3 * time.Second,
+				config: simulatedConfigWith(s.addr, comp, 4, 16, time.Second, false, "")},
+			path{name: "otelcol-gpu `dcgm` receiver, DCGM backend (go-dcgm, stand-in libdcgm)", gpus: 32, compression: comp, warmup: 3 * time.Second,
+				note:   "32 GPUs: one host engine serves at most 32",
+				config: "receivers:\n  dcgm:\n    backend: dcgm\n    endpoint: localhost:5555\n    collection_interval: 1s\nprocessors:\n  batch: {timeout: 200ms}\n" + fmt.Sprintf(pipelineTail, s.addr, comp, "dcgm", "batch"),
+				env:    []string{"LD_LIBRARY_PATH=" + filepath.Dir(lib), "STANDIN_DCGM_STATE=" + state}},
+			// The prometheus receiver applies its targets about every 5 s:
+			// its first scrape comes some 6 s after start.
+			path{name: "dcgm-exporter `/metrics` scraped by the `prometheus` receiver", gpus: gpus, compression: comp, warmup: *warmup,
+				config: fmt.Sprintf(`
 receivers:
   prometheus:
     config:
@@ -90,7 +103,8 @@ receivers:
           static_configs: [{targets: ["%s"]}]
 processors:
   batch: {timeout: 200ms}
-`, exp.addr) + fmt.Sprintf(pipelineTail, s.addr, "prometheus", "batch")},
+`, exp.addr) + fmt.Sprintf(pipelineTail, s.addr, comp, "prometheus", "batch")},
+		)
 	}
 	results := make([]ingestionResult, len(paths))
 	for i := range paths {
@@ -98,12 +112,12 @@ processors:
 	}
 	for r := 0; r < *runs; r++ {
 		for i, p := range paths {
-			smp, err := measure(s, work, p.config, p.env...)
+			smp, err := measure(s, work, p.warmup, p.config, p.env...)
 			if err != nil {
 				log.Fatalf("ingestion %s: %v", p.name, err)
 			}
 			results[i].samples = append(results[i].samples, smp)
-			log.Printf("ingestion run %d %-60.60s %.3f CPU s/M points, %.0f MB", r+1, p.name, smp.cpuPerMillion(), smp.rssMB)
+			log.Printf("ingestion run %d %-50.50s %-4s %.3f CPU s/M points, %.0f MB", r+1, p.name, p.compression, smp.cpuPerMillion(), smp.rssMB)
 		}
 	}
 	return results
@@ -126,7 +140,7 @@ func measureGrowth(s *sink, work string) []growthResult {
 	for r := 0; r < *runs; r++ {
 		for i, sz := range sizes {
 			results[i].gpus = sz.gpus
-			smp, err := measure(s, work, simulatedConfig(s.addr, sz.hosts, sz.per, time.Second, true, fleet))
+			smp, err := measure(s, work, 3*time.Second, simulatedConfig(s.addr, sz.hosts, sz.per, time.Second, true, fleet))
 			if err != nil {
 				log.Fatalf("growth %d GPUs: %v", sz.gpus, err)
 			}
