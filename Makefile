@@ -13,7 +13,7 @@ BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
-.PHONY: all build run test unit e2e generate lint bench bench-go clean kube-apiserver
+.PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver
 
 all: build
 
@@ -49,7 +49,16 @@ kube-apiserver: $(KUBE_APISERVER)
 # kube-apiserver with etcd), then the distribution's end-to-end tests.
 test: build $(KUBE_APISERVER)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
-	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -v ./e2e/...
+	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v ./e2e/...
+
+# End to end with a real Prometheus (Debian's package, installed if missing):
+# remote-write through an outage, the rules (promtool), every dashboard
+# query, and dcgm-exporter compatibility.
+e2e: build
+	@command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
+	promtool check rules examples/prometheus/rules.yaml
+	cd examples/prometheus && promtool test rules rules_test.yaml
+	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'Prometheus' -v -timeout 15m ./e2e/...
 
 COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector
 

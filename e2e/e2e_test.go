@@ -73,8 +73,15 @@ type collector struct {
 // the test ends.
 func start(t *testing.T, args ...string) *collector {
 	t.Helper()
+	return startEnv(t, nil, args...)
+}
+
+// startEnv is start with extra environment variables.
+func startEnv(t *testing.T, env []string, args ...string) *collector {
+	t.Helper()
 	c := &collector{logs: &syncBuffer{}, done: make(chan error, 1)}
 	c.cmd = exec.Command(binary(t), args...)
+	c.cmd.Env = append(os.Environ(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = c.logs, c.logs
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -345,5 +352,56 @@ func TestE2EValidateExamples(t *testing.T) {
 	out, err := exec.Command(binary(t), "validate", "--config="+bad).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `unknown backend "rocm"`) {
 		t.Errorf("a bad backend should fail validation naming it; got %v:\n%s", err, out)
+	}
+}
+
+// TestE2EValidateManifestConfigs validates the collector configurations
+// inside the Kubernetes manifests (ConfigMaps, and the Operator's
+// OpenTelemetryCollector resources) against the built distribution.
+func TestE2EValidateManifestConfigs(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "distributions", "otelcol-gpu", "*", "*.yaml"))
+	env := []string{"HOST_IP=10.0.0.1", "POD_IP=10.0.0.2", "K8S_NODE_NAME=node-1", "K8S_POD_NAME=trainer-0"}
+	configs := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		for {
+			var doc map[string]any
+			if err := dec.Decode(&doc); err != nil {
+				break
+			}
+			var config []byte
+			switch doc["kind"] {
+			case "ConfigMap":
+				data, _ := doc["data"].(map[string]any)
+				if s, ok := data["config.yaml"].(string); ok {
+					config = []byte(s)
+				}
+			case "OpenTelemetryCollector":
+				spec, _ := doc["spec"].(map[string]any)
+				if spec["config"] != nil {
+					config, _ = yaml.Marshal(spec["config"])
+				}
+			}
+			if config == nil {
+				continue
+			}
+			configs++
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, config, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(binary(t), "validate", "--config="+path)
+			cmd.Env = append(os.Environ(), env...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%s: the configuration of %v does not validate: %v\n%s", f, doc["metadata"], err, out)
+			}
+		}
+	}
+	if configs < 4 {
+		t.Fatalf("found only %d collector configurations in the manifests", configs)
 	}
 }

@@ -126,9 +126,9 @@ func (r *report) markdown() string {
 
 	w("## 4. Alert latency")
 	w("")
-	w("A critical XID (79) injected 10 s into the simulated fleet's life (2 × 8 GPUs, `gpu_analyzer`, `batch` with a 200 ms timeout, OTLP): from the fault to the `GPUFaulted` alert series arriving at the OTLP destination. `GPUFaulted` has no `for`, so this is the pipeline's own latency; alerts with a `for` add it.")
+	w("A critical XID (79) injected into the simulated fleet (2 × 8 GPUs, `gpu_analyzer`, `batch` with a 200 ms timeout, OTLP), at a different phase of the collection interval in each run (10 s plus (run + ½)/runs of an interval): from the fault to the `GPUFaulted` alert series arriving at the OTLP destination. Most of it is the wait for the next sample, half an interval on average; `GPUFaulted` has no `for`, so the rest is the pipeline's own latency. Alerts with a `for` add it.")
 	w("")
-	w("| collection interval | median | min | max | of which: until the next sample |")
+	w("| collection interval | median | min | max | of which: waiting for the next sample (median) |")
 	w("|---|---|---|---|---|")
 	for _, l := range r.latency {
 		w("| %v | %.2f s | %.2f s | %.2f s | %.2f s |", l.interval, median(l.total), minOf(l.total), maxOf(l.total), median(l.detection))

@@ -157,15 +157,18 @@ type latencyResult struct {
 	detection []float64 // fault to the data point that carries the alert, s
 }
 
-// measureLatency injects a critical XID 10 s into the simulated fleet's
-// life and times its GPUFaulted alert arriving at the OTLP destination.
+// measureLatency injects a critical XID into the simulated fleet and times
+// its GPUFaulted alert arriving at the OTLP destination. Real faults strike
+// between samples: each run puts the fault at another phase of the interval
+// (10 s plus a fraction of it), so the figures include the wait for the
+// next sample.
 func measureLatency(s *sink, work string) []latencyResult {
-	const faultAt = 10 * time.Second
-	fleet := fmt.Sprintf("      faults:\n        - {kind: xid, gpus: \"0/3\", start: %s, xid: 79}", faultAt)
 	var results []latencyResult
 	for _, interval := range []time.Duration{time.Second, 5 * time.Second} {
 		res := latencyResult{interval: interval}
 		for r := 0; r < *runs; r++ {
+			faultAt := 10*time.Second + time.Duration(float64(interval)*(float64(r)+0.5)/float64(*runs))
+			fleet := fmt.Sprintf("      faults:\n        - {kind: xid, gpus: \"0/3\", start: %s, xid: 79}", faultAt)
 			s.reset()
 			c, err := startCollector(work, simulatedConfig(s.addr, 2, 8, interval, true, fleet))
 			if err != nil {
@@ -186,7 +189,7 @@ func measureLatency(s *sink, work string) []latencyResult {
 			fault := first.Add(faultAt)
 			res.total = append(res.total, at.Sub(fault).Seconds())
 			res.detection = append(res.detection, data.Sub(fault).Seconds())
-			log.Printf("latency run %d at %v: %.2f s", r+1, interval, at.Sub(fault).Seconds())
+			log.Printf("latency run %d at %v (fault at %v): %.2f s", r+1, interval, faultAt, at.Sub(fault).Seconds())
 		}
 		results = append(results, res)
 	}
