@@ -58,6 +58,12 @@ e2e: build
 	@command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
 	promtool check rules examples/prometheus/rules.yaml
 	cd examples/prometheus && promtool test rules rules_test.yaml
+	@# The systemd unit: valid, and hardened (exposure at most 3.0 of 10).
+	@if command -v systemd-analyze >/dev/null; then d=$$(mktemp -d) && \
+		sed 's#/usr/local/bin/otelcol-gpu#$(CURDIR)/$(BIN)#' distributions/otelcol-gpu/otelcol-gpu.service > $$d/otelcol-gpu.service && \
+		systemd-analyze verify $$d/otelcol-gpu.service && \
+		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu.service > $$d/security.txt; \
+		rc=$$?; tail -1 $$d/security.txt; rm -rf $$d; exit $$rc; fi
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'Prometheus' -v -timeout 15m ./e2e/...
 
 COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector
