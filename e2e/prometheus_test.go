@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 )
 
 // prometheus is Debian's Prometheus, run on loopback with the remote-write
@@ -185,14 +187,8 @@ func fileDataPoints(t *testing.T, path string, cutoff time.Time) int {
 			for j := 0; j < sms.Len(); j++ {
 				ms := sms.At(j).Metrics()
 				for k := 0; k < ms.Len(); k++ {
-					m := ms.At(k)
-					var dps pmetric.NumberDataPointSlice
-					switch m.Type() {
-					case pmetric.MetricTypeGauge:
-						dps = m.Gauge().DataPoints()
-					case pmetric.MetricTypeSum:
-						dps = m.Sum().DataPoints()
-					default:
+					dps, ok := metricpoints.Of(ms.At(k))
+					if !ok {
 						continue
 					}
 					for l := 0; l < dps.Len(); l++ {
