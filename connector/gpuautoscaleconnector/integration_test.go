@@ -61,17 +61,11 @@ func runWithAPIServer(m *testing.M) {
 	os.Exit(code)
 }
 
-// server returns the test API server. `make test` sets
-// OTELCOL_GPU_REQUIRE_KUBE, so there a missing server fails the test.
+// server returns the test API server; under `make test` a missing one
+// fails the test.
 func server(t *testing.T) *kubetest.Server {
 	t.Helper()
-	if apiServerErr != nil {
-		if os.Getenv("OTELCOL_GPU_REQUIRE_KUBE") != "" {
-			t.Fatalf("kube-apiserver integration test: %v", apiServerErr)
-		}
-		t.Skipf("needs a kube-apiserver and etcd (make kube-apiserver; apt-get install etcd-server): %v", apiServerErr)
-	}
-	return apiServer
+	return kubetest.Require(t, apiServer, apiServerErr)
 }
 
 var nsCounter atomic.Int32

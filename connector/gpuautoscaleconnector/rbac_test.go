@@ -1,24 +1,14 @@
 package gpuautoscaleconnector
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
@@ -80,31 +70,11 @@ func TestExampleRBAC(t *testing.T) {
 // applyFile creates every object of a multi-document YAML file.
 func applyFile(t *testing.T, path string) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	objs, err := kubetest.Decode(path)
 	require.NoError(t, err)
-	s := server(t)
-	cfg := s.Config(kubetest.AdminToken)
-	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	dyn := dynamic.NewForConfigOrDie(cfg)
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		var obj unstructured.Unstructured
-		if err := dec.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			require.NoError(t, err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		gvk := obj.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		require.NoError(t, err, "%s", gvk)
-		_, err = dyn.Resource(m.Resource).Namespace(obj.GetNamespace()).Create(context.Background(), &obj, metav1.CreateOptions{})
-		if err != nil && !isAlreadyExists(err) {
-			require.NoError(t, err, "%s %s", gvk.Kind, obj.GetName())
+	for _, obj := range objs {
+		if err := server(t).Create(obj, false); err != nil && !isAlreadyExists(err) {
+			require.NoError(t, err, "%s %s", obj.GetKind(), obj.GetName())
 		}
 	}
 }

@@ -5,28 +5,18 @@
 package manifests
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
 )
@@ -55,36 +45,17 @@ func TestMain(m *testing.M) {
 
 func requireServer(t *testing.T) *kubetest.Server {
 	t.Helper()
-	if serverErr != nil {
-		if os.Getenv("OTELCOL_GPU_REQUIRE_KUBE") != "" {
-			t.Fatalf("kube-apiserver: %v", serverErr)
-		}
-		t.Skipf("needs a kube-apiserver and etcd (make kube-apiserver; apt-get install etcd-server): %v", serverErr)
-	}
-	return server
+	return kubetest.Require(t, server, serverErr)
 }
 
 // decode reads every object of a multi-document YAML file.
 func decode(t *testing.T, path string) []*unstructured.Unstructured {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	objs, err := kubetest.Decode(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*unstructured.Unstructured
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out
-			}
-			t.Fatalf("%s: %v", path, err)
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
-	}
+	return objs
 }
 
 func TestManifestsServerSideDryRun(t *testing.T) {
@@ -92,9 +63,6 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 	ctx := context.Background()
 	cfg := s.Config(kubetest.AdminToken)
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	dyn := dynamic.NewForConfigOrDie(cfg)
-	disco := memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(cfg))
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(disco)
 
 	// The Operator's CRDs, installed for real.
 	out, err := exec.Command("go", "mod", "download", "-json", operatorModule).Output()
@@ -112,7 +80,9 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 	}
 	for _, f := range crds {
 		for _, obj := range decode(t, f) {
-			create(t, dyn, mapper, obj, false)
+			if err := s.Create(obj, false); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
+			}
 		}
 	}
 	files, _ := filepath.Glob("kubernetes/*.yaml")
@@ -130,15 +100,7 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 	checked := 0
 	dryRun := func(i int) {
 		obj := objects[i]
-		var err error
-		for range 50 { // a CRD that was just installed takes a moment to be served
-			if err = tryCreate(dyn, mapper, obj, true); err == nil || !isNotServedYet(err) {
-				break
-			}
-			mapper.Reset()
-			time.Sleep(200 * time.Millisecond)
-		}
-		if err != nil {
+		if err := s.Create(obj, true); err != nil {
 			t.Errorf("%s: %s %s: %v", from[i], obj.GetKind(), obj.GetName(), err)
 			return
 		}
@@ -163,29 +125,4 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 	if checked < 15 {
 		t.Errorf("only %d objects checked", checked)
 	}
-}
-
-func create(t *testing.T, dyn dynamic.Interface, mapper *restmapper.DeferredDiscoveryRESTMapper, obj *unstructured.Unstructured, dryRun bool) {
-	t.Helper()
-	if err := tryCreate(dyn, mapper, obj, dryRun); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
-	}
-}
-
-func tryCreate(dyn dynamic.Interface, mapper *restmapper.DeferredDiscoveryRESTMapper, obj *unstructured.Unstructured, dryRun bool) error {
-	gvk := obj.GroupVersionKind()
-	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return err
-	}
-	opts := metav1.CreateOptions{FieldValidation: "Strict"}
-	if dryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	_, err = dyn.Resource(m.Resource).Namespace(obj.GetNamespace()).Create(context.Background(), obj, opts)
-	return err
-}
-
-func isNotServedYet(err error) bool {
-	return strings.Contains(err.Error(), "no matches for kind") || apierrors.IsNotFound(err)
 }

@@ -31,10 +31,11 @@ const (
 
 // Server is a running kube-apiserver.
 type Server struct {
-	URL   string
-	dir   string
-	procs []proc
-	logs  *syncBuffer
+	URL     string
+	dir     string
+	procs   []proc
+	logs    *syncBuffer
+	objects objectClient
 }
 
 type proc struct {
