@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor"
@@ -41,6 +43,7 @@ const (
 
 type analyzerProcessor struct {
 	cfg    *Config
+	id     component.ID
 	logger *zap.Logger
 	tb     *metadata.TelemetryBuilder
 
@@ -51,6 +54,11 @@ type analyzerProcessor struct {
 	scratch []byte
 	keys    map[string]string // interned group keys
 	evicted int64             // evictions already counted in telemetry
+
+	// client keeps the state across restarts, when storage is configured.
+	client   storage.Client
+	chunks   int   // chunks written last
+	lastSave int64 // data time of the last checkpoint
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -60,6 +68,7 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 	}
 	p := &analyzerProcessor{
 		cfg:    cfg,
+		id:     set.ID,
 		logger: set.Logger,
 		tb:     tb,
 		an:     analysis.New(cfg.analysisConfig()),
@@ -70,9 +79,10 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 	return p, nil
 }
 
-func (p *analyzerProcessor) shutdown(context.Context) error {
+func (p *analyzerProcessor) shutdown(ctx context.Context) error {
+	err := p.closeStorage(ctx)
 	p.tb.Shutdown()
-	return nil
+	return err
 }
 
 // processMetrics analyses every GPU resource of the batch and adds the
@@ -80,7 +90,7 @@ func (p *analyzerProcessor) shutdown(context.Context) error {
 func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var unanalyzed, ignored, rejected, outOfOrder int64
+	var unanalyzed, ignored, rejected, outOfOrder, latest int64
 	rms := md.ResourceMetrics()
 	var s analysis.Sample
 	for i := 0; i < rms.Len(); i++ {
@@ -99,6 +109,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		if s.Time == 0 {
 			continue // no GPU reading on this resource
 		}
+		latest = max(latest, s.Time)
 		s.Group = p.groupKey(attrs)
 		_, s.PodAttributed = attrs.Get("k8s.pod.name")
 		res := p.an.Ingest(id, &s)
@@ -118,6 +129,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	}
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
+	p.checkpoint(ctx, latest)
 
 	p.tb.ProcessorGpuAnalyzerTrackedGpus.Record(ctx, int64(p.an.Tracked()))
 	if unanalyzed > 0 {
