@@ -1,6 +1,7 @@
 // Package analysis turns GPU samples into verdicts: each GPU's bottleneck
-// class, stragglers among the GPUs of one job, and alerts with `for`
-// durations and hysteresis. Time comes only from the samples, so a recorded
+// class and the hint of what to do about it, stragglers among the GPUs of
+// one job, and alerts with `for` durations and hysteresis, a least-squares
+// memory leak fit among them. Time comes only from the samples, so a recorded
 // trace replays to the same verdicts. It knows nothing of OTLP.
 package analysis
 
