@@ -10,7 +10,9 @@
 // gpu_analyzer factory; the verdicts are read back from the metrics the
 // processor adds. One line per trace row, in input order:
 //
-//	{"time":1767225600,"uuid":"GPU-...","bottleneck":"compute_bound","straggler":false,"alerts":[],"score":0.12}
+//	{"time":1767225600,"uuid":"GPU-...","bottleneck":"compute_bound","straggler":false,"alerts":[],"score":0.12,"hint":"enable_mixed_precision"}
+//
+// hint is the next step for the bottleneck, empty where there is none.
 //
 // With -autoscale, FILE holds gpu_autoscale connector settings (the keys
 // under `connectors: gpu_autoscale:`), and the trace also goes through the

@@ -23,7 +23,8 @@ type Config struct {
 	GPUsPerHost int `mapstructure:"gpus_per_host"`
 	// HostPrefix names hosts HostPrefix0, HostPrefix1, ...
 	HostPrefix string `mapstructure:"host_prefix"`
-	// Models is the GPU model of each host, cycled over hosts: h100, a100 or t4.
+	// Models is the GPU model of each host, cycled over hosts: h100, a100,
+	// t4 (profiling, no NVLink) or p100 (Pascal: no profiling fields).
 	Models []string `mapstructure:"models"`
 	// Workloads place work on GPUs. A GPU that no workload selects is idle
 	// and unallocated. Later workloads win over earlier ones.
@@ -54,7 +55,8 @@ type Workload struct {
 
 // Phase is a stretch of one behaviour.
 type Phase struct {
-	// Kind is compute_bound, memory_bound, input_bound, launch_bound or idle.
+	// Kind is compute_bound, memory_bound, communication_bound,
+	// input_bound, launch_bound or idle.
 	Kind     string        `mapstructure:"kind"`
 	Duration time.Duration `mapstructure:"duration"`
 }
@@ -73,7 +75,8 @@ type Fault struct {
 	// XID is the XID code of an xid fault (default 79).
 	XID uint32 `mapstructure:"xid"`
 	// Ramp is how long a memory_growth fault takes to fill the frame buffer
-	// to 99% (default 5m).
+	// to 99% (default 5m). Growth is linear: a long ramp on a steady
+	// workload is a memory leak.
 	Ramp time.Duration `mapstructure:"ramp"`
 }
 
@@ -81,9 +84,12 @@ type Fault struct {
 const (
 	ComputeBound = "compute_bound"
 	MemoryBound  = "memory_bound"
-	InputBound   = "input_bound"
-	LaunchBound  = "launch_bound"
-	Idle         = "idle"
+	// CommunicationBound is collectives: NCCL kernels on a few SMs keep
+	// GPU utilization near 100 % while NVLink carries the traffic.
+	CommunicationBound = "communication_bound"
+	InputBound         = "input_bound"
+	LaunchBound        = "launch_bound"
+	Idle               = "idle"
 
 	ThermalThrottle = "thermal_throttle"
 	SlowClock       = "slow_clock"
@@ -95,7 +101,9 @@ const (
 
 // DefaultConfig is 2 hosts of 8 H100s: host 0 runs one training job, host
 // 1 serves inference through every phase, and a handful of faults appear
-// within the first two minutes.
+// within the first two minutes. The training job computes for 20 minutes,
+// then waits on its collectives for 5; its GPU 7 leaks memory, filling in
+// 90 minutes.
 func DefaultConfig() Config {
 	return Config{
 		Seed:        1,
@@ -105,7 +113,7 @@ func DefaultConfig() Config {
 		Models:      []string{"h100"},
 		Workloads: []Workload{
 			{Name: "llm-pretrain", Kind: "training", Namespace: "ml", GPUs: "0/*",
-				Phases: []Phase{{Kind: ComputeBound}}},
+				Phases: []Phase{{Kind: ComputeBound, Duration: 20 * time.Minute}, {Kind: CommunicationBound, Duration: 5 * time.Minute}}},
 			{Name: "inference", Kind: "serving", Namespace: "serving", GPUs: "1/0-5",
 				Phases: []Phase{
 					{Kind: ComputeBound, Duration: 2 * time.Minute},
@@ -120,6 +128,7 @@ func DefaultConfig() Config {
 			{Kind: MemoryGrowth, GPUs: "1/4", Start: 30 * time.Second, Ramp: 2 * time.Minute},
 			{Kind: ECC, GPUs: "1/5", Start: 60 * time.Second},
 			{Kind: XID, GPUs: "1/3", Start: 45 * time.Second, XID: 79},
+			{Kind: MemoryGrowth, GPUs: "0/7", Start: 60 * time.Second, Ramp: 90 * time.Minute},
 		},
 	}
 }
@@ -127,7 +136,10 @@ func DefaultConfig() Config {
 var models = map[string]model{
 	"h100": {name: "NVIDIA H100 80GB HBM3", fbMiB: 81559, tdp: 700, idleW: 70, maxSM: 1980, memClock: 2619, profiling: true, nvlink: true},
 	"a100": {name: "NVIDIA A100-SXM4-80GB", fbMiB: 81920, tdp: 400, idleW: 55, maxSM: 1410, memClock: 1593, profiling: true, nvlink: true},
-	"t4":   {name: "Tesla T4", fbMiB: 15360, tdp: 70, idleW: 10, maxSM: 1590, memClock: 5001},
+	// Turing has the profiling fields (DCGM supports them from Volta on);
+	// Pascal has none.
+	"t4":   {name: "Tesla T4", fbMiB: 15360, tdp: 70, idleW: 10, maxSM: 1590, memClock: 5001, profiling: true},
+	"p100": {name: "Tesla P100-PCIE-16GB", fbMiB: 16280, tdp: 250, idleW: 25, maxSM: 1328, memClock: 715},
 }
 
 type model struct {
@@ -149,11 +161,11 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("hosts and gpus_per_host must be positive, got %d and %d", c.Hosts, c.GPUsPerHost))
 	}
 	if len(c.Models) == 0 {
-		errs = append(errs, errors.New("models must name at least one model (h100, a100, t4)"))
+		errs = append(errs, errors.New("models must name at least one model (h100, a100, t4, p100)"))
 	}
 	for i, m := range c.Models {
 		if _, ok := models[strings.ToLower(m)]; !ok {
-			errs = append(errs, fmt.Errorf("models[%d]: unknown model %q; want h100, a100 or t4", i, m))
+			errs = append(errs, fmt.Errorf("models[%d]: unknown model %q; want h100, a100, t4 or p100", i, m))
 		}
 	}
 	for i, w := range c.Workloads {
@@ -171,7 +183,7 @@ func (c *Config) Validate() error {
 		}
 		for j, p := range w.Phases {
 			if _, ok := phases[p.Kind]; !ok {
-				errs = append(errs, fmt.Errorf("workloads[%d]::phases[%d]::kind: unknown phase %q; want compute_bound, memory_bound, input_bound, launch_bound or idle", i, j, p.Kind))
+				errs = append(errs, fmt.Errorf("workloads[%d]::phases[%d]::kind: unknown phase %q; want compute_bound, memory_bound, communication_bound, input_bound, launch_bound or idle", i, j, p.Kind))
 			}
 			if len(w.Phases) > 1 && p.Duration <= 0 {
 				errs = append(errs, fmt.Errorf("workloads[%d]::phases[%d]::duration must be positive when a workload has several phases", i, j))

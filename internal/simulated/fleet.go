@@ -24,9 +24,12 @@ type levels struct {
 var phases = map[string]levels{
 	ComputeBound: {sm: 0.92, occupancy: 0.55, tensor: 0.65, dram: 0.35, gpuUtil: 99, power: 0.85, pcie: 2e9, nvlink: 40e9, fb: 0.70},
 	MemoryBound:  {sm: 0.72, occupancy: 0.45, tensor: 0.12, dram: 0.82, gpuUtil: 98, power: 0.75, pcie: 1e9, nvlink: 10e9, fb: 0.85},
-	InputBound:   {sm: 0.28, occupancy: 0.15, tensor: 0.10, dram: 0.12, gpuUtil: 45, power: 0.35, pcie: 8e9, nvlink: 1e9, fb: 0.50},
-	LaunchBound:  {sm: 0.22, occupancy: 0.08, tensor: 0.02, dram: 0.06, gpuUtil: 96, power: 0.30, pcie: 3e8, nvlink: 2e8, fb: 0.40},
-	Idle:         {sm: 0.01, occupancy: 0.01, tensor: 0, dram: 0.005, gpuUtil: 0, power: 0, pcie: 1e5, nvlink: 0, fb: 0.01},
+	// Collectives: SM activity 0.3-0.5 at ~100 % utilization while NVLink
+	// moves 150 GB/s each way; the frame buffer as in compute.
+	CommunicationBound: {sm: 0.38, occupancy: 0.12, tensor: 0.15, dram: 0.25, gpuUtil: 99, power: 0.55, pcie: 1e9, nvlink: 150e9, fb: 0.70},
+	InputBound:         {sm: 0.28, occupancy: 0.15, tensor: 0.10, dram: 0.12, gpuUtil: 45, power: 0.35, pcie: 8e9, nvlink: 1e9, fb: 0.50},
+	LaunchBound:        {sm: 0.22, occupancy: 0.08, tensor: 0.02, dram: 0.06, gpuUtil: 96, power: 0.30, pcie: 3e8, nvlink: 2e8, fb: 0.40},
+	Idle:               {sm: 0.01, occupancy: 0.01, tensor: 0, dram: 0.005, gpuUtil: 0, power: 0, pcie: 1e5, nvlink: 0, fb: 0.01},
 }
 
 // Fleet is the simulated backend.

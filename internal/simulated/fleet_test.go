@@ -128,6 +128,7 @@ func TestPhases(t *testing.T) {
 			{Kind: InputBound, Duration: time.Minute},
 			{Kind: LaunchBound, Duration: time.Minute},
 			{Kind: Idle, Duration: time.Minute},
+			{Kind: CommunicationBound, Duration: time.Minute},
 		}}},
 	}
 	fl, err := New(cfg)
@@ -143,20 +144,51 @@ func TestPhases(t *testing.T) {
 	require.GreaterOrEqual(t, val(t, launch, f.GPUUtil), 80.0)
 	require.Less(t, val(t, idle, f.SMActive), 0.05)
 	require.Equal(t, float64(f.ClocksEventGPUIdle), val(t, idle, f.ClocksEventReasons))
+	comm := at(5)
+	require.Less(t, val(t, comm, f.SMActive), 0.5)
+	require.GreaterOrEqual(t, val(t, comm, f.GPUUtil), 80.0)
+	require.GreaterOrEqual(t, val(t, comm, f.NVLinkTxBytes)+val(t, comm, f.NVLinkRxBytes), 100e9)
 	// The cycle repeats.
-	require.Greater(t, val(t, at(5), f.SMActive), 0.5)
+	require.Greater(t, val(t, at(6), f.SMActive), 0.5)
 }
 
-func TestT4HasNoProfiling(t *testing.T) {
+// TestProfilingByModel: Turing (T4) reports the profiling fields, except
+// NVLink, which it lacks; Pascal (P100) reports none.
+func TestProfilingByModel(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Models = []string{"t4"}
+	cfg.Models = []string{"t4", "p100"}
 	fl, err := New(cfg)
 	require.NoError(t, err)
-	s := collect(t, fl, 0)[0]
-	require.Equal(t, "Tesla T4", s.Device.Model)
+	samples := collect(t, fl, 0)
+	t4, p100 := samples[0], samples[8]
+	require.Equal(t, "Tesla T4", t4.Device.Model)
+	require.Equal(t, "Tesla P100-PCIE-16GB", p100.Device.Model)
 	for _, field := range f.All() {
-		if field.Info().Profiling {
-			require.Falsef(t, s.Values.Has(field), "%s on a T4", field)
+		if !field.Info().Profiling {
+			continue
 		}
+		nvlink := field == f.NVLinkTxBytes || field == f.NVLinkRxBytes
+		require.Equalf(t, !nvlink && t4.Values.Has(f.SMActive), t4.Values.Has(field), "%s on a T4", field)
+		require.Falsef(t, p100.Values.Has(field), "%s on a P100", field)
 	}
+	require.True(t, t4.Values.Has(f.SMActive))
+}
+
+// TestDefaultFleetV2: the training job's collectives phase after 20 min and
+// the leaking GPU 0/7.
+func TestDefaultFleetV2(t *testing.T) {
+	fl, err := New(DefaultConfig())
+	require.NoError(t, err)
+	collect(t, fl, 0)
+	comm := collect(t, fl, 21*time.Minute)[0]
+	require.Less(t, val(t, comm, f.SMActive), 0.5)
+	require.GreaterOrEqual(t, val(t, comm, f.GPUUtil), 95.0)
+	require.GreaterOrEqual(t, val(t, comm, f.NVLinkTxBytes)+val(t, comm, f.NVLinkRxBytes), 100e9)
+	back := collect(t, fl, 26*time.Minute)[0]
+	require.Greater(t, val(t, back, f.SMActive), 0.5, "compute again after 5 min")
+
+	// 0/7's frame buffer grows by the same amount every minute.
+	a, b, c := collect(t, fl, 30*time.Minute)[7], collect(t, fl, 31*time.Minute)[7], collect(t, fl, 32*time.Minute)[7]
+	require.Greater(t, val(t, b, f.FBUsed), val(t, a, f.FBUsed))
+	require.InDelta(t, val(t, b, f.FBUsed)-val(t, a, f.FBUsed), val(t, c, f.FBUsed)-val(t, b, f.FBUsed), 1)
 }

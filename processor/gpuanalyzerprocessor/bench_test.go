@@ -178,7 +178,8 @@ func BenchmarkAnalyzer(b *testing.B) {
 }
 
 // BenchmarkStateBytesPerGPU measures the heap the analyzer keeps per tracked
-// GPU at 100,000 GPUs, each with a full 30 s window of 1 s samples.
+// GPU at 100,000 GPUs, each with a full 30 s window of 1 s samples and a
+// memory leak fit.
 func BenchmarkStateBytesPerGPU(b *testing.B) {
 	const gpus = 100_000
 	ids := make([]string, gpus)
@@ -198,8 +199,9 @@ func BenchmarkStateBytesPerGPU(b *testing.B) {
 			for i, id := range ids {
 				s := analysis.Sample{
 					Time: int64(t) * 1e9, Group: groups[i/64], PodAttributed: true,
-					Has:      analysis.HasSMActive | analysis.HasDRAMActive | analysis.HasGPUUtil | analysis.HasSMClock | analysis.HasTemp | analysis.HasMemRatio | analysis.HasReasons | analysis.HasDBE,
+					Has:      analysis.HasSMActive | analysis.HasDRAMActive | analysis.HasGPUUtil | analysis.HasSMClock | analysis.HasTemp | analysis.HasMemRatio | analysis.HasReasons | analysis.HasDBE | analysis.HasFB,
 					SMActive: 0.9, DRAMActive: 0.3, GPUUtil: 99, SMClock: 1980, Temp: 65, MemRatio: 0.6,
+					FBUsed: 49152, FBFree: 32768, // the leak fit is allocated too
 				}
 				a.Ingest(id, &s)
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 )
@@ -26,7 +28,17 @@ type Config struct {
 
 	Bottleneck BottleneckConfig `mapstructure:"bottleneck"`
 	Straggler  StragglerConfig  `mapstructure:"straggler"`
+	Hints      HintsConfig      `mapstructure:"hints"`
+	MemoryLeak MemoryLeakConfig `mapstructure:"memory_leak"`
 	Alerts     AlertsConfig     `mapstructure:"alerts"`
+
+	// Storage names a storage extension (file_storage) that keeps alert
+	// timers, straggler and leak state across restarts. Unset: nothing is
+	// kept, as before.
+	Storage *component.ID `mapstructure:"storage"`
+	// CheckpointInterval is how often, in data time, the state is written
+	// to Storage besides at shutdown; 0 writes it at shutdown only.
+	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -45,9 +57,13 @@ type BottleneckConfig struct {
 	IdleSMActive          float64 `mapstructure:"idle_sm_active"`
 	IdleGPUUtilization    float64 `mapstructure:"idle_gpu_utilization"` // percent
 	MemoryBoundDRAMActive float64 `mapstructure:"memory_bound_dram_active"`
-	LaunchBoundSMActive   float64 `mapstructure:"launch_bound_sm_active"`
-	LaunchBoundGPUUtil    float64 `mapstructure:"launch_bound_gpu_utilization"` // percent
-	InputBoundSMActive    float64 `mapstructure:"input_bound_sm_active"`
+	// CommunicationBoundSMActive and CommunicationBoundNVLinkBytes (bytes per
+	// second, transmit plus receive) tell collectives.
+	CommunicationBoundSMActive    float64 `mapstructure:"communication_bound_sm_active"`
+	CommunicationBoundNVLinkBytes float64 `mapstructure:"communication_bound_nvlink_bytes"`
+	LaunchBoundSMActive           float64 `mapstructure:"launch_bound_sm_active"`
+	LaunchBoundGPUUtil            float64 `mapstructure:"launch_bound_gpu_utilization"` // percent
+	InputBoundSMActive            float64 `mapstructure:"input_bound_sm_active"`
 }
 
 // StragglerConfig holds the thresholds of straggler detection.
@@ -60,6 +76,30 @@ type StragglerConfig struct {
 	MinSMActiveDeviation  float64 `mapstructure:"min_sm_active_deviation"`
 	// Sustain is how long a GPU must deviate at every evaluation to be a straggler.
 	Sustain time.Duration `mapstructure:"sustain"`
+}
+
+// HintsConfig holds the thresholds that pick a verdict's next step.
+type HintsConfig struct {
+	// A compute-bound GPU with SM activity >= IncreaseBatchSizeSMActive and
+	// occupancy < IncreaseBatchSizeOccupancy gets increase_batch_size.
+	IncreaseBatchSizeSMActive  float64 `mapstructure:"increase_batch_size_sm_active"`
+	IncreaseBatchSizeOccupancy float64 `mapstructure:"increase_batch_size_occupancy"`
+	// A compute-bound GPU whose tensor pipes are below this gets
+	// enable_mixed_precision.
+	MixedPrecisionTensorActive float64 `mapstructure:"enable_mixed_precision_tensor_active"`
+	// An input-bound GPU receiving at least this over PCIe (bytes per
+	// second) gets fix_data_loading, below it fix_host_preprocessing.
+	DataLoadingPCIeRxBytes float64 `mapstructure:"fix_data_loading_pcie_rx_bytes"`
+}
+
+// MemoryLeakConfig configures the GPUMemoryLeak fit.
+type MemoryLeakConfig struct {
+	Window           time.Duration `mapstructure:"window"`
+	MinSpan          time.Duration `mapstructure:"min_span"`
+	MinRSquared      float64       `mapstructure:"min_r_squared"`
+	FullWithin       time.Duration `mapstructure:"full_within"`
+	ResolveRSquared  float64       `mapstructure:"resolve_r_squared"`
+	ResolveFullAfter time.Duration `mapstructure:"resolve_full_after"`
 }
 
 // AlertConfig configures one alert. Threshold and Resolve apply to the
@@ -81,6 +121,7 @@ type AlertsConfig struct {
 	Throttled      AlertConfig `mapstructure:"gpu_throttled"`
 	Straggler      AlertConfig `mapstructure:"gpu_straggler"`
 	Idle           AlertConfig `mapstructure:"gpu_idle"`
+	MemoryLeak     AlertConfig `mapstructure:"gpu_memory_leak"`
 }
 
 func (a *AlertsConfig) byName() [analysis.NumAlerts]*AlertConfig {
@@ -91,10 +132,11 @@ func (a *AlertsConfig) byName() [analysis.NumAlerts]*AlertConfig {
 		analysis.GPUThrottled:      &a.Throttled,
 		analysis.GPUStraggler:      &a.Straggler,
 		analysis.GPUIdle:           &a.Idle,
+		analysis.GPUMemoryLeak:     &a.MemoryLeak,
 	}
 }
 
-var alertKeys = [analysis.NumAlerts]string{"gpu_faulted", "gpu_overheating", "gpu_memory_pressure", "gpu_throttled", "gpu_straggler", "gpu_idle"}
+var alertKeys = [analysis.NumAlerts]string{"gpu_faulted", "gpu_overheating", "gpu_memory_pressure", "gpu_throttled", "gpu_straggler", "gpu_idle", "gpu_memory_leak"}
 
 // throttleReasonBits names the bits of DCGM_FI_DEV_CLOCKS_EVENT_REASONS.
 var throttleReasonBits = map[string]uint64{
@@ -123,16 +165,18 @@ func defaultConfig() *Config {
 		MaxGPUs: 100_000,
 		GPUTTL:  10 * time.Minute,
 		Bottleneck: BottleneckConfig{
-			FaultLookback:         5 * time.Minute,
-			CriticalXIDs:          []uint32{48, 64, 74, 79, 95, 119, 120, 140},
-			ThrottleReasons:       []string{"hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake"},
-			ThrottleFraction:      0.5,
-			IdleSMActive:          0.05,
-			IdleGPUUtilization:    5,
-			MemoryBoundDRAMActive: 0.7,
-			LaunchBoundSMActive:   0.5,
-			LaunchBoundGPUUtil:    80,
-			InputBoundSMActive:    0.5,
+			FaultLookback:                 5 * time.Minute,
+			CriticalXIDs:                  []uint32{48, 64, 74, 79, 95, 119, 120, 140},
+			ThrottleReasons:               []string{"hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake"},
+			ThrottleFraction:              0.5,
+			IdleSMActive:                  0.05,
+			IdleGPUUtilization:            5,
+			MemoryBoundDRAMActive:         0.7,
+			CommunicationBoundSMActive:    0.5,
+			CommunicationBoundNVLinkBytes: 100e9,
+			LaunchBoundSMActive:           0.5,
+			LaunchBoundGPUUtil:            80,
+			InputBoundSMActive:            0.5,
 		},
 		Straggler: StragglerConfig{
 			MinGroupSize:          4,
@@ -143,6 +187,21 @@ func defaultConfig() *Config {
 			MinSMActiveDeviation:  0.1,
 			Sustain:               10 * time.Second,
 		},
+		Hints: HintsConfig{
+			IncreaseBatchSizeSMActive:  0.8,
+			IncreaseBatchSizeOccupancy: 0.2,
+			MixedPrecisionTensorActive: 0.05,
+			DataLoadingPCIeRxBytes:     1e9,
+		},
+		MemoryLeak: MemoryLeakConfig{
+			Window:           30 * time.Minute,
+			MinSpan:          15 * time.Minute,
+			MinRSquared:      0.9,
+			FullWithin:       2 * time.Hour,
+			ResolveRSquared:  0.5,
+			ResolveFullAfter: 4 * time.Hour,
+		},
+		CheckpointInterval: time.Minute,
 		Alerts: AlertsConfig{
 			Faulted:        alert(0, "critical"),
 			Overheating:    overheating,
@@ -150,6 +209,7 @@ func defaultConfig() *Config {
 			Throttled:      alert(60*time.Second, "warning"),
 			Straggler:      alert(60*time.Second, "warning"),
 			Idle:           alert(600*time.Second, "info"),
+			MemoryLeak:     alert(600*time.Second, "warning"),
 		},
 	}
 }
@@ -196,6 +256,10 @@ func (cfg *Config) Validate() error {
 	ratio("bottleneck::idle_sm_active", b.IdleSMActive)
 	percent("bottleneck::idle_gpu_utilization", b.IdleGPUUtilization)
 	ratio("bottleneck::memory_bound_dram_active", b.MemoryBoundDRAMActive)
+	ratio("bottleneck::communication_bound_sm_active", b.CommunicationBoundSMActive)
+	if !(b.CommunicationBoundNVLinkBytes > 0) {
+		bad("bottleneck::communication_bound_nvlink_bytes must be positive, got %v", b.CommunicationBoundNVLinkBytes)
+	}
 	ratio("bottleneck::launch_bound_sm_active", b.LaunchBoundSMActive)
 	percent("bottleneck::launch_bound_gpu_utilization", b.LaunchBoundGPUUtil)
 	ratio("bottleneck::input_bound_sm_active", b.InputBoundSMActive)
@@ -217,6 +281,31 @@ func (cfg *Config) Validate() error {
 	ratio("straggler::min_sm_active_deviation", s.MinSMActiveDeviation)
 	if s.Sustain < 0 {
 		bad("straggler::sustain must not be negative, got %v", s.Sustain)
+	}
+
+	h := &cfg.Hints
+	ratio("hints::increase_batch_size_sm_active", h.IncreaseBatchSizeSMActive)
+	ratio("hints::increase_batch_size_occupancy", h.IncreaseBatchSizeOccupancy)
+	ratio("hints::enable_mixed_precision_tensor_active", h.MixedPrecisionTensorActive)
+	if !(h.DataLoadingPCIeRxBytes >= 0) {
+		bad("hints::fix_data_loading_pcie_rx_bytes must not be negative, got %v", h.DataLoadingPCIeRxBytes)
+	}
+
+	l := &cfg.MemoryLeak
+	if l.Window <= 0 {
+		bad("memory_leak::window must be positive, got %v", l.Window)
+	}
+	if l.MinSpan < 0 || l.MinSpan > l.Window {
+		bad("memory_leak::min_span must be between 0 and window (%v), got %v", l.Window, l.MinSpan)
+	}
+	if !(l.ResolveRSquared >= 0 && l.ResolveRSquared <= l.MinRSquared && l.MinRSquared <= 1) {
+		bad("memory_leak: want 0 <= resolve_r_squared <= min_r_squared <= 1, got %v and %v", l.ResolveRSquared, l.MinRSquared)
+	}
+	if l.FullWithin <= 0 || l.ResolveFullAfter < l.FullWithin {
+		bad("memory_leak: want 0 < full_within <= resolve_full_after, got %v and %v", l.FullWithin, l.ResolveFullAfter)
+	}
+	if cfg.CheckpointInterval < 0 {
+		bad("checkpoint_interval must not be negative, got %v", cfg.CheckpointInterval)
 	}
 
 	for i, a := range cfg.Alerts.byName() {
@@ -248,17 +337,33 @@ func (cfg *Config) analysisConfig() analysis.Config {
 	b, s := &cfg.Bottleneck, &cfg.Straggler
 	ac := analysis.Config{
 		Rules: analysis.Rules{
-			Window:           cfg.Window,
-			FaultLookback:    b.FaultLookback,
-			CriticalXIDs:     b.CriticalXIDs,
-			ThrottleMask:     mask,
-			ThrottleFraction: b.ThrottleFraction,
-			IdleSMActive:     b.IdleSMActive,
-			IdleGPUUtil:      b.IdleGPUUtilization,
-			MemoryBoundDRAM:  b.MemoryBoundDRAMActive,
-			LaunchBoundSM:    b.LaunchBoundSMActive,
-			LaunchBoundUtil:  b.LaunchBoundGPUUtil,
-			InputBoundSM:     b.InputBoundSMActive,
+			Window:              cfg.Window,
+			FaultLookback:       b.FaultLookback,
+			CriticalXIDs:        b.CriticalXIDs,
+			ThrottleMask:        mask,
+			ThrottleFraction:    b.ThrottleFraction,
+			IdleSMActive:        b.IdleSMActive,
+			IdleGPUUtil:         b.IdleGPUUtilization,
+			MemoryBoundDRAM:     b.MemoryBoundDRAMActive,
+			CommunicationSM:     b.CommunicationBoundSMActive,
+			CommunicationNVLink: b.CommunicationBoundNVLinkBytes,
+			LaunchBoundSM:       b.LaunchBoundSMActive,
+			LaunchBoundUtil:     b.LaunchBoundGPUUtil,
+			InputBoundSM:        b.InputBoundSMActive,
+		},
+		Hints: analysis.HintRules{
+			BatchSizeSMActive:    cfg.Hints.IncreaseBatchSizeSMActive,
+			BatchSizeOccupancy:   cfg.Hints.IncreaseBatchSizeOccupancy,
+			MixedPrecisionTensor: cfg.Hints.MixedPrecisionTensorActive,
+			DataLoadingPCIeRx:    cfg.Hints.DataLoadingPCIeRxBytes,
+		},
+		Leak: analysis.LeakRules{
+			Window:    cfg.MemoryLeak.Window,
+			MinSpan:   cfg.MemoryLeak.MinSpan,
+			MinR2:     cfg.MemoryLeak.MinRSquared,
+			FullIn:    cfg.MemoryLeak.FullWithin,
+			ResolveR2: cfg.MemoryLeak.ResolveRSquared,
+			ResolveIn: cfg.MemoryLeak.ResolveFullAfter,
 		},
 		Straggler: analysis.StragglerRules{
 			MinGroupSize:    s.MinGroupSize,

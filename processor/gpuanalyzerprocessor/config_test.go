@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
 
@@ -39,6 +40,18 @@ func TestLoadConfig(t *testing.T) {
 	ac := c.analysisConfig()
 	require.Equal(t, uint64(0x40|0x4), ac.Rules.ThrottleMask)
 	require.Equal(t, 2*time.Minute, ac.Alerts[1].For)
+
+	v2 := loadConfig(t, "v2")
+	require.NoError(t, confmap.Validate(v2))
+	require.Equal(t, component.MustNewIDWithName("file_storage", "analyzer"), *v2.Storage)
+	require.Equal(t, 5*time.Minute, v2.CheckpointInterval)
+	ac = v2.analysisConfig()
+	require.Equal(t, 50e9, ac.Rules.CommunicationNVLink)
+	require.Equal(t, 2e9, ac.Hints.DataLoadingPCIeRx)
+	require.Equal(t, time.Hour, ac.Leak.Window)
+	require.Equal(t, time.Hour, ac.Leak.FullIn)
+	require.Equal(t, 15*time.Minute, ac.Alerts[analysis.GPUMemoryLeak].For)
+	require.Nil(t, loadConfig(t, "").Storage, "no storage unless configured")
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -50,10 +63,14 @@ func TestConfigErrors(t *testing.T) {
 		"bad_severity":   `alerts::gpu_throttled::severity: unknown severity "page"; want critical, warning or info`,
 		"bad_straggler":  "straggler::min_group_size must be at least 2, got 1",
 		"bad_ttl":        "gpu_ttl (30s) must not be shorter than window (1m0s)",
+		"bad_leak":       "memory_leak: want 0 <= resolve_r_squared <= min_r_squared <= 1, got 0.5 and 0.4",
+		"bad_hint":       "hints::increase_batch_size_occupancy must be between 0 and 1, got 2",
+		"bad_nvlink":     "bottleneck::communication_bound_nvlink_bytes must be positive, got 0",
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.ErrorContains(t, confmap.Validate(loadConfig(t, name)), want)
 		})
 	}
 	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_straggler")), "straggler::step_ratio must be greater than 1, got 0.9")
+	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_leak")), "memory_leak: want 0 < full_within <= resolve_full_after, got 5h0m0s and 4h0m0s")
 }

@@ -29,5 +29,6 @@ func createMetricsProcessor(ctx context.Context, set processor.Settings, cfg com
 	}
 	return processorhelper.NewMetrics(ctx, set, cfg, next, p.processMetrics,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
+		processorhelper.WithStart(p.start),
 		processorhelper.WithShutdown(p.shutdown))
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor"
@@ -31,13 +33,17 @@ const (
 	MetricAlerts          = "nvidia.gpu.alerts"
 
 	AttrBottleneckClass = "nvidia.gpu.bottleneck.class"
-	AttrAlertName       = "alertname"
-	AttrAlertState      = "alertstate"
-	AttrSeverity        = "severity"
+	// AttrBottleneckHint is the next step for the class, on the current
+	// class's state; absent where there is none (idle, unknown).
+	AttrBottleneckHint = "nvidia.gpu.bottleneck.hint"
+	AttrAlertName      = "alertname"
+	AttrAlertState     = "alertstate"
+	AttrSeverity       = "severity"
 )
 
 type analyzerProcessor struct {
 	cfg    *Config
+	id     component.ID
 	logger *zap.Logger
 	tb     *metadata.TelemetryBuilder
 
@@ -48,6 +54,11 @@ type analyzerProcessor struct {
 	scratch []byte
 	keys    map[string]string // interned group keys
 	evicted int64             // evictions already counted in telemetry
+
+	// client keeps the state across restarts, when storage is configured.
+	client   storage.Client
+	chunks   int   // chunks written last
+	lastSave int64 // data time of the last checkpoint
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -57,6 +68,7 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 	}
 	p := &analyzerProcessor{
 		cfg:    cfg,
+		id:     set.ID,
 		logger: set.Logger,
 		tb:     tb,
 		an:     analysis.New(cfg.analysisConfig()),
@@ -67,9 +79,10 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 	return p, nil
 }
 
-func (p *analyzerProcessor) shutdown(context.Context) error {
+func (p *analyzerProcessor) shutdown(ctx context.Context) error {
+	err := p.closeStorage(ctx)
 	p.tb.Shutdown()
-	return nil
+	return err
 }
 
 // processMetrics analyses every GPU resource of the batch and adds the
@@ -77,7 +90,7 @@ func (p *analyzerProcessor) shutdown(context.Context) error {
 func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var unanalyzed, ignored, rejected, outOfOrder int64
+	var unanalyzed, ignored, rejected, outOfOrder, latest int64
 	rms := md.ResourceMetrics()
 	var s analysis.Sample
 	for i := 0; i < rms.Len(); i++ {
@@ -90,10 +103,13 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		}
 		id := idv.Str()
 		s.Reset()
-		ignored += p.extract(rm, &s)
+		var fb frameBuffer
+		ignored += p.extract(rm, &s, &fb)
+		fb.into(&s)
 		if s.Time == 0 {
 			continue // no GPU reading on this resource
 		}
+		latest = max(latest, s.Time)
 		s.Group = p.groupKey(attrs)
 		_, s.PodAttributed = attrs.Get("k8s.pod.name")
 		res := p.an.Ingest(id, &s)
@@ -113,6 +129,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	}
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
+	p.checkpoint(ctx, latest)
 
 	p.tb.ProcessorGpuAnalyzerTrackedGpus.Record(ctx, int64(p.an.Tracked()))
 	if unanalyzed > 0 {
@@ -196,7 +213,7 @@ func attrStr(dp pmetric.NumberDataPoint, key string) string {
 
 // extract reads one GPU's readings from its resource's metrics. It returns
 // the number of readings ignored as NaN, negative or out of range.
-func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Sample) (ignored int64) {
+func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Sample, fb *frameBuffer) (ignored int64) {
 	sms := rm.ScopeMetrics()
 	for i := 0; i < sms.Len(); i++ {
 		if sms.At(i).Scope().Name() == metadata.ScopeName {
@@ -211,7 +228,7 @@ func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Samp
 			}
 			for k := 0; k < dps.Len(); k++ {
 				dp := dps.At(k)
-				if !p.read(m.Name(), dp, s) {
+				if !p.read(m.Name(), dp, s, fb) {
 					ignored++
 				}
 			}
@@ -222,7 +239,7 @@ func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Samp
 
 // read takes one data point into the sample. It returns false if the value
 // is not a plausible reading.
-func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *analysis.Sample) bool {
+func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *analysis.Sample, fb *frameBuffer) bool {
 	v := metricpoints.Value(dp)
 	in := func(lo, hi float64) bool { return !math.IsNaN(v) && v >= lo && v <= hi }
 	ratio := func(dst *float64, bit uint16) bool {
@@ -241,6 +258,39 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 		ok = ratio(&s.DRAMActive, analysis.HasDRAMActive)
 	case "hw.gpu.memory.utilization":
 		ok = ratio(&s.MemRatio, analysis.HasMemRatio)
+	case "hw.gpu.memory.usage":
+		if ok = in(0, math.MaxFloat64); ok {
+			fb.used, fb.hasUsed = v/(1<<20), true
+		}
+	case "hw.gpu.memory.limit":
+		if ok = in(0, math.MaxFloat64); ok {
+			fb.limit, fb.hasLimit = v/(1<<20), true
+		}
+	case "nvidia.gpu.sm.occupancy":
+		ok = ratio(&s.Occupancy, analysis.HasOccupancy)
+	case "nvidia.gpu.pipe.active":
+		if attrStr(dp, "nvidia.gpu.pipe") != "tensor" {
+			used = false
+			break
+		}
+		ok = ratio(&s.Tensor, analysis.HasTensor)
+	case "nvidia.gpu.nvlink.io":
+		// Both directions add up: collectives send and receive.
+		if ok = in(0, math.MaxFloat64); ok {
+			if s.Has&analysis.HasNVLink == 0 {
+				s.NVLink = analysis.Counter{Start: int64(dp.StartTimestamp())}
+			}
+			s.NVLink.Value += v
+			s.Has |= analysis.HasNVLink
+		}
+	case "hw.gpu.io":
+		if attrStr(dp, "network.io.direction") != "receive" {
+			used = false
+			break
+		}
+		if ok = in(0, math.MaxFloat64); ok {
+			s.PCIeRx, s.Has = analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}, s.Has|analysis.HasPCIeRx
+		}
 	case "hw.gpu.utilization":
 		if attrStr(dp, "hw.gpu.task") != "general" {
 			used = false
@@ -298,6 +348,30 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 	return ok
 }
 
+// frameBuffer gathers the memory readings of one GPU, which give the frame
+// buffer's free memory only together.
+type frameBuffer struct {
+	used, limit       float64 // MiB
+	hasUsed, hasLimit bool
+}
+
+// into sets the sample's FB use and free memory: free from the utilization,
+// which is FB_USED / (FB_USED + FB_FREE), else from the limit.
+func (fb *frameBuffer) into(s *analysis.Sample) {
+	if !fb.hasUsed {
+		return
+	}
+	switch {
+	case s.Has&analysis.HasMemRatio != 0 && s.MemRatio > 0:
+		s.FBFree = max(fb.used/s.MemRatio-fb.used, 0)
+	case fb.hasLimit && fb.limit >= fb.used:
+		s.FBFree = fb.limit - fb.used
+	default:
+		return
+	}
+	s.FBUsed, s.Has = fb.used, s.Has|analysis.HasFB
+}
+
 var (
 	classNames = func() []string {
 		out := make([]string, analysis.NumClasses)
@@ -307,6 +381,13 @@ var (
 		return out
 	}()
 	alertStates = [...]string{analysis.Pending: "pending", analysis.Firing: "firing"}
+	hintNames   = func() []string {
+		out := make([]string, analysis.NumHints)
+		for h := range analysis.NumHints {
+			out[h] = h.String()
+		}
+		return out
+	}()
 )
 
 // emit adds a verdict's metrics to the GPU's resource, in a scope of the
@@ -326,23 +407,33 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	// class the GPU just left once more, so that its state ends at 0 and its
 	// time counter takes its last increment. Series of other classes are not
 	// repeated: a query for the current class (== 1) and increase() over a
-	// class's time behave as if every class were sent every time.
+	// class's time behave as if every class were sent every time. The state
+	// carries the hint, so a new hint in the same class ends the old series
+	// at 0 too.
 	classes := [2]analysis.Class{v.Class, v.PrevClass}
+	hints := [2]analysis.Hint{v.Hint, v.PrevHint}
 	n := 1
 	if v.PrevClass != v.Class {
 		n = 2
 	}
+	states := n
+	if v.PrevHint != v.Hint {
+		states = 2
+	}
 	state := ms.AppendEmpty()
 	state.SetName(MetricBottleneckState)
-	state.SetDescription("1 for the GPU's current bottleneck class; 0 for the class it just left.")
+	state.SetDescription("1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left.")
 	state.SetUnit("{state}")
 	dps := state.SetEmptyGauge().DataPoints()
-	dps.EnsureCapacity(n)
-	for i, c := range classes[:n] {
+	dps.EnsureCapacity(states)
+	for i := range states {
 		dp := dps.AppendEmpty()
 		dp.SetTimestamp(ts)
 		dp.SetIntValue(int64(1 - i))
-		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
+		dp.Attributes().PutStr(AttrBottleneckClass, classNames[classes[i]])
+		if hints[i] != analysis.NoHint {
+			dp.Attributes().PutStr(AttrBottleneckHint, hintNames[hints[i]])
+		}
 	}
 
 	spent := ms.AppendEmpty()
@@ -427,5 +518,11 @@ func (p *analyzerProcessor) logTransition(e analysis.Event) {
 		p.logger.Info("GPU is a straggler", append(fields, zap.Float64("score", e.Score))...)
 	case analysis.StragglerEnded:
 		p.logger.Info("GPU is no longer a straggler", fields...)
+	case analysis.ClassChanged:
+		fields = append(fields, zap.String("bottleneck", e.Class.String()), zap.String("was", e.Prev.String()))
+		if e.Hint != analysis.NoHint {
+			fields = append(fields, zap.String("hint", e.Hint.String()))
+		}
+		p.logger.Info("GPU bottleneck changed", fields...)
 	}
 }

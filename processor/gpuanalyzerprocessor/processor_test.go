@@ -88,6 +88,17 @@ func classOf(m map[string]pmetric.Metric) string {
 	return ""
 }
 
+func hintOf(m map[string]pmetric.Metric) string {
+	dps := m[MetricBottleneckState].Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		if dps.At(i).IntValue() == 1 {
+			h, _ := dps.At(i).Attributes().Get(AttrBottleneckHint)
+			return h.Str()
+		}
+	}
+	return ""
+}
+
 func TestPassThroughAndVerdicts(t *testing.T) {
 	f := newFleet(t, simulated.DefaultConfig())
 	p, sink := newProcessor(t, createDefaultConfig().(*Config), processortest.NewNopSettings(metadata.Type))
@@ -125,6 +136,11 @@ func TestPassThroughAndVerdicts(t *testing.T) {
 	alerts := v[byName["gpu-node-1/gpu3"]][MetricAlerts].Gauge().DataPoints()
 	require.Equal(t, 1, alerts.Len())
 	require.Equal(t, map[string]any{"alertname": "GPUFaulted", "alertstate": "firing", "severity": "critical"}, alerts.At(0).Attributes().AsRaw())
+
+	// Each class's next step is an attribute of its state; idle has none.
+	require.Equal(t, "check_cooling_or_power", hintOf(v[byName["gpu-node-0/gpu2"]]))
+	require.Equal(t, "replace_or_drain", hintOf(v[byName["gpu-node-1/gpu3"]]))
+	require.Equal(t, "", hintOf(v[byName["gpu-node-1/gpu7"]]))
 
 	spent := v[byName["gpu-node-0/gpu0"]][MetricBottleneckTime].Sum()
 	require.True(t, spent.IsMonotonic())

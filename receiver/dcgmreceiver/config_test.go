@@ -56,7 +56,7 @@ func TestConfigValidationErrors(t *testing.T) {
 		{"bad_backoff", []string{"reconnect::max_interval (1s) must not be less than reconnect::initial_interval (10s)"}},
 		{"pods_without_socket", []string{"pod_resources::endpoint must be set when pod_resources::enabled is true"}},
 		{"bad_fleet", []string{
-			`simulated: models[1]: unknown model "mi300"; want h100, a100 or t4`,
+			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4 or p100`,
 			`workloads[0]::kind: unknown kind "batch"; want training or serving`,
 			`workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
 			`workloads[0]::phases[0]::kind: unknown phase "busy"`,

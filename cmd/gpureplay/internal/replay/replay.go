@@ -258,6 +258,8 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		}
 		b = append(b, `],"score":`...)
 		b = strconv.AppendFloat(b, math.Round(v.score*1e4)/1e4, 'f', -1, 64)
+		b = append(b, `,"hint":`...)
+		b = strconv.AppendQuote(b, v.hint)
 		b = append(b, "}\n"...)
 		w.buf = b
 		if _, err := w.out.Write(b); err != nil && w.err == nil {
@@ -269,6 +271,7 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 
 type verdict struct {
 	bottleneck string
+	hint       string // empty where there is none
 	straggler  bool
 	score      float64
 	alerts     []string
@@ -287,8 +290,12 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					if dps.At(k).IntValue() == 1 {
-						c, _ := dps.At(k).Attributes().Get(gpuanalyzerprocessor.AttrBottleneckClass)
+						a := dps.At(k).Attributes()
+						c, _ := a.Get(gpuanalyzerprocessor.AttrBottleneckClass)
 						v.bottleneck = c.Str()
+						if h, ok := a.Get(gpuanalyzerprocessor.AttrBottleneckHint); ok {
+							v.hint = h.Str()
+						}
 					}
 				}
 			case gpuanalyzerprocessor.MetricStragglerState:

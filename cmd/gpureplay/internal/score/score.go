@@ -36,6 +36,7 @@ type Verdict struct {
 	Bottleneck string   `json:"bottleneck"`
 	Straggler  bool     `json:"straggler"`
 	Alerts     []string `json:"alerts"`
+	Hint       string   `json:"hint"`
 }
 
 // Result holds the figures.

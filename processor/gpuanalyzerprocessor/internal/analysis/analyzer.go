@@ -17,6 +17,11 @@ const (
 	HasReasons
 	HasRowRemapFailure
 	HasDBE
+	HasNVLink
+	HasPCIeRx
+	HasOccupancy
+	HasTensor
+	HasFB
 )
 
 // Counter is a cumulative counter's value and start time.
@@ -51,6 +56,14 @@ type Sample struct {
 	RowRemapFail  float64
 	DBE           Counter
 	XIDs          []XIDCount
+	// NVLink is the bytes moved over NVLink, both directions, and PCIeRx
+	// the bytes received over PCIe: cumulative counters, turned into rates.
+	NVLink    Counter
+	PCIeRx    Counter
+	Occupancy float64 // ratio
+	Tensor    float64 // tensor pipe activity, ratio
+	FBUsed    float64 // MiB
+	FBFree    float64 // MiB
 }
 
 // Reset empties the sample for reuse, keeping its XID slice's storage.
@@ -81,8 +94,11 @@ type Verdict struct {
 	Straggler bool
 	// Score is the largest deviation from the GPU's peers, scaled so that
 	// 1 is the threshold; 0 without peers.
-	Score  float64
-	Alerts [NumAlerts]AlertState
+	Score float64
+	// Hint is the next step for Class; PrevHint the hint at the previous
+	// sample.
+	Hint, PrevHint Hint
+	Alerts         [NumAlerts]AlertState
 	// ClassSeconds is the time spent in each class since ClassStart.
 	ClassSeconds [NumClasses]float64
 	ClassStart   int64
@@ -97,6 +113,8 @@ const (
 	AlertResolved
 	StragglerStarted
 	StragglerEnded
+	// ClassChanged: the bottleneck class changed from Prev to Class.
+	ClassChanged
 )
 
 // Event is a transition of one GPU.
@@ -106,6 +124,8 @@ type Event struct {
 	Kind  EventKind
 	Alert AlertName
 	Class Class
+	Prev  Class
+	Hint  Hint
 	Score float64
 }
 
@@ -123,18 +143,24 @@ const (
 	wUtil
 	wClock
 	wStep
+	wNVLink // bytes per second, both directions
+	wPCIeRx // bytes per second
+	wOccupancy
+	wTensor
 	numWindowed
 )
 
 // windowed maps each windowed reading to its presence bit in Sample.Has.
-var windowed = [numWindowed]uint16{wSM: HasSMActive, wDRAM: HasDRAMActive, wUtil: HasGPUUtil, wClock: HasSMClock, wStep: HasStep}
+// The two rates have no bit: they are present when the counter gave a rate.
+var windowed = [numWindowed]uint16{wSM: HasSMActive, wDRAM: HasDRAMActive, wUtil: HasGPUUtil, wClock: HasSMClock, wStep: HasStep,
+	wOccupancy: HasOccupancy, wTensor: HasTensor}
 
-// point is one sample as the window keeps it: 32 bytes.
+// point is one sample as the window keeps it: 48 bytes.
 type point struct {
 	t int64
 	v [numWindowed]float32
 	// present has bit i set when v[i] was reported.
-	present uint8
+	present uint16
 	flags   uint8
 }
 
@@ -143,10 +169,15 @@ const (
 	pThrottled
 )
 
-// maxWindowPoints bounds each GPU's window (8 KiB). A 30 s window holds 30
-// points at a 1 s interval and 300 at 10 Hz; past the bound it keeps the
-// most recent points only.
-const maxWindowPoints = 256
+// maxWindowPoints bounds each GPU's window (112 points of 48 bytes, 5.25
+// KiB), so that a GPU's whole state stays within 8 KiB with the memory leak
+// fit (TestStateSize). A 30 s window holds 30 points at a 1 s interval;
+// above about 3.7 Hz it keeps the most recent 112 points only.
+const maxWindowPoints = 112
+
+// resumEvery recomputes a window's running sums from its points after this
+// many pushes, so that rounding in adding and removing cannot accumulate.
+const resumEvery = 4096
 
 // stats are a window's means.
 type stats struct {
@@ -161,6 +192,24 @@ type tracker struct {
 	value float64
 }
 
+// rater turns a cumulative counter into a rate between consecutive samples.
+type rater struct {
+	start, t int64
+	value    float64
+	known    bool
+}
+
+// rate returns the counter's rate since the previous sample, if it had one
+// under the same start time and the count did not go down (a reset).
+func (r *rater) rate(c Counter, t int64) (float64, bool) {
+	prev := *r
+	*r = rater{start: c.Start, t: t, value: c.Value, known: true}
+	if !prev.known || prev.start != c.Start || c.Value < prev.value || t <= prev.t {
+		return 0, false
+	}
+	return (c.Value - prev.value) / (float64(t-prev.t) / 1e9), true
+}
+
 type gpuState struct {
 	id        string
 	group     *group
@@ -172,6 +221,21 @@ type gpuState struct {
 	interval int64
 	ring     []point
 	head, n  int
+	// Running sums of the window's points, and the pushes since they were
+	// last recomputed.
+	sum                  [numWindowed]float64
+	cnt                  [numWindowed]int32
+	nReasons, nThrottled int32
+	pushes               int32
+
+	nvlink, pcieRx rater
+	// leak fits the frame buffer use; allocated at the first FB reading.
+	leak  *leakFit
+	hasFB bool
+	// classStart is when the class time counters started; restored across
+	// a restart, unlike firstSeen, the baseline of fault counters.
+	classStart int64
+	restored   bool
 
 	faultAt  int64
 	hasFault bool
@@ -186,11 +250,14 @@ type gpuState struct {
 	podAttributed bool
 
 	devSince  int64
+	calmSince int64
 	deviating bool
 	straggler bool
 	score     float64
 	class     Class
 	prevClass Class
+	hint      Hint
+	prevHint  Hint
 	evaluated bool
 
 	alerts     [NumAlerts]AlertState
@@ -265,8 +332,12 @@ func (a *Analyzer) Ingest(id string, s *Sample) Result {
 			a.counters.Rejected++
 			return Rejected
 		}
-		g = &gpuState{id: id, firstSeen: s.Time, ring: make([]point, 8)}
+		g = &gpuState{id: id, firstSeen: s.Time, classStart: s.Time, ring: make([]point, 8)}
 		a.gpus[id] = g
+	case g.restored && s.Time-g.last > int64(a.cfg.TTL):
+		// Saved too long ago to be continued: start afresh.
+		a.forget(id, g)
+		return a.Ingest(id, s)
 	case s.Time <= g.last:
 		a.counters.OutOfOrder++
 		return OutOfOrder
@@ -314,6 +385,10 @@ func (a *Analyzer) leave(g *gpuState) {
 
 func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	t := s.Time
+	if g.restored {
+		// Counters seen by the previous run are not a baseline for this one.
+		g.restored, g.firstSeen = false, t
+	}
 	if g.seen {
 		g.interval = t - g.last
 		// Time since the previous sample goes to the class it ended in;
@@ -325,11 +400,29 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	g.seen, g.last = true, t
 
 	p := point{t: t}
-	values := [numWindowed]float64{wSM: s.SMActive, wDRAM: s.DRAMActive, wUtil: s.GPUUtil, wClock: s.SMClock, wStep: s.Step}
+	values := [numWindowed]float64{wSM: s.SMActive, wDRAM: s.DRAMActive, wUtil: s.GPUUtil, wClock: s.SMClock, wStep: s.Step,
+		wOccupancy: s.Occupancy, wTensor: s.Tensor}
 	for i, bit := range windowed {
-		if s.Has&bit != 0 {
+		if bit != 0 && s.Has&bit != 0 {
 			p.v[i], p.present = float32(values[i]), p.present|1<<i
 		}
+	}
+	if s.Has&HasNVLink != 0 {
+		if r, ok := g.nvlink.rate(s.NVLink, t); ok {
+			p.v[wNVLink], p.present = float32(r), p.present|1<<wNVLink
+		}
+	}
+	if s.Has&HasPCIeRx != 0 {
+		if r, ok := g.pcieRx.rate(s.PCIeRx, t); ok {
+			p.v[wPCIeRx], p.present = float32(r), p.present|1<<wPCIeRx
+		}
+	}
+	g.hasFB = s.Has&HasFB != 0
+	if g.hasFB {
+		if g.leak == nil {
+			g.leak = newLeakFit(a.cfg.Leak.Window)
+		}
+		g.leak.add(t, s.FBUsed, s.FBFree)
 	}
 	if s.Has&HasReasons != 0 {
 		p.flags |= pReasons
@@ -392,47 +485,70 @@ func (g *gpuState) increase(known bool, prev tracker, c Counter, t int64) (bool,
 	}
 }
 
+// push adds a point to the window and drops the points that left it,
+// keeping the running sums that the window's means come from.
 func (g *gpuState) push(p point, window int64) {
 	for g.n > 0 && g.ring[g.head].t <= p.t-window {
-		g.head = (g.head + 1) % len(g.ring)
-		g.n--
+		g.drop()
 	}
 	if g.n == len(g.ring) {
 		if len(g.ring) < maxWindowPoints {
-			grown := make([]point, 2*len(g.ring))
+			grown := make([]point, min(2*len(g.ring), maxWindowPoints))
 			for i := 0; i < g.n; i++ {
 				grown[i] = g.ring[(g.head+i)%len(g.ring)]
 			}
 			g.ring, g.head = grown, 0
 		} else {
-			g.head = (g.head + 1) % len(g.ring)
-			g.n--
+			g.drop()
 		}
 	}
 	g.ring[(g.head+g.n)%len(g.ring)] = p
 	g.n++
+	g.account(&p, 1)
+	if g.pushes++; g.pushes >= resumEvery {
+		g.resum()
+	}
+}
+
+// drop removes the oldest point.
+func (g *gpuState) drop() {
+	g.account(&g.ring[g.head], -1)
+	g.head = (g.head + 1) % len(g.ring)
+	g.n--
+	if g.n == 0 {
+		g.resum() // exactly zero, whatever rounding left
+	}
+}
+
+// account adds (sign 1) or removes (sign -1) a point from the running sums.
+func (g *gpuState) account(p *point, sign int32) {
+	for j := range numWindowed {
+		if p.present&(1<<j) != 0 {
+			g.sum[j] += float64(sign) * float64(p.v[j])
+			g.cnt[j] += sign
+		}
+	}
+	if p.flags&pReasons != 0 {
+		g.nReasons += sign
+		if p.flags&pThrottled != 0 {
+			g.nThrottled += sign
+		}
+	}
+}
+
+// resum recomputes the running sums from the window's points.
+func (g *gpuState) resum() {
+	g.sum, g.cnt, g.nReasons, g.nThrottled, g.pushes = [numWindowed]float64{}, [numWindowed]int32{}, 0, 0, 0
+	for i := 0; i < g.n; i++ {
+		g.account(&g.ring[(g.head+i)%len(g.ring)], 1)
+	}
 }
 
 func (g *gpuState) window() stats {
-	var s stats
-	for i := 0; i < g.n; i++ {
-		p := &g.ring[(g.head+i)%len(g.ring)]
-		for j := range numWindowed {
-			if p.present&(1<<j) != 0 {
-				s.mean[j] += float64(p.v[j])
-				s.n[j]++
-			}
-		}
-		if p.flags&pReasons != 0 {
-			s.nReasons++
-			if p.flags&pThrottled != 0 {
-				s.nThrottled++
-			}
-		}
-	}
+	s := stats{nReasons: int(g.nReasons), nThrottled: int(g.nThrottled)}
 	for j := range numWindowed {
-		if s.n[j] > 0 {
-			s.mean[j] /= float64(s.n[j])
+		if s.n[j] = int(g.cnt[j]); s.n[j] > 0 {
+			s.mean[j] = g.sum[j] / float64(s.n[j])
 		}
 	}
 	return s
@@ -456,6 +572,8 @@ func (a *Analyzer) classify(g *gpuState) Class {
 		return Unknown
 	case s.n[wDRAM] > 0 && s.mean[wDRAM] >= r.MemoryBoundDRAM:
 		return MemoryBound
+	case sm < r.CommunicationSM && s.n[wNVLink] > 0 && s.mean[wNVLink] >= r.CommunicationNVLink:
+		return CommunicationBound
 	case sm < r.LaunchBoundSM && hasUtil && util >= r.LaunchBoundUtil:
 		return LaunchBound
 	case sm < r.InputBoundSM:
@@ -477,8 +595,13 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 			g.prevClass = Unknown
 		}
 		g.class = a.classify(g)
+		g.prevHint = g.hint
+		g.hint = a.hint(g)
 		if !g.evaluated {
-			g.prevClass, g.evaluated = g.class, true
+			g.prevClass, g.prevHint, g.evaluated = g.class, g.hint, true
+		}
+		if a.Notify != nil && g.class != g.prevClass {
+			a.Notify(Event{ID: g.id, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint})
 		}
 		if g.group != nil && !g.group.touched {
 			g.group.touched = true
@@ -500,8 +623,8 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		a.stepStraggler(g)
 		a.stepAlerts(g)
 		v = Verdict{ID: g.id, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
-			Straggler: g.straggler, Score: g.score,
-			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.firstSeen}
+			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint,
+			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart}
 		fn(&v)
 		g.inBatch = false
 	}
@@ -592,16 +715,27 @@ func medianOf(xs []float64) float64 {
 }
 
 // stepStraggler makes a GPU a straggler once it has deviated at every
-// evaluation for the sustain time, and not one at the first that it does not.
+// evaluation for the sustain time, and not one once it has not deviated at
+// any evaluation for as long: a GPU near a threshold does not flap.
 func (a *Analyzer) stepStraggler(g *gpuState) {
 	was := g.straggler
-	if !g.deviating {
-		g.devSince, g.straggler = 0, false
-	} else {
+	sustain := int64(a.cfg.Straggler.Sustain)
+	if g.deviating {
+		g.calmSince = 0
 		if g.devSince == 0 {
 			g.devSince = g.last
 		}
-		g.straggler = g.last-g.devSince >= int64(a.cfg.Straggler.Sustain)
+		if g.last-g.devSince >= sustain {
+			g.straggler = true
+		}
+	} else {
+		g.devSince = 0
+		if g.calmSince == 0 {
+			g.calmSince = g.last
+		}
+		if g.last-g.calmSince >= sustain {
+			g.straggler = false
+		}
 	}
 	if a.Notify != nil && was != g.straggler {
 		kind := StragglerStarted
@@ -673,6 +807,11 @@ func (a *Analyzer) condition(g *gpuState, name AlertName, rule *AlertRule) (hold
 	case GPUIdle:
 		idle := g.class == Idle && g.podAttributed
 		return idle, !idle
+	case GPUMemoryLeak:
+		if !g.hasFB {
+			return false, false
+		}
+		return g.leak.verdict(&a.cfg.Leak)
 	}
 	return false, false
 }
@@ -687,11 +826,45 @@ func (a *Analyzer) sweep(now int64) {
 	a.lastSwp = now
 	for id, g := range a.gpus {
 		if now-g.last > ttl {
-			if g.group != nil {
-				a.leave(g)
-			}
-			delete(a.gpus, id)
+			a.forget(id, g)
 			a.counters.Evicted++
 		}
 	}
+}
+
+func (a *Analyzer) forget(id string, g *gpuState) {
+	if g.group != nil {
+		a.leave(g)
+	}
+	delete(a.gpus, id)
+}
+
+// hint picks the next step for the GPU's class from its window's means.
+func (a *Analyzer) hint(g *gpuState) Hint {
+	h, s := &a.cfg.Hints, &g.cur
+	switch g.class {
+	case Faulted:
+		return ReplaceOrDrain
+	case Throttled:
+		return CheckCoolingOrPower
+	case MemoryBound:
+		return ReduceMemoryTraffic
+	case CommunicationBound:
+		return OverlapCommunication
+	case LaunchBound:
+		return UseCUDAGraphs
+	case InputBound:
+		if s.n[wPCIeRx] > 0 && s.mean[wPCIeRx] < h.DataLoadingPCIeRx {
+			return FixHostPreprocessing
+		}
+		return FixDataLoading
+	case ComputeBound:
+		if s.n[wOccupancy] > 0 && s.mean[wSM] >= h.BatchSizeSMActive && s.mean[wOccupancy] < h.BatchSizeOccupancy {
+			return IncreaseBatchSize
+		}
+		if s.n[wTensor] > 0 && s.mean[wTensor] < h.MixedPrecisionTensor {
+			return EnableMixedPrecision
+		}
+	}
+	return NoHint
 }

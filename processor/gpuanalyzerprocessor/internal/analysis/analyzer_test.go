@@ -13,13 +13,17 @@ func testConfig() Config {
 		Rules: Rules{
 			Window: 30 * time.Second, FaultLookback: 5 * time.Minute,
 			CriticalXIDs: []uint32{48, 64, 74, 79, 95, 119, 120, 140}, ThrottleMask: 0xE8, ThrottleFraction: 0.5,
-			IdleSMActive: 0.05, IdleGPUUtil: 5, MemoryBoundDRAM: 0.7, LaunchBoundSM: 0.5, LaunchBoundUtil: 80, InputBoundSM: 0.5,
+			IdleSMActive: 0.05, IdleGPUUtil: 5, MemoryBoundDRAM: 0.7, CommunicationSM: 0.5, CommunicationNVLink: 100e9,
+			LaunchBoundSM: 0.5, LaunchBoundUtil: 80, InputBoundSM: 0.5,
 		},
+		Hints: HintRules{BatchSizeSMActive: 0.8, BatchSizeOccupancy: 0.2, MixedPrecisionTensor: 0.05, DataLoadingPCIeRx: 1e9},
+		Leak: LeakRules{Window: 30 * time.Minute, MinSpan: 15 * time.Minute, MinR2: 0.9, FullIn: 2 * time.Hour,
+			ResolveR2: 0.5, ResolveIn: 4 * time.Hour},
 		Straggler: StragglerRules{MinGroupSize: 4, StepRatio: 1.1, ClockRatio: 0.9, ClockMinGroupSM: 0.3, MADThreshold: 3.5, MinSMDeviation: 0.1, Sustain: 10 * time.Second},
 		MaxGPUs:   1000,
 		TTL:       10 * time.Minute,
 	}
-	c.Alerts = [NumAlerts]AlertRule{alert(0), alert(60 * time.Second), alert(60 * time.Second), alert(60 * time.Second), alert(60 * time.Second), alert(600 * time.Second)}
+	c.Alerts = [NumAlerts]AlertRule{alert(0), alert(60 * time.Second), alert(60 * time.Second), alert(60 * time.Second), alert(60 * time.Second), alert(600 * time.Second), alert(600 * time.Second)}
 	c.Alerts[GPUOverheating].Threshold, c.Alerts[GPUOverheating].Resolve = 85, 80
 	c.Alerts[GPUMemoryPressure].Threshold, c.Alerts[GPUMemoryPressure].Resolve = 0.95, 0.90
 	return c
@@ -217,10 +221,20 @@ func TestStragglers(t *testing.T) {
 			}
 			require.Positive(t, deviated, "never deviated")
 			require.Equal(t, deviated+10, straggler, "a straggler once it deviated for 10 s")
-			// It stops at the first evaluation without deviation, once the
-			// window no longer carries the slow samples.
-			v := job(a, 8, 91, 140, nil)
-			require.False(t, v["d"].Straggler)
+			// It stops once it has not deviated for 10 s, when the window no
+			// longer carries the slow samples.
+			calm, ended := -1.0, -1.0
+			for at := 91.0; at <= 140; at++ {
+				v := job(a, 8, at, at, nil)
+				if calm < 0 && v["d"].Score < 1 {
+					calm = at
+				}
+				if ended < 0 && !v["d"].Straggler {
+					ended = at
+				}
+			}
+			require.Positive(t, calm, "never calm")
+			require.Equal(t, calm+10, ended, "no longer a straggler once calm for 10 s")
 		})
 	}
 }
@@ -255,7 +269,8 @@ func TestGroupShrinks(t *testing.T) {
 	require.True(t, v["a"].Straggler)
 	// Two GPUs stop reporting: the three left are too few to compare.
 	last := map[string]Verdict{}
-	for t := 61.0; t <= 70; t++ {
+	// 10 s without deviating ends it (the hysteresis).
+	for t := 61.0; t <= 71; t++ {
 		for i := range 3 {
 			s := busy(t)
 			s.Group, s.Has, s.Step = "ml/train", s.Has|HasStep, 1

@@ -1,6 +1,7 @@
 // Package analysis turns GPU samples into verdicts: each GPU's bottleneck
-// class, stragglers among the GPUs of one job, and alerts with `for`
-// durations and hysteresis. Time comes only from the samples, so a recorded
+// class and the hint of what to do about it, stragglers among the GPUs of
+// one job, and alerts with `for` durations and hysteresis, a least-squares
+// memory leak fit among them. Time comes only from the samples, so a recorded
 // trace replays to the same verdicts. It knows nothing of OTLP.
 package analysis
 
@@ -16,13 +17,14 @@ const (
 	Throttled
 	Idle
 	MemoryBound
+	CommunicationBound
 	LaunchBound
 	InputBound
 	ComputeBound
 	NumClasses
 )
 
-var classNames = [NumClasses]string{"unknown", "faulted", "throttled", "idle", "memory_bound", "launch_bound", "input_bound", "compute_bound"}
+var classNames = [NumClasses]string{"unknown", "faulted", "throttled", "idle", "memory_bound", "communication_bound", "launch_bound", "input_bound", "compute_bound"}
 
 func (c Class) String() string { return classNames[c] }
 
@@ -45,9 +47,64 @@ type Rules struct {
 	IdleSMActive     float64
 	IdleGPUUtil      float64 // percent
 	MemoryBoundDRAM  float64
-	LaunchBoundSM    float64
-	LaunchBoundUtil  float64 // percent
-	InputBoundSM     float64
+	// CommunicationSM and CommunicationNVLink (bytes per second, transmit
+	// plus receive) tell collectives: NCCL kernels on a few SMs while
+	// NVLink carries the traffic.
+	CommunicationSM     float64
+	CommunicationNVLink float64
+	LaunchBoundSM       float64
+	LaunchBoundUtil     float64 // percent
+	InputBoundSM        float64
+}
+
+// Hint is the one next step an engineer would take for a verdict.
+type Hint uint8
+
+// The hints; NoHint where there is nothing to say (idle, unknown, or a
+// compute-bound GPU already using its tensor pipes at good occupancy).
+const (
+	NoHint Hint = iota
+	IncreaseBatchSize
+	EnableMixedPrecision
+	FixDataLoading
+	FixHostPreprocessing
+	UseCUDAGraphs
+	OverlapCommunication
+	ReduceMemoryTraffic
+	ReplaceOrDrain
+	CheckCoolingOrPower
+	NumHints
+)
+
+var hintNames = [NumHints]string{"", "increase_batch_size", "enable_mixed_precision", "fix_data_loading", "fix_host_preprocessing",
+	"use_cuda_graphs", "overlap_communication", "reduce_memory_traffic", "replace_or_drain", "check_cooling_or_power"}
+
+// String is the hint's name; empty for NoHint.
+func (h Hint) String() string { return hintNames[h] }
+
+// HintRules are the thresholds that pick a hint within a class.
+type HintRules struct {
+	// A compute-bound GPU with SM activity at least BatchSizeSMActive and
+	// occupancy below BatchSizeOccupancy runs too few warps per SM.
+	BatchSizeSMActive  float64
+	BatchSizeOccupancy float64
+	// A compute-bound GPU whose tensor pipes are below MixedPrecisionTensor
+	// (where the GPU reports them) computes in FP32.
+	MixedPrecisionTensor float64
+	// An input-bound GPU receiving at least DataLoadingPCIeRx bytes per
+	// second over PCIe waits on the data pipeline; below, on the host.
+	DataLoadingPCIeRx float64
+}
+
+// LeakRules configure GPUMemoryLeak: a least-squares line through the
+// frame buffer use over Window.
+type LeakRules struct {
+	Window    time.Duration
+	MinSpan   time.Duration // no verdict before the samples span this
+	MinR2     float64       // steady growth
+	FullIn    time.Duration // holds when full within this
+	ResolveR2 float64       // resolves below this R²
+	ResolveIn time.Duration // or when full in more than this
 }
 
 // StragglerRules are the thresholds of straggler detection.
@@ -58,7 +115,9 @@ type StragglerRules struct {
 	ClockMinGroupSM float64
 	MADThreshold    float64
 	MinSMDeviation  float64
-	Sustain         time.Duration
+	// Sustain is how long a GPU must deviate at every evaluation to become
+	// a straggler, and not deviate at any to stop being one.
+	Sustain time.Duration
 }
 
 // AlertName names an alert.
@@ -72,10 +131,11 @@ const (
 	GPUThrottled
 	GPUStraggler
 	GPUIdle
+	GPUMemoryLeak
 	NumAlerts
 )
 
-var alertNames = [NumAlerts]string{"GPUFaulted", "GPUOverheating", "GPUMemoryPressure", "GPUThrottled", "GPUStraggler", "GPUIdle"}
+var alertNames = [NumAlerts]string{"GPUFaulted", "GPUOverheating", "GPUMemoryPressure", "GPUThrottled", "GPUStraggler", "GPUIdle", "GPUMemoryLeak"}
 
 func (a AlertName) String() string { return alertNames[a] }
 
@@ -94,6 +154,8 @@ type AlertRule struct {
 type Config struct {
 	Rules     Rules
 	Straggler StragglerRules
+	Hints     HintRules
+	Leak      LeakRules
 	Alerts    [NumAlerts]AlertRule
 	// MaxGPUs bounds the tracked GPUs; more are passed through unanalysed.
 	MaxGPUs int

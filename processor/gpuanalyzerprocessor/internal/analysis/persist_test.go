@@ -1,0 +1,100 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// restart saves every GPU of a and restores them into a new analyzer.
+func restart(t *testing.T, a *Analyzer) *Analyzer {
+	t.Helper()
+	b := New(a.cfg)
+	a.Save(func(id string, state []byte) { require.NoError(t, b.Restore(id, state)) })
+	return b
+}
+
+// TestRestartKeepsForTimers: an alert pending for 8 of its 10 minutes fires
+// 2 minutes after a restart, not 10.
+func TestRestartKeepsForTimers(t *testing.T) {
+	idle := func(s *Sample) { s.SMActive, s.GPUUtil, s.PodAttributed = 0, 0, true }
+	a := New(testConfig())
+	v := run(a, "g", 0, 480, idle)
+	require.Equal(t, Pending, v.Alerts[GPUIdle])
+
+	a = restart(t, a)
+	v = run(a, "g", 540, 599, idle) // a minute down
+	require.Equal(t, Pending, v.Alerts[GPUIdle])
+	v = run(a, "g", 600, 600, idle)
+	require.Equal(t, Firing, v.Alerts[GPUIdle], "600 s after it became pending")
+	require.Equal(t, Idle, v.PrevClass, "the class is kept too")
+
+	// A firing alert stays firing, without a second `for`.
+	a = restart(t, a)
+	v = run(a, "g", 610, 610, idle)
+	require.Equal(t, Firing, v.Alerts[GPUIdle])
+}
+
+func TestRestartKeepsStragglers(t *testing.T) {
+	slow := func(i int, s *Sample) {
+		if i == 0 {
+			s.Step = 2
+		}
+	}
+	a := New(testConfig())
+	v := job(a, 6, 0, 60, slow)
+	require.True(t, v["a"].Straggler)
+	a = restart(t, a)
+	v = job(a, 6, 61, 61, slow)
+	require.True(t, v["a"].Straggler, "still a straggler at the first sample after a restart")
+	v = job(a, 6, 62, 120, slow)
+	require.True(t, v["a"].Straggler)
+	require.Equal(t, Firing, v["a"].Alerts[GPUStraggler])
+}
+
+func TestRestartKeepsLeakFit(t *testing.T) {
+	leak := fb(func(t float64) float64 { return 20480 + 8*t })
+	a := New(testConfig())
+	_, v := runEvery(a, "g", 0, 1200, 15, leak)
+	require.Equal(t, Pending, v.Alerts[GPUMemoryLeak])
+	a = restart(t, a)
+	firing, _ := runEvery(a, "g", 1215, 1800, 15, leak)
+	require.NotEmpty(t, firing)
+	require.Equal(t, 1500.0, firing[0], "as if there had been no restart")
+}
+
+func TestRestoredStateTooOld(t *testing.T) {
+	idle := func(s *Sample) { s.SMActive, s.GPUUtil, s.PodAttributed = 0, 0, true }
+	a := New(testConfig())
+	run(a, "g", 0, 480, idle)
+	a = restart(t, a)
+	// Down for longer than the TTL: the GPU starts afresh.
+	v := run(a, "g", 1200, 1200, idle)
+	require.Equal(t, Pending, v.Alerts[GPUIdle])
+	v = run(a, "g", 1201, 1799, idle)
+	require.Equal(t, Pending, v.Alerts[GPUIdle], "pending since 1200 s")
+}
+
+func TestRestoreBadState(t *testing.T) {
+	a := New(testConfig())
+	run(a, "g", 0, 10, nil)
+	var saved []byte
+	a.Save(func(_ string, state []byte) { saved = append([]byte(nil), state...) })
+	b := New(testConfig())
+	require.ErrorContains(t, b.Restore("g", saved[:len(saved)-3]), "GPU g: truncated or malformed state")
+	other := append([]byte{99}, saved[1:]...)
+	require.ErrorContains(t, b.Restore("g", other), "state of version 99")
+	require.Zero(t, b.Tracked())
+	require.NoError(t, b.Restore("g", saved))
+	require.Equal(t, 1, b.Tracked())
+}
+
+// TestStateEncodingSize: the saved state of a GPU with a full leak fit.
+func TestStateEncodingSize(t *testing.T) {
+	a := New(testConfig())
+	runEvery(a, "g", 0, 3600, 1, fb(func(t float64) float64 { return 20480 + t }))
+	var n int
+	a.Save(func(_ string, state []byte) { n = len(state) })
+	t.Logf("saved state: %d bytes", n)
+	require.LessOrEqual(t, n, 2048)
+}
