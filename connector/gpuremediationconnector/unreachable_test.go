@@ -5,13 +5,24 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
 )
+
+// statusHost keeps the last status the component reported.
+type statusHost struct {
+	last atomic.Pointer[componentstatus.Event]
+}
+
+func (h *statusHost) GetExtensions() map[component.ID]component.Component { return nil }
+func (h *statusHost) Report(ev *componentstatus.Event)                    { h.last.Store(ev) }
 
 // flakyProxy forwards TCP to the API server until it is cut: then every
 // connection, open or new, is closed, as when the API server is unreachable.
@@ -91,6 +102,8 @@ func TestAPIUnreachableNothingHalfDoneRetriedWithBackoff(t *testing.T) {
 	rc := s.Config(kubetest.AdminToken)
 	rc.Host = "https://" + proxy.l.Addr().String()
 	f.remediator(testConfig(), rc)
+	host := &statusHost{}
+	f.r.host = host
 	gpu := gpuID(node, 0)
 	f.feed(gpuReport{node: node, gpu: gpu})
 	before := f.getNode(node).ResourceVersion
@@ -100,6 +113,7 @@ func TestAPIUnreachableNothingHalfDoneRetriedWithBackoff(t *testing.T) {
 	require.Empty(t, f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}}), "no decision is final without the API")
 	require.Len(t, f.r.plans, 1)
 	require.Equal(t, time.Second, f.r.plans[0].backoff)
+	require.Equal(t, componentstatus.StatusRecoverableError, host.last.Load().Status())
 	for _, wait := range []time.Duration{2 * time.Second, 4 * time.Second} {
 		f.step(time.Second / 2)
 		f.tick() // within the back-off: not tried
@@ -120,4 +134,5 @@ func TestAPIUnreachableNothingHalfDoneRetriedWithBackoff(t *testing.T) {
 	require.True(t, hasTaint(n, gpu))
 	require.False(t, f.podExists("p"))
 	require.Empty(t, f.r.plans, "the plan finished")
+	require.Equal(t, componentstatus.StatusOK, host.last.Load().Status())
 }
