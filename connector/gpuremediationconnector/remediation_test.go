@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
@@ -210,11 +211,15 @@ func TestBreakerStopsAfterThreshold(t *testing.T) {
 	require.Equal(t, int64(1), f.gauge("gpu.remediation.breaker.state"))
 
 	// A person resets it by removing the annotation.
-	lease, err = f.cs.CoordinationV1().Leases(f.ns).Get(ctx, cfg.LeaderElection.LeaseName, metav1.GetOptions{})
-	require.NoError(t, err)
-	delete(lease.Annotations, kube.BreakerAnnotation)
-	_, err = f.cs.CoordinationV1().Leases(f.ns).Update(ctx, lease, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error { // the elector renews the Lease meanwhile
+		lease, err := f.cs.CoordinationV1().Leases(f.ns).Get(ctx, cfg.LeaderElection.LeaseName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		delete(lease.Annotations, kube.BreakerAnnotation)
+		_, err = f.cs.CoordinationV1().Leases(f.ns).Update(ctx, lease, metav1.UpdateOptions{})
+		return err
+	}))
 	f.step(time.Second)
 	f.tick()
 	require.Equal(t, int64(0), f.gauge("gpu.remediation.breaker.state"))

@@ -122,6 +122,7 @@ type remediator struct {
 	electDone  <-chan struct{}
 	healthy    bool
 	persisted  bool // the open breaker is recorded on the Lease
+	announced  bool // the open breaker has been logged
 
 	gpus    map[string]*gpuState
 	seen    map[string]time.Time // node → last report: the fleet
@@ -449,7 +450,7 @@ func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error 
 		}
 		if p.touchesNode() {
 			if !r.breaker.Allow(node, now, r.fleet(now)) {
-				r.tripped(ctx, now)
+				r.tripped(ctx)
 				r.finish(p, reasonBreakerOpen, r.breakerReason())
 				return nil
 			}
@@ -653,22 +654,27 @@ func (r *remediator) breakerReason() string {
 	return "circuit breaker open: " + reason
 }
 
-// tripped reports a freshly opened breaker once, and records it on the
-// Lease so that only a person closes it.
-func (r *remediator) tripped(ctx context.Context, now time.Time) {
-	open, reason, since := r.breaker.Open()
-	if !open || !since.Equal(now) || r.persisted {
+// tripped reports an open breaker once, and records it on the Lease (until
+// that succeeds) so that only a person closes it.
+func (r *remediator) tripped(ctx context.Context) {
+	open, reason, _ := r.breaker.Open()
+	if !open {
+		return
+	}
+	if !r.announced {
+		r.announced = true
+		r.logger.Error("Circuit breaker open: all remediation stopped until a person resets it", zap.String("reason", reason))
+		r.count("breaker", "open")
+	}
+	if r.persisted || r.api == nil || !r.cfg.LeaderElection.Enabled || r.cfg.DryRun {
+		return
+	}
+	if err := r.api.SetBreaker(ctx, r.leaseNS, r.cfg.LeaderElection.LeaseName, reason); err != nil {
+		r.tb.ConnectorGpuRemediationAPIErrors.Add(ctx, 1)
+		r.reportLocked(fmt.Errorf("recording the open breaker on the Lease (retried at the next tick): %w", err))
 		return
 	}
 	r.persisted = true
-	r.logger.Error("Circuit breaker open: all remediation stopped until a person resets it", zap.String("reason", reason))
-	r.count("breaker", "open")
-	if r.api != nil && r.cfg.LeaderElection.Enabled && !r.cfg.DryRun {
-		if err := r.api.SetBreaker(ctx, r.leaseNS, r.cfg.LeaderElection.LeaseName, now.UTC().Format(time.RFC3339)+" "+reason); err != nil {
-			r.persisted = false // try again at the next tick
-			r.reportLocked(fmt.Errorf("recording the open breaker on the Lease: %w", err))
-		}
-	}
 }
 
 // syncBreaker follows the breaker annotation on the Lease: present, the
@@ -679,7 +685,7 @@ func (r *remediator) syncBreaker(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	if open, _, _ := r.breaker.Open(); open && !r.persisted {
-		r.tripped(ctx, now)
+		r.tripped(ctx)
 		return nil
 	}
 	ann, err := r.api.Breaker(ctx, r.leaseNS, r.cfg.LeaderElection.LeaseName)
@@ -690,11 +696,12 @@ func (r *remediator) syncBreaker(ctx context.Context, now time.Time) error {
 	open, _, _ := r.breaker.Open()
 	switch {
 	case ann != "" && !open:
-		r.breaker.Trip("recorded on the Lease: "+ann, now)
+		r.breaker.Trip(ann, now)
 		r.persisted = true
+		r.tripped(ctx)
 	case ann == "" && open:
 		r.breaker.Reset()
-		r.persisted = false
+		r.persisted, r.announced = false, false
 		r.logger.Warn("Circuit breaker reset by a person (annotation removed from the Lease)")
 		r.count("breaker", "reset")
 	}

@@ -252,7 +252,7 @@ func (c *Client) Event(ctx context.Context, node, eventType, reason, message str
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
 	_, err := c.cs.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", node, now.UnixNano()), Namespace: metav1.NamespaceDefault},
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: node + ".", Namespace: metav1.NamespaceDefault},
 		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: node, UID: types.UID(node), APIVersion: "v1"},
 		Reason:         reason, Message: message, Type: eventType,
 		Source:         corev1.EventSource{Component: Component},
