@@ -31,6 +31,6 @@ func (s *Server) StartDisruptionController(bin string) error {
 	if err != nil {
 		return err
 	}
-	return s.run(bin, "--kubeconfig="+kubeconfig, "--controllers=disruption", "--leader-elect=false",
+	return s.run(bin, "--kubeconfig="+kubeconfig, "--controllers=disruption-controller", "--leader-elect=false",
 		"--bind-address=127.0.0.1", "--secure-port=0", "--v=0")
 }
