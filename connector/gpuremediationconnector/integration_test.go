@@ -207,6 +207,18 @@ func condition(n *corev1.Node) *corev1.NodeCondition {
 	return nil
 }
 
+// ownTaints lists the taints this component writes (the API server adds
+// node.kubernetes.io/not-ready to a new node itself).
+func ownTaints(n *corev1.Node) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if strings.HasPrefix(t.Key, kube.TaintPrefix) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func hasTaint(n *corev1.Node, gpu string) bool {
 	for _, t := range n.Spec.Taints {
 		if t.Key == kube.TaintKey(gpu) && t.Effect == corev1.TaintEffectNoSchedule {

@@ -56,7 +56,7 @@ func TestExampleRBAC(t *testing.T) {
 	require.True(t, restored)
 	n := f.getNode(node)
 	require.False(t, n.Spec.Unschedulable)
-	require.Empty(t, n.Spec.Taints)
+	require.Empty(t, ownTaints(n))
 
 	// The Lease: leader election, and the breaker on it.
 	lctx, cancel := context.WithCancel(ctx)
