@@ -38,6 +38,14 @@ func TestDefaultsAreSafe(t *testing.T) {
 	require.True(t, cfg.Breaker.MaxShare > 0 && cfg.Breaker.MaxShare < 1)
 	require.True(t, cfg.LeaderElection.Enabled)
 	require.False(t, cfg.Uncordon.Enabled)
+	// The figures the README states.
+	require.Negative(t, cfg.Drain.GracePeriod, "each pod's own grace period")
+	require.Equal(t, 10*time.Minute, cfg.Drain.Timeout)
+	require.Equal(t, BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour}, cfg.Breaker)
+	require.Equal(t, EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"}, cfg.Policy.Escalation)
+	require.Equal(t, 10*time.Second, cfg.Interval)
+	require.Equal(t, ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true}, cfg.Actions)
+	require.Equal(t, "gpu-remediation.otelcol-gpu.io/opt-out", cfg.OptOutLabel)
 }
 
 func TestLoadConfig(t *testing.T) {
