@@ -92,3 +92,21 @@ func TestFollowerWritesNothing(t *testing.T) {
 	require.Equal(t, []string{"xid_79:drain:" + reasonNotLeader}, reasons(f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}})))
 	require.Equal(t, before, f.getNode(node).ResourceVersion)
 }
+
+// drain.only_gpu_pods evicts only the pod holding the faulty GPU.
+func TestDrainOnlyGPUPods(t *testing.T) {
+	f := newFixture(t)
+	node := f.node("n", nil)
+	f.pod("holder", node, nil, true)
+	f.pod("bystander", node, nil, true)
+	cfg := testConfig()
+	cfg.Drain.OnlyGPUPods = true
+	f.remediator(cfg, nil)
+	gpu := gpuID(node, 0)
+	f.feed(gpuReport{node: node, gpu: gpu, pod: "holder"})
+	f.step(time.Second)
+	require.Equal(t, []string{"xid_79:drain:policy"}, reasons(f.feed(gpuReport{node: node, gpu: gpu, pod: "holder", xids: map[int64]int64{79: 1}})))
+	require.True(t, f.getNode(node).Spec.Unschedulable)
+	require.False(t, f.podExists("holder"))
+	require.True(t, f.podExists("bystander"))
+}
