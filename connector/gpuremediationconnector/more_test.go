@@ -6,10 +6,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
 )
 
 // At most drain.max_concurrent nodes drain at once; a drain that a
@@ -109,4 +116,41 @@ func TestDrainOnlyGPUPods(t *testing.T) {
 	require.True(t, f.getNode(node).Spec.Unschedulable)
 	require.False(t, f.podExists("holder"))
 	require.True(t, f.podExists("bystander"))
+}
+
+// The factory's path: a kubeconfig, leader election on a Lease, the loop;
+// it takes the Lease, acts from its own ticker, and stops cleanly.
+func TestConnectorThroughTheFactory(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	node := f.node("n", nil)
+	kc, err := server(t).Kubeconfig(t.TempDir(), kubetest.AdminToken)
+	require.NoError(t, err)
+	cfg := testConfig()
+	cfg.Auth = AuthConfig{Type: "kubeconfig", Kubeconfig: kc}
+	cfg.Interval = 100 * time.Millisecond
+	cfg.LeaderElection = LeaderElectionConfig{Enabled: true, LeaseName: "otelcol-gpu-remediation", LeaseNamespace: f.ns, Identity: "gw-0",
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
+	require.NoError(t, cfg.Validate())
+	set := connectortest.NewNopSettings(metadata.Type)
+	logs := new(consumertest.LogsSink)
+	c, err := NewFactory().CreateMetricsToLogs(ctx, set, cfg, logs)
+	require.NoError(t, err)
+	require.NoError(t, c.Start(ctx, componenttest.NewNopHost()))
+	r := c.(*instance).r
+	require.Eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.leading }, 20*time.Second, 100*time.Millisecond)
+
+	gpu := gpuID(node, 0)
+	now := time.Now()
+	rep := func(at time.Time, n int64) pmetric.Metrics {
+		md := pmetric.NewMetrics()
+		ts := pcommon.NewTimestampFromTime(at)
+		resource(node, gpu, func(ms pmetric.MetricSlice) { temp(ms, ts); xid(ms, 79, n, ts, ts) }).CopyTo(md.ResourceMetrics().AppendEmpty())
+		return md
+	}
+	require.NoError(t, c.ConsumeMetrics(ctx, rep(now, 0)))
+	require.NoError(t, c.ConsumeMetrics(ctx, rep(now.Add(time.Second), 1)))
+	require.Eventually(t, func() bool { return f.getNode(node).Spec.Unschedulable }, 10*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool { return logs.LogRecordCount() > 0 }, 5*time.Second, 100*time.Millisecond)
+	require.NoError(t, c.Shutdown(ctx))
 }
