@@ -13,7 +13,7 @@ BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
-.PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver
+.PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver kube-controller-manager
 
 all: build
 
@@ -45,9 +45,22 @@ $(KUBE_APISERVER): internal/tools/kubeapiserver/go.mod internal/tools/kubeapiser
 
 kube-apiserver: $(KUBE_APISERVER)
 
+# kube-controller-manager for the remediation connector's integration tests
+# (only its disruption controller runs, so PodDisruptionBudgets gate
+# evictions). Its own module; v1.32.5 because the module proxy serves every
+# staging module it needs only at that v1.32 patch (see its go.mod).
+KUBE_CONTROLLER_MANAGER := bin/kube-controller-manager
+KCM_VERSION := v1.32.5
+$(KUBE_CONTROLLER_MANAGER): internal/tools/kubecontrollermanager/go.mod internal/tools/kubecontrollermanager/go.sum
+	cd internal/tools/kubecontrollermanager && GOFLAGS=-mod=mod $(GO) build -trimpath \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$(KCM_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=32" \
+		-o $(CURDIR)/$(KUBE_CONTROLLER_MANAGER) k8s.io/kubernetes/cmd/kube-controller-manager
+
+kube-controller-manager: $(KUBE_CONTROLLER_MANAGER)
+
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
 # kube-apiserver with etcd), then the distribution's end-to-end tests.
-test: build $(KUBE_APISERVER)
+test: build $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v ./e2e/...
 
@@ -66,7 +79,7 @@ e2e: build
 		rc=$$?; tail -1 $$d/security.txt; rm -rf $$d; exit $$rc; fi
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'Prometheus' -v -timeout 15m ./e2e/...
 
-COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector
+COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector
 
 generate:
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done

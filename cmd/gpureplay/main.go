@@ -22,6 +22,13 @@
 //
 //	{"time":1767225600,"target":"serving/Deployment/chat","current":4,"desired":6,"reason":"Scaled"}
 //
+// With -remediate, FILE holds gpu_remediation connector settings (the keys
+// under `connectors: gpu_remediation:`; an empty file for the defaults), and
+// gpureplay prints one line per remediation decision, always as a dry run,
+// the node being the trace's host column:
+//
+//	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-...","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
+//
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
 // line and column; the verdicts of the rows before it are written.
@@ -49,8 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	configPath := fs.String("config", "", "YAML `file` with the gpu_analyzer processor's settings (default: the defaults)")
 	outPath := fs.String("o", "", "write the verdicts to `file` instead of standard output")
 	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
+	remediatePath := fs.String("remediate", "", "print the gpu_remediation connector's decisions with the settings in `file` (always a dry run)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE] [-config FILE] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE] [-config FILE] [-o FILE] TRACE.csv")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -75,6 +83,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
+	var remediate *replay.Remediate
+	if *remediatePath != "" {
+		if remediate, err = replay.LoadRemediate(*remediatePath); err != nil {
+			return fail(err)
+		}
+	}
 	tracePath := fs.Arg(0)
 	in, err := os.Open(tracePath)
 	if err != nil {
@@ -91,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = file
 	}
 	w := bufio.NewWriterSize(out, 1<<16)
-	replayErr := replay.Run(context.Background(), cfg, scaler, in, tracePath, w)
+	replayErr := replay.RunWith(context.Background(), cfg, scaler, remediate, in, tracePath, w)
 	flushErr := w.Flush()
 	if file != nil {
 		flushErr = errors.Join(flushErr, file.Close())

@@ -104,12 +104,18 @@ func (host) GetExtensions() map[component.ID]component.Component { return nil }
 // Run replays the trace read from in (named name in errors) and writes one
 // JSON line per row to out, or, with an autoscaler, one per evaluation.
 func Run(ctx context.Context, cfg component.Config, scaler *Autoscale, in io.Reader, name string, out io.Writer) error {
+	return RunWith(ctx, cfg, scaler, nil, in, name, out)
+}
+
+// RunWith is Run, or, with a remediator, one JSON line per remediation
+// decision instead.
+func RunWith(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate *Remediate, in io.Reader, name string, out io.Writer) error {
 	tr, err := trace.NewReader(in, name)
 	if err != nil {
 		return err
 	}
 	f := gpuanalyzerprocessor.NewFactory()
-	w := &writer{out: out, scaler: scaler}
+	w := &writer{out: out, scaler: scaler, remediate: remediate}
 	sink, err := consumer.NewMetrics(w.consume)
 	if err != nil {
 		return err
@@ -211,10 +217,19 @@ type writer struct {
 	now    time.Time
 	scaler *Autoscale
 	buf    []byte
-	err    error
+	// remediate, when set, replaces the verdict lines with decisions.
+	remediate *Remediate
+	err       error
 }
 
 func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
+	if w.remediate != nil {
+		w.buf = w.remediate.lines(w.buf[:0], md, w.now)
+		if _, err := w.out.Write(w.buf); err != nil && w.err == nil {
+			w.err = err
+		}
+		return nil
+	}
 	if w.scaler != nil {
 		for _, e := range w.scaler.r.Batch(md, w.now) {
 			b := w.buf[:0]

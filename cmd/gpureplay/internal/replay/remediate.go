@@ -1,0 +1,58 @@
+package replay
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector"
+)
+
+// Remediate replays through the gpu_remediation connector's decisions.
+type Remediate struct {
+	r *gpuremediationconnector.Replayer
+}
+
+// LoadRemediate reads the connector's settings from a YAML file; an empty
+// file gives the defaults.
+func LoadRemediate(path string) (*Remediate, error) {
+	m, err := readYAML(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := gpuremediationconnector.LoadConfig(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r, err := gpuremediationconnector.NewReplayer(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Remediate{r: r}, nil
+}
+
+// lines writes one JSON line per decision the batch led to:
+//
+//	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-…","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
+func (rm *Remediate) lines(b []byte, md pmetric.Metrics, now time.Time) []byte {
+	for _, d := range rm.r.Batch(md, now) {
+		b = append(b, `{"time":`...)
+		b = strconv.AppendFloat(b, float64(d.Time.UnixNano())/1e9, 'f', -1, 64)
+		b = append(b, `,"node":`...)
+		b = strconv.AppendQuote(b, d.Node)
+		b = append(b, `,"uuid":`...)
+		b = strconv.AppendQuote(b, d.UUID)
+		b = append(b, `,"fault":`...)
+		b = strconv.AppendQuote(b, d.Fault)
+		b = append(b, `,"action":`...)
+		b = strconv.AppendQuote(b, d.Action)
+		b = append(b, `,"reason":`...)
+		b = strconv.AppendQuote(b, d.Reason)
+		b = append(b, `,"dry_run":`...)
+		b = strconv.AppendBool(b, d.DryRun)
+		b = append(b, "}\n"...)
+	}
+	return b
+}

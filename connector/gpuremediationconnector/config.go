@@ -1,0 +1,246 @@
+package gpuremediationconnector
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+)
+
+// Config is the gpu_remediation connector's configuration.
+type Config struct {
+	// DryRun (the default) decides, logs and emits every action without
+	// writing anything to the cluster: shadow mode.
+	DryRun bool `mapstructure:"dry_run"`
+	// Interval is how often pending actions (a drain waiting on a
+	// PodDisruptionBudget, a retry after an API error) are worked on.
+	Interval time.Duration `mapstructure:"interval"`
+	// APITimeout bounds each call to the Kubernetes API.
+	APITimeout     time.Duration        `mapstructure:"api_timeout"`
+	Auth           AuthConfig           `mapstructure:"auth"`
+	LeaderElection LeaderElectionConfig `mapstructure:"leader_election"`
+	Policy         PolicyConfig         `mapstructure:"policy"`
+	Actions        ActionsConfig        `mapstructure:"actions"`
+	Drain          DrainConfig          `mapstructure:"drain"`
+	Breaker        BreakerConfig        `mapstructure:"circuit_breaker"`
+	// OptOutLabel: a node with this label set to "true" is never acted on.
+	OptOutLabel string         `mapstructure:"opt_out_label"`
+	Uncordon    UncordonConfig `mapstructure:"uncordon"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// AuthConfig says how to reach the Kubernetes API.
+type AuthConfig struct {
+	// Type is in_cluster, kubeconfig, or none (no API: decisions only;
+	// dry_run must then be true).
+	Type       string `mapstructure:"type"`
+	Kubeconfig string `mapstructure:"kubeconfig"`
+	Context    string `mapstructure:"context"`
+}
+
+// LeaderElectionConfig makes only one of several replicas act.
+type LeaderElectionConfig struct {
+	Enabled        bool          `mapstructure:"enabled"`
+	LeaseName      string        `mapstructure:"lease_name"`
+	LeaseNamespace string        `mapstructure:"lease_namespace"`
+	LeaseDuration  time.Duration `mapstructure:"lease_duration"`
+	RenewDeadline  time.Duration `mapstructure:"renew_deadline"`
+	RetryPeriod    time.Duration `mapstructure:"retry_period"`
+	Identity       string        `mapstructure:"identity"`
+}
+
+// PolicyConfig maps faults to remediations: none, restart_app, reset_gpu
+// or drain.
+type PolicyConfig struct {
+	// XID overrides the default map per XID code (1 to 255).
+	XID              map[string]string `mapstructure:"xid"`
+	ECCUncorrectable string            `mapstructure:"ecc_uncorrectable"`
+	RowRemapFailure  string            `mapstructure:"row_remap_failure"`
+	// GPUFaulted is the gpu_analyzer processor's faulted verdict.
+	GPUFaulted string           `mapstructure:"gpu_faulted"`
+	Escalation EscalationConfig `mapstructure:"escalation"`
+}
+
+// EscalationConfig: the same restart_app XID Count times on one GPU
+// within Window calls for To.
+type EscalationConfig struct {
+	Count  int           `mapstructure:"count"`
+	Window time.Duration `mapstructure:"window"`
+	To     string        `mapstructure:"to"`
+}
+
+// ActionsConfig turns each action on or off.
+type ActionsConfig struct {
+	Event     bool `mapstructure:"event"`
+	Condition bool `mapstructure:"condition"`
+	Taint     bool `mapstructure:"taint"`
+	Cordon    bool `mapstructure:"cordon"`
+	Drain     bool `mapstructure:"drain"`
+	// Request sets the reset or reboot request annotation for a node agent.
+	Request bool `mapstructure:"request"`
+}
+
+// DrainConfig shapes a drain.
+type DrainConfig struct {
+	// GracePeriod overrides each pod's termination grace period; negative
+	// keeps the pod's own.
+	GracePeriod time.Duration `mapstructure:"grace_period"`
+	// Timeout gives up a drain that PodDisruptionBudgets keep blocked; the
+	// node stays cordoned and the decision says so.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxConcurrent is how many nodes may be draining at once.
+	MaxConcurrent int `mapstructure:"max_concurrent"`
+	// OnlyGPUPods evicts only the pods holding the faulty GPU (from the
+	// metrics' k8s.pod.name), not every pod of the node.
+	OnlyGPUPods bool `mapstructure:"only_gpu_pods"`
+}
+
+// BreakerConfig is the circuit breaker: acting on more nodes than
+// MaxShare of the GPU nodes seen, or more than MaxNodes, within Window
+// stops every action until a person resets it.
+type BreakerConfig struct {
+	MaxShare float64       `mapstructure:"max_share"`
+	MaxNodes int           `mapstructure:"max_nodes"`
+	Window   time.Duration `mapstructure:"window"`
+}
+
+// UncordonConfig: give a node back once the GPUs that took it out have
+// been healthy for HealthyFor, undoing only what this component did.
+type UncordonConfig struct {
+	Enabled    bool          `mapstructure:"enabled"`
+	HealthyFor time.Duration `mapstructure:"healthy_for"`
+}
+
+func createDefaultConfig() *Config {
+	return &Config{
+		DryRun:     true,
+		Interval:   10 * time.Second,
+		APITimeout: 10 * time.Second,
+		Auth:       AuthConfig{Type: "in_cluster"},
+		LeaderElection: LeaderElectionConfig{
+			Enabled:       true,
+			LeaseName:     "otelcol-gpu-remediation",
+			LeaseDuration: 15 * time.Second,
+			RenewDeadline: 10 * time.Second,
+			RetryPeriod:   2 * time.Second,
+		},
+		Policy: PolicyConfig{
+			ECCUncorrectable: "drain",
+			RowRemapFailure:  "drain",
+			GPUFaulted:       "drain",
+			Escalation:       EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"},
+		},
+		Actions:     ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true},
+		Drain:       DrainConfig{GracePeriod: -1, Timeout: 10 * time.Minute, MaxConcurrent: 1},
+		Breaker:     BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour},
+		OptOutLabel: "gpu-remediation.otelcol-gpu.io/opt-out",
+		Uncordon:    UncordonConfig{HealthyFor: 30 * time.Minute},
+	}
+}
+
+// Validate checks the configuration; each error names its key.
+func (cfg *Config) Validate() error {
+	_, err := cfg.policy()
+	errs := []error{err}
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if cfg.Interval <= 0 {
+		bad("interval must be positive, got %v", cfg.Interval)
+	}
+	if cfg.APITimeout <= 0 {
+		bad("api_timeout must be positive, got %v", cfg.APITimeout)
+	}
+	switch cfg.Auth.Type {
+	case "in_cluster":
+	case "none":
+		if !cfg.DryRun {
+			bad("dry_run must be true when auth::type is none: there is no API to write to")
+		}
+	case "kubeconfig":
+		if cfg.Auth.Kubeconfig == "" {
+			bad("auth::kubeconfig must name a file when auth::type is kubeconfig")
+		}
+	default:
+		bad("auth::type: unknown type %q; want in_cluster, kubeconfig or none", cfg.Auth.Type)
+	}
+	if le := cfg.LeaderElection; le.Enabled {
+		if cfg.Auth.Type == "none" {
+			bad("leader_election needs the Kubernetes API: disable it when auth::type is none")
+		}
+		if le.LeaseName == "" {
+			bad("leader_election::lease_name must be set")
+		}
+		if !(le.LeaseDuration > le.RenewDeadline && le.RenewDeadline > le.RetryPeriod && le.RetryPeriod > 0) {
+			bad("leader_election: want lease_duration > renew_deadline > retry_period > 0, got %v, %v, %v", le.LeaseDuration, le.RenewDeadline, le.RetryPeriod)
+		}
+	}
+	if d := cfg.Drain; d.Timeout <= 0 {
+		bad("drain::timeout must be positive, got %v", d.Timeout)
+	}
+	if cfg.Drain.MaxConcurrent < 1 {
+		bad("drain::max_concurrent must be at least 1, got %d", cfg.Drain.MaxConcurrent)
+	}
+	b := cfg.Breaker
+	if b.MaxShare < 0 || b.MaxShare > 1 {
+		bad("circuit_breaker::max_share must be between 0 and 1, got %v", b.MaxShare)
+	}
+	if b.MaxNodes < 0 {
+		bad("circuit_breaker::max_nodes must not be negative, got %d", b.MaxNodes)
+	}
+	if b.MaxShare == 0 && b.MaxNodes == 0 {
+		bad("circuit_breaker: set max_share or max_nodes; the breaker cannot be turned off")
+	}
+	if b.Window <= 0 {
+		bad("circuit_breaker::window must be positive, got %v", b.Window)
+	}
+	if cfg.Uncordon.Enabled && cfg.Uncordon.HealthyFor <= 0 {
+		bad("uncordon::healthy_for must be positive when uncordon is enabled, got %v", cfg.Uncordon.HealthyFor)
+	}
+	return errors.Join(errs...)
+}
+
+// policy builds the fault-to-remediation policy; errors name the key.
+func (cfg *Config) policy() (*policy.Policy, error) {
+	var errs []error
+	parse := func(key, s string) policy.Remediation {
+		r, err := policy.Parse(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+		return r
+	}
+	p := &policy.Policy{XIDs: policy.DefaultXIDs()}
+	codes := make([]string, 0, len(cfg.Policy.XID))
+	for k := range cfg.Policy.XID {
+		codes = append(codes, k)
+	}
+	sort.Strings(codes)
+	for _, k := range codes {
+		key := "policy::xid::" + k
+		code, err := strconv.Atoi(k)
+		if err != nil || code < 1 || code > 255 {
+			errs = append(errs, fmt.Errorf("%s: an XID must be a number from 1 to 255", key))
+			continue
+		}
+		p.XIDs[code] = parse(key, cfg.Policy.XID[k])
+	}
+	p.ECCUncorrectable = parse("policy::ecc_uncorrectable", cfg.Policy.ECCUncorrectable)
+	p.RowRemapFailure = parse("policy::row_remap_failure", cfg.Policy.RowRemapFailure)
+	p.GPUFaulted = parse("policy::gpu_faulted", cfg.Policy.GPUFaulted)
+	e := cfg.Policy.Escalation
+	if e.Count < 0 {
+		errs = append(errs, fmt.Errorf("policy::escalation::count must not be negative, got %d", e.Count))
+	}
+	if e.Count > 0 {
+		if e.Window <= 0 {
+			errs = append(errs, fmt.Errorf("policy::escalation::window must be positive, got %v", e.Window))
+		}
+		p.Count, p.Window = e.Count, e.Window
+		p.EscalateTo = parse("policy::escalation::to", e.To)
+	}
+	return p, errors.Join(errs...)
+}

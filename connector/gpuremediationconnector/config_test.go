@@ -1,0 +1,89 @@
+package gpuremediationconnector
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+)
+
+func load(t *testing.T, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	id := component.NewID(metadata.Type)
+	if name != "" {
+		id = component.NewIDWithName(metadata.Type, name)
+	}
+	sub, err := cm.Sub(id.String())
+	require.NoError(t, err)
+	cfg := createDefaultConfig()
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg, confmap.Validate(cfg)
+}
+
+func TestDefaultsAreSafe(t *testing.T) {
+	cfg, err := load(t, "")
+	require.NoError(t, err)
+	require.True(t, cfg.DryRun, "dry run by default")
+	require.Equal(t, 1, cfg.Drain.MaxConcurrent)
+	require.True(t, cfg.Breaker.MaxShare > 0 && cfg.Breaker.MaxShare < 1)
+	require.True(t, cfg.LeaderElection.Enabled)
+	require.False(t, cfg.Uncordon.Enabled)
+	// The figures the README states.
+	require.Negative(t, cfg.Drain.GracePeriod, "each pod's own grace period")
+	require.Equal(t, 10*time.Minute, cfg.Drain.Timeout)
+	require.Equal(t, BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour}, cfg.Breaker)
+	require.Equal(t, EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"}, cfg.Policy.Escalation)
+	require.Equal(t, 10*time.Second, cfg.Interval)
+	require.Equal(t, ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true}, cfg.Actions)
+	require.Equal(t, "gpu-remediation.otelcol-gpu.io/opt-out", cfg.OptOutLabel)
+}
+
+func TestLoadConfig(t *testing.T) {
+	cfg, err := load(t, "live")
+	require.NoError(t, err)
+	require.False(t, cfg.DryRun)
+	require.Equal(t, 30*time.Second, cfg.Drain.GracePeriod)
+	require.True(t, cfg.Drain.OnlyGPUPods)
+	p, err := cfg.policy()
+	require.NoError(t, err)
+	require.Equal(t, policy.None, p.XIDs[13])
+	require.Equal(t, policy.ResetGPU, p.XIDs[31])
+	require.Equal(t, policy.Drain, p.XIDs[79], "the rest of the default map stays")
+	require.Equal(t, 5, p.Count)
+	require.Equal(t, policy.Drain, p.EscalateTo)
+}
+
+// Each bad setting gets one error that names its key.
+func TestBadSettingsNameTheKey(t *testing.T) {
+	for name, want := range map[string]string{
+		"unknown_action":     `policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu or drain`,
+		"xid_out_of_range":   "policy::xid::300: an XID must be a number from 1 to 255",
+		"share_out_of_range": "circuit_breaker::max_share must be between 0 and 1, got 1.5",
+		"unknown_ecc_action": `policy::ecc_uncorrectable: unknown action "cordon"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, name)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), want)
+			require.Len(t, strings.Split(strings.TrimSpace(err.Error()), "\n"), 1, "one error: %v", err)
+		})
+	}
+}
+
+func TestLiveNeedsAnAPI(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.Auth.Type = "none"
+	cfg.LeaderElection.Enabled = false
+	cfg.DryRun = false
+	require.EqualError(t, cfg.Validate(), "dry_run must be true when auth::type is none: there is no API to write to")
+}

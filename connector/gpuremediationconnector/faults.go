@@ -1,0 +1,216 @@
+package gpuremediationconnector
+
+import (
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+)
+
+// Names read from the pipeline: the dcgm receiver's metrics and the
+// gpu_analyzer processor's verdict.
+const (
+	metricXID       = "nvidia.gpu.xid.errors"
+	attrXID         = "nvidia.gpu.xid"
+	metricECC       = "hw.errors"
+	attrErrorType   = "error.type"
+	metricRowRemap  = "nvidia.gpu.row_remap.failure"
+	metricVerdict   = "nvidia.gpu.bottleneck.state"
+	attrVerdict     = "nvidia.gpu.bottleneck.class"
+	verdictFaulted  = "faulted"
+	attrNode        = "k8s.node.name"
+	attrHost        = "host.name"
+	attrGPU         = "hw.id"
+	attrPodName     = "k8s.pod.name"
+	attrPodNS       = "k8s.namespace.name"
+	eccUncorrectedV = "uncorrected"
+)
+
+// gpuState is what is known of one GPU's fault evidence.
+type gpuState struct {
+	node      string
+	pod       string // namespace/name of the pod holding it, if attributed
+	firstSeen int64
+	counters  map[string]counter
+	// level evidence: row-remap failure and the analyzer's verdict.
+	remap, faulted         bool
+	remapKnown, verdictSet bool
+	lastFault              time.Time
+	lastSeen               time.Time
+}
+
+type counter struct {
+	start int64
+	value float64
+}
+
+// detected is one fault on one GPU.
+type detected struct {
+	at    time.Time
+	node  string
+	gpu   string
+	pod   string
+	fault policy.Fault
+	// fresh is true for an event seen to happen (a counter's increase, a
+	// level's rise); false for a level already high when first seen (after
+	// a restart, say), which is not a new fault.
+	fresh bool
+}
+
+func str(m pcommon.Map, k string) string {
+	if v, ok := m.Get(k); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+// detect reads one resource's metrics and returns the faults they show.
+func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
+	attrs := rm.Resource().Attributes()
+	node := str(attrs, attrNode)
+	if node == "" {
+		node = str(attrs, attrHost)
+	}
+	gpu := str(attrs, attrGPU)
+	if node == "" || gpu == "" {
+		return nil
+	}
+	g := r.gpus[gpu]
+	if g == nil {
+		g = &gpuState{counters: map[string]counter{}, firstSeen: -1}
+		r.gpus[gpu] = g
+	}
+	g.node = node
+	if pod := str(attrs, attrPodName); pod != "" {
+		g.pod = str(attrs, attrPodNS) + "/" + pod
+	}
+	var out []detected
+	add := func(ts pcommon.Timestamp, f policy.Fault, fresh bool) {
+		at := ts.AsTime()
+		g.lastFault = at
+		out = append(out, detected{at: at, node: node, gpu: gpu, pod: g.pod, fault: f, fresh: fresh})
+	}
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			switch m.Name() {
+			case metricXID:
+				if m.Type() != pmetric.MetricTypeSum {
+					continue
+				}
+				dps := m.Sum().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					code, ok := dp.Attributes().Get(attrXID)
+					if !ok || code.Type() != pcommon.ValueTypeInt || code.Int() < 1 || code.Int() > 255 {
+						continue
+					}
+					g.see(dp.Timestamp(), r)
+					if g.increase("xid_"+strconv.FormatInt(code.Int(), 10), dp) {
+						add(dp.Timestamp(), policy.Fault{Kind: policy.XID, Code: int(code.Int())}, true)
+					}
+				}
+			case metricECC:
+				if m.Type() != pmetric.MetricTypeSum {
+					continue
+				}
+				dps := m.Sum().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					if str(dp.Attributes(), attrErrorType) != eccUncorrectedV {
+						continue
+					}
+					g.see(dp.Timestamp(), r)
+					if g.increase("ecc", dp) {
+						add(dp.Timestamp(), policy.Fault{Kind: policy.ECCUncorrectable}, true)
+					}
+				}
+			case metricRowRemap:
+				if m.Type() != pmetric.MetricTypeGauge {
+					continue
+				}
+				dps := m.Gauge().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					g.see(dp.Timestamp(), r)
+					failed := value(dp) >= 1
+					if failed && !g.remap {
+						add(dp.Timestamp(), policy.Fault{Kind: policy.RowRemapFailure}, g.remapKnown)
+					}
+					g.remap, g.remapKnown = failed, true
+				}
+			case metricVerdict:
+				if m.Type() != pmetric.MetricTypeGauge {
+					continue
+				}
+				dps := m.Gauge().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					if value(dp) != 1 {
+						continue
+					}
+					g.see(dp.Timestamp(), r)
+					faulted := str(dp.Attributes(), attrVerdict) == verdictFaulted
+					if faulted && !g.faulted {
+						add(dp.Timestamp(), policy.Fault{Kind: policy.GPUFaulted}, g.verdictSet)
+					}
+					g.faulted, g.verdictSet = faulted, true
+				}
+			default:
+				if m.Type() == pmetric.MetricTypeGauge && m.Gauge().DataPoints().Len() > 0 {
+					g.see(m.Gauge().DataPoints().At(0).Timestamp(), r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func value(dp pmetric.NumberDataPoint) float64 {
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return float64(dp.IntValue())
+	}
+	return dp.DoubleValue()
+}
+
+// see notes that the GPU (and its node) reported at ts.
+func (g *gpuState) see(ts pcommon.Timestamp, r *remediator) {
+	if g.firstSeen < 0 {
+		g.firstSeen = int64(ts)
+	}
+	at := ts.AsTime()
+	if at.After(g.lastSeen) {
+		g.lastSeen = at
+	}
+	if at.After(r.seen[g.node]) {
+		r.seen[g.node] = at
+	}
+}
+
+// increase reports whether a cumulative counter grew: under the same start
+// time, a larger value; a counter that first appears on a GPU already seen
+// without it, any count (the receiver reports an XID's counter from its
+// first event); under a new start time (a reset), any count, but only if
+// the counter started no earlier than this GPU was first seen (or at this
+// very sample). History from before the collector watched is never taken
+// as a new fault.
+func (g *gpuState) increase(key string, dp pmetric.NumberDataPoint) bool {
+	prev, known := g.counters[key]
+	c := counter{start: int64(dp.StartTimestamp()), value: value(dp)}
+	g.counters[key] = c
+	switch {
+	case known && c.start == prev.start:
+		return c.value > prev.value
+	case !known && int64(dp.Timestamp()) > g.firstSeen:
+		return c.value > 0
+	case c.start >= g.firstSeen || c.start == int64(dp.Timestamp()):
+		return c.value > 0
+	default:
+		return false
+	}
+}

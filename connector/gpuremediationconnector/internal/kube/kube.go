@@ -1,0 +1,394 @@
+// Package kube takes GPU nodes out of service through the Kubernetes API:
+// Events, the GPUHealthy node condition, a taint naming the GPU, cordon,
+// drain through the Eviction API, and annotations that ask a node agent to
+// reset a GPU or reboot. Every write that changes a node's schedulability
+// carries the ownership annotation in the same request, guarded by the
+// node's resourceVersion, so the two never land apart.
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Names this component writes on nodes.
+const (
+	Prefix = "gpu-remediation.otelcol-gpu.io/"
+	// OwnerAnnotation records what this component did to a node (JSON), so
+	// that it only ever undoes its own writes.
+	OwnerAnnotation = Prefix + "owner"
+	// ResetRequestAnnotation asks a node agent to reset the GPUs it lists
+	// (comma-separated UUIDs) once their pods are gone.
+	ResetRequestAnnotation = Prefix + "reset-gpu"
+	// RebootRequestAnnotation asks a node agent to reboot the node once it
+	// is drained; its value is the request's time (RFC 3339).
+	RebootRequestAnnotation = Prefix + "reboot"
+	// TaintPrefix + a GPU's UUID is the key of the NoSchedule taint on its node.
+	TaintPrefix = Prefix
+	// ConditionType is the node condition, as node-problem-detector writes its own.
+	ConditionType = "GPUHealthy"
+	// BreakerAnnotation on the leader-election Lease holds an open circuit
+	// breaker; deleting it is how a person resets the breaker.
+	BreakerAnnotation = Prefix + "breaker"
+	// Component names the Events' source.
+	Component = "otelcol-gpu-remediation"
+)
+
+// Ownership is what this component did to a node.
+type Ownership struct {
+	Cordoned bool     `json:"cordoned,omitempty"`
+	Taints   []string `json:"taints,omitempty"`
+	// Faults are GPU/fault pairs handled, e.g. GPU-1234/xid_79.
+	Faults  []string `json:"faults,omitempty"`
+	Request string   `json:"request,omitempty"`
+	Since   string   `json:"since,omitempty"`
+}
+
+// Node is what remediation needs to know of a node.
+type Node struct {
+	Name          string
+	Labels        map[string]string
+	Unschedulable bool
+	Taints        []corev1.Taint
+	// Owner is nil when this component has not touched the node.
+	Owner *Ownership
+}
+
+// Client acts on nodes and pods.
+type Client struct {
+	cs      kubernetes.Interface
+	timeout time.Duration
+	now     func() time.Time
+}
+
+// RESTConfig builds a client configuration from the component's auth settings.
+func RESTConfig(authType, kubeconfig, context string) (*rest.Config, error) {
+	switch authType {
+	case "in_cluster":
+		c, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster Kubernetes config: %w", err)
+		}
+		return c, nil
+	case "kubeconfig":
+		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
+		c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		return c, nil
+	}
+	return nil, fmt.Errorf("no Kubernetes API for auth type %q", authType)
+}
+
+// New returns a client; each call to the API is bounded by timeout.
+func New(cfg *rest.Config, timeout time.Duration) (*Client, error) {
+	c := rest.CopyConfig(cfg)
+	c.Timeout = timeout
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cs: cs, timeout: timeout, now: time.Now}, nil
+}
+
+func (c *Client) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, c.timeout)
+}
+
+// Node reads a node.
+func (c *Client) Node(ctx context.Context, name string) (*Node, error) {
+	n, err := c.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return view(n), nil
+}
+
+func (c *Client) get(ctx context.Context, name string) (*corev1.Node, error) {
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	return c.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
+
+func view(n *corev1.Node) *Node {
+	v := &Node{Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints}
+	if raw, ok := n.Annotations[OwnerAnnotation]; ok {
+		var o Ownership
+		if json.Unmarshal([]byte(raw), &o) == nil {
+			v.Owner = &o
+		} else {
+			v.Owner = &Ownership{} // ours, though unreadable
+		}
+	}
+	return v
+}
+
+// TaintKey is the key of the taint naming a GPU.
+func TaintKey(gpu string) string { return TaintPrefix + gpu }
+
+// Quarantine adds the GPU's NoSchedule taint (taint) and cordons the node
+// (cordon), recording both and the fault in the ownership annotation, in
+// one patch guarded by the node's resourceVersion. It changes nothing that
+// is already so. It returns what it changed.
+func (c *Client) Quarantine(ctx context.Context, name, gpu, fault string, taint, cordon bool) (tainted, cordoned bool, err error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		n, err := c.get(ctx, name)
+		if err != nil {
+			return false, false, err
+		}
+		own := view(n).Owner
+		if own == nil {
+			own = &Ownership{Since: c.now().UTC().Format(time.RFC3339)}
+		}
+		taints := n.Spec.Taints
+		key := TaintKey(gpu)
+		tainted = taint && !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.Key == key })
+		if tainted {
+			taints = append(slices.Clone(taints), corev1.Taint{Key: key, Value: taintValue(fault), Effect: corev1.TaintEffectNoSchedule})
+			own.Taints = appendNew(own.Taints, key)
+		}
+		cordoned = cordon && !n.Spec.Unschedulable
+		if cordoned {
+			own.Cordoned = true
+		}
+		own.Faults = appendNew(own.Faults, gpu+"/"+fault)
+		err = c.patchNode(ctx, n, own, taints, n.Spec.Unschedulable || cordon, nil)
+		if apierrors.IsConflict(err) {
+			continue // someone wrote the node between read and write: read again
+		}
+		return tainted, cordoned, err
+	}
+	return false, false, fmt.Errorf("node %s kept changing; nothing written", name)
+}
+
+func taintValue(fault string) string { return strings.ReplaceAll(fault, "_", "-") }
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// patchNode writes annotations, taints and spec.unschedulable in one merge
+// patch that carries the resourceVersion read: a node changed since then
+// gets 409 Conflict and nothing is written. extra annotations are set (a
+// nil value removes one); own nil removes the ownership annotation.
+func (c *Client) patchNode(ctx context.Context, n *corev1.Node, own *Ownership, taints []corev1.Taint, unschedulable bool, extra map[string]*string) error {
+	ann := map[string]any{}
+	if own != nil {
+		b, err := json.Marshal(own)
+		if err != nil {
+			return err
+		}
+		ann[OwnerAnnotation] = string(b)
+	} else {
+		ann[OwnerAnnotation] = nil
+	}
+	for k, v := range extra {
+		if v == nil {
+			ann[k] = nil
+		} else {
+			ann[k] = *v
+		}
+	}
+	if taints == nil {
+		taints = []corev1.Taint{}
+	}
+	body, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": ann},
+		"spec":     map[string]any{"unschedulable": unschedulable, "taints": taints},
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	_, err = c.cs.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: Component})
+	return err
+}
+
+// SetCondition writes the GPUHealthy condition through the status
+// subresource.
+func (c *Client) SetCondition(ctx context.Context, name string, healthy bool, reason, message string) error {
+	status := corev1.ConditionFalse
+	if healthy {
+		status = corev1.ConditionTrue
+	}
+	now := metav1.NewTime(c.now())
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{{
+		Type: ConditionType, Status: status, Reason: reason, Message: message,
+		LastHeartbeatTime: now, LastTransitionTime: now,
+	}}}})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	_, err = c.cs.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, body, metav1.PatchOptions{FieldManager: Component}, "status")
+	return err
+}
+
+// Event records an Event on the node, in the default namespace where
+// Events about nodes live.
+func (c *Client) Event(ctx context.Context, node, eventType, reason, message string) error {
+	now := c.now()
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	_, err := c.cs.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: node + ".", Namespace: metav1.NamespaceDefault},
+		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: node, UID: types.UID(node), APIVersion: "v1"},
+		Reason:         reason, Message: message, Type: eventType,
+		Source:         corev1.EventSource{Component: Component},
+		FirstTimestamp: metav1.NewTime(now), LastTimestamp: metav1.NewTime(now), Count: 1,
+		ReportingController: Component, ReportingInstance: Component,
+	}, metav1.CreateOptions{})
+	return err
+}
+
+// DrainResult is one pass of a drain.
+type DrainResult struct {
+	Evicted []string // pods whose eviction was accepted in this pass
+	Blocked []string // pods a PodDisruptionBudget does not let go yet
+	// Remaining counts the pods still to evict (Blocked among them).
+	Remaining int
+}
+
+// Drain makes one pass over the node's pods: it asks the Eviction API to
+// evict each one (so PodDisruptionBudgets decide), skipping DaemonSet pods,
+// mirror pods, finished pods and pods already terminating. With only set,
+// only those pods (namespace/name) are evicted. grace < 0 leaves each
+// pod's own grace period. Call it again until Remaining is 0.
+func (c *Client) Drain(ctx context.Context, node string, only map[string]bool, grace time.Duration) (DrainResult, error) {
+	var res DrainResult
+	lctx, cancel := c.ctx(ctx)
+	pods, err := c.cs.CoreV1().Pods(metav1.NamespaceAll).List(lctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
+	cancel()
+	if err != nil {
+		return res, err
+	}
+	items := pods.Items
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+	for i := range items {
+		p := &items[i]
+		id := p.Namespace + "/" + p.Name
+		if !Evictable(p) || (only != nil && !only[id]) {
+			continue
+		}
+		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+		if grace >= 0 {
+			s := int64(grace / time.Second)
+			ev.DeleteOptions = &metav1.DeleteOptions{GracePeriodSeconds: &s}
+		}
+		ectx, cancel := c.ctx(ctx)
+		err := c.cs.PolicyV1().Evictions(p.Namespace).Evict(ectx, ev)
+		cancel()
+		switch {
+		case err == nil:
+			res.Evicted = append(res.Evicted, id)
+		case apierrors.IsNotFound(err):
+		case apierrors.IsTooManyRequests(err):
+			res.Blocked = append(res.Blocked, id)
+			res.Remaining++
+		default:
+			res.Remaining += len(items) - i
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Evictable says whether a drain evicts the pod: not a DaemonSet's (it
+// would come back, and node agents must stay), not a mirror pod (the
+// kubelet owns it), not finished, not already terminating.
+func Evictable(p *corev1.Pod) bool {
+	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return false
+	}
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller {
+			return false
+		}
+	}
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	return p.DeletionTimestamp == nil
+}
+
+// Request sets a reset or reboot request annotation, recorded as ours.
+func (c *Client) Request(ctx context.Context, name, key, value string) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		n, err := c.get(ctx, name)
+		if err != nil {
+			return err
+		}
+		own := view(n).Owner
+		if own == nil {
+			own = &Ownership{Since: c.now().UTC().Format(time.RFC3339)}
+		}
+		own.Request = key
+		if key == ResetRequestAnnotation {
+			if prev := n.Annotations[key]; prev != "" && !slices.Contains(strings.Split(prev, ","), value) {
+				value = prev + "," + value
+			} else if prev != "" {
+				value = prev
+			}
+		}
+		err = c.patchNode(ctx, n, own, n.Spec.Taints, n.Spec.Unschedulable, map[string]*string{key: &value})
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("node %s kept changing; nothing written", name)
+}
+
+// Restore undoes what the ownership annotation says this component did:
+// uncordons the node if it cordoned it, removes its taints and requests,
+// and sets GPUHealthy back to True. A node it does not own is left alone.
+func (c *Client) Restore(ctx context.Context, name, message string) (bool, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		n, err := c.get(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		own := view(n).Owner
+		if own == nil {
+			return false, nil
+		}
+		var taints []corev1.Taint
+		for _, t := range n.Spec.Taints {
+			if !slices.Contains(own.Taints, t.Key) {
+				taints = append(taints, t)
+			}
+		}
+		unschedulable := n.Spec.Unschedulable && !own.Cordoned
+		err = c.patchNode(ctx, n, nil, taints, unschedulable, map[string]*string{ResetRequestAnnotation: nil, RebootRequestAnnotation: nil})
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		return true, c.SetCondition(ctx, name, true, "GPUHealthy", message)
+	}
+	return false, fmt.Errorf("node %s kept changing; nothing written", name)
+}

@@ -1,0 +1,874 @@
+package gpuremediationconnector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/zapr"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/breaker"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+)
+
+// nodeAPI is what remediation needs from Kubernetes (*kube.Client).
+type nodeAPI interface {
+	Node(ctx context.Context, name string) (*kube.Node, error)
+	Quarantine(ctx context.Context, name, gpu, fault string, taint, cordon bool) (bool, bool, error)
+	SetCondition(ctx context.Context, name string, healthy bool, reason, message string) error
+	Event(ctx context.Context, node, eventType, reason, message string) error
+	Drain(ctx context.Context, node string, only map[string]bool, grace time.Duration) (kube.DrainResult, error)
+	Request(ctx context.Context, name, key, value string) error
+	Restore(ctx context.Context, name, message string) (bool, error)
+	Breaker(ctx context.Context, ns, lease string) (string, error)
+	SetBreaker(ctx context.Context, ns, lease, reason string) error
+}
+
+// Reasons: why an action was taken, or not.
+const (
+	reasonPolicy        = "policy"               // the map says so
+	reasonEscalated     = "escalated"            // repetition raised it
+	reasonNonCritical   = "non_critical"         // the map says none
+	reasonBreakerOpen   = "breaker_open"         // the circuit breaker stops all actions
+	reasonOptOut        = "opt_out"              // the node carries the opt-out label
+	reasonAlready       = "already_remediating"  // the GPU is already being handled
+	reasonPerson        = "uncordoned_by_person" // a person took the node back; no new fault
+	reasonNotLeader     = "not_leader"           // another replica acts
+	reasonDrainDeferred = "drain_deferred"       // drain.max_concurrent nodes are draining
+	reasonDrainTimeout  = "drain_timeout"        // PodDisruptionBudgets kept pods past drain.timeout
+	reasonHealthy       = "healthy"              // health-verified uncordon
+	reasonDryRun        = "dry_run"              // the metric's reason for an action not written
+)
+
+// Steps of a remediation, in rising order.
+const (
+	stepEvent     = "event"
+	stepCondition = "condition"
+	stepTaint     = "taint"
+	stepCordon    = "cordon"
+	stepDrain     = "drain"
+	stepRequest   = "request"
+	stepUncordon  = "uncordon"
+)
+
+// Decision is one decision, as gpureplay prints it.
+type Decision struct {
+	Time   time.Time
+	Node   string
+	UUID   string
+	Fault  string
+	Action string
+	Reason string
+	DryRun bool
+}
+
+// plan is the remediation of one fault on one GPU, worked through step by
+// step; a failed step is retried, with back-off, from where it stopped.
+type plan struct {
+	d       detected
+	rem     policy.Remediation
+	reason  string // policy or escalated
+	steps   []string
+	next    int
+	started bool
+	// drain
+	drainSince   time.Time
+	deferLogged  bool
+	backoff      time.Duration
+	backoffUntil time.Time
+}
+
+// handled is the last remediation of a GPU.
+type handled struct {
+	rem  policy.Remediation
+	node string
+	done bool // its plan has finished
+}
+
+type remediator struct {
+	cfg     *Config
+	logger  *zap.Logger
+	tb      *metadata.TelemetryBuilder
+	policy  *policy.Policy
+	breaker *breaker.Breaker
+
+	mu         sync.Mutex
+	metricsOut consumer.Metrics
+	logsOut    consumer.Logs
+	host       component.Host
+	api        nodeAPI
+	leaseNS    string
+	leading    bool
+	starts     int
+	cancel     context.CancelFunc
+	done       chan struct{}
+	electDone  <-chan struct{}
+	healthy    bool
+	persisted  bool // the open breaker is recorded on the Lease
+	announced  bool // the open breaker has been logged
+
+	gpus    map[string]*gpuState
+	seen    map[string]time.Time // node → last report: the fleet
+	pending []detected
+	plans   []*plan
+	handled map[string]*handled // by GPU
+	counts  map[[2]string]int64 // {action, reason} → count
+	firstTS pcommon.Timestamp
+	logs    plog.Logs
+	out     []Decision // decisions of the current tick
+
+	// newAPI builds the Kubernetes client at start; tests replace it.
+	newAPI func(ctx context.Context) (nodeAPI, error)
+	now    func() time.Time
+}
+
+func newRemediator(cfg *Config, set connector.Settings) (*remediator, error) {
+	p, err := cfg.policy()
+	if err != nil {
+		return nil, err
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	r := &remediator{
+		cfg: cfg, logger: set.Logger, tb: tb, policy: p,
+		breaker: &breaker.Breaker{MaxShare: cfg.Breaker.MaxShare, MaxNodes: cfg.Breaker.MaxNodes, Window: cfg.Breaker.Window},
+		leading: !cfg.LeaderElection.Enabled,
+		gpus:    map[string]*gpuState{}, seen: map[string]time.Time{}, handled: map[string]*handled{},
+		counts: map[[2]string]int64{}, logs: plog.NewLogs(), now: time.Now,
+	}
+	r.newAPI = r.kubernetesAPI
+	return r, nil
+}
+
+var routeKlog sync.Once
+
+func (r *remediator) kubernetesAPI(ctx context.Context) (nodeAPI, error) {
+	if r.cfg.Auth.Type == "none" {
+		return nil, nil
+	}
+	routeKlog.Do(func() { klog.SetLogger(zapr.NewLogger(r.logger.Named("client-go"))) })
+	rc, err := kube.RESTConfig(r.cfg.Auth.Type, r.cfg.Auth.Kubeconfig, r.cfg.Auth.Context)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kube.New(rc, r.cfg.APITimeout)
+	if err != nil {
+		return nil, err
+	}
+	if le := r.cfg.LeaderElection; le.Enabled {
+		id := le.Identity
+		if id == "" {
+			id, _ = os.Hostname()
+		}
+		r.leaseNS = le.LeaseNamespace
+		if r.leaseNS == "" {
+			r.leaseNS = podNamespace()
+		}
+		done, err := kube.Elect(ctx, rc, kube.LeaseConfig{
+			Name: le.LeaseName, Namespace: r.leaseNS, Identity: id,
+			LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
+		}, r.setLeading)
+		if err != nil {
+			return nil, err
+		}
+		r.electDone = done
+	}
+	return c, nil
+}
+
+func podNamespace() string {
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	return "default"
+}
+
+func (r *remediator) setLeading(lead bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if lead != r.leading {
+		r.logger.Info("Remediation leadership changed", zap.Bool("leader", lead))
+	}
+	r.leading = lead
+}
+
+func (r *remediator) start(_ context.Context, host component.Host) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starts++
+	if r.starts > 1 {
+		return nil
+	}
+	r.host = host
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan struct{})
+	api, err := r.newAPI(ctx)
+	if err != nil {
+		r.reportLocked(fmt.Errorf("Kubernetes API: %w", err))
+	}
+	r.api = api
+	if r.cfg.DryRun {
+		r.logger.Info("GPU remediation in dry run: decisions are logged and emitted, nothing is written to the cluster")
+	}
+	go r.loop(ctx)
+	return nil
+}
+
+func (r *remediator) shutdown(context.Context) error {
+	r.mu.Lock()
+	if r.starts == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	r.starts--
+	if r.starts > 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	cancel, done := r.cancel, r.done
+	r.mu.Unlock()
+	cancel()
+	<-done
+	if r.electDone != nil {
+		<-r.electDone
+	}
+	r.tb.Shutdown()
+	return nil
+}
+
+func (r *remediator) loop(ctx context.Context) {
+	defer close(r.done)
+	tick := time.NewTicker(r.cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			r.tick(ctx, r.now())
+		}
+	}
+}
+
+// consume reads the faults of a batch; they are acted on at the next tick.
+func (r *remediator) consume(_ context.Context, md pmetric.Metrics) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		r.pending = append(r.pending, r.detect(rms.At(i))...)
+	}
+	return nil
+}
+
+// tick decides on the faults seen since the last tick, works on the plans,
+// and emits what happened.
+func (r *remediator) tick(ctx context.Context, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.out = r.out[:0]
+	var failures []error
+	if err := r.syncBreaker(ctx, now); err != nil {
+		failures = append(failures, err)
+	}
+	sort.SliceStable(r.pending, func(i, j int) bool {
+		a, b := r.pending[i], r.pending[j]
+		if !a.at.Equal(b.at) {
+			return a.at.Before(b.at)
+		}
+		if a.node != b.node {
+			return a.node < b.node
+		}
+		if a.gpu != b.gpu {
+			return a.gpu < b.gpu
+		}
+		// Raw evidence before the analyzer's verdict, which repeats it.
+		if a.fault.Kind != b.fault.Kind {
+			return a.fault.Kind < b.fault.Kind
+		}
+		return a.fault.Code < b.fault.Code
+	})
+	// r.plans is rebuilt with the plans still under way: first those from
+	// earlier ticks (a drain waiting on a PodDisruptionBudget, a retry),
+	// then the new faults, each decided and started in turn.
+	work := func(p *plan) {
+		if err := r.advance(ctx, p, now); err != nil {
+			failures = append(failures, err)
+		}
+		if p.next < len(p.steps) {
+			r.plans = append(r.plans, p)
+		} else if h := r.handled[p.d.gpu]; h != nil && h.node == p.d.node {
+			h.done = true
+		}
+	}
+	plans := r.plans
+	r.plans = nil
+	for _, p := range plans {
+		work(p)
+	}
+	for _, d := range r.pending {
+		if p := r.decide(d); p != nil {
+			work(p)
+		}
+	}
+	r.pending = r.pending[:0]
+	if r.cfg.Uncordon.Enabled {
+		if err := r.uncordon(ctx, now); err != nil {
+			failures = append(failures, err)
+		}
+	}
+	if len(failures) > 0 {
+		r.reportLocked(errors.Join(failures...))
+	} else if !r.healthy && r.host != nil {
+		r.healthy = true
+		componentstatus.ReportStatus(r.host, componentstatus.NewEvent(componentstatus.StatusOK))
+	}
+	r.emit(ctx, now)
+}
+
+// steps lists the actions a remediation takes, in rising order, as
+// enabled by the actions settings.
+func (r *remediator) steps(rem policy.Remediation) []string {
+	a := r.cfg.Actions
+	var s []string
+	add := func(on bool, step string) {
+		if on {
+			s = append(s, step)
+		}
+	}
+	switch rem {
+	case policy.RestartApp:
+		add(a.Event, stepEvent)
+	case policy.ResetGPU:
+		add(a.Event, stepEvent)
+		add(a.Condition, stepCondition)
+		add(a.Taint, stepTaint)
+		add(a.Drain, stepDrain)
+		add(a.Request, stepRequest)
+	case policy.Drain:
+		add(a.Event, stepEvent)
+		add(a.Condition, stepCondition)
+		add(a.Taint, stepTaint)
+		add(a.Cordon, stepCordon)
+		add(a.Drain, stepDrain)
+		add(a.Request, stepRequest)
+	}
+	return s
+}
+
+// decide applies the policy to one fault and makes a plan of it; nil
+// when there is nothing to do (the decision is recorded).
+func (r *remediator) decide(d detected) *plan {
+	pd := r.policy.Decide(d.gpu, d.fault, d.at)
+	reason := reasonPolicy
+	if pd.Escalated {
+		reason = reasonEscalated
+	}
+	if pd.Remediation == policy.None {
+		r.decision(d, pd.Remediation, reasonNonCritical, "not critical: no node is touched")
+		return nil
+	}
+	if h := r.handled[d.gpu]; h != nil && pd.Remediation >= policy.ResetGPU && h.rem >= pd.Remediation &&
+		(!h.done || r.api == nil || !d.fresh || d.fault.Kind == policy.GPUFaulted) {
+		r.decision(d, pd.Remediation, reasonAlready, fmt.Sprintf("%s is already under %s", d.gpu, h.rem))
+		return nil
+	}
+	p := &plan{d: d, rem: pd.Remediation, reason: reason, steps: r.steps(pd.Remediation)}
+	if pd.Escalated {
+		r.logger.Info("Repeated XID escalated", zap.String("gpu", d.gpu), zap.String("fault", d.fault.String()), zap.Int("repeats", pd.Repeats))
+	}
+	if pd.Remediation >= policy.ResetGPU {
+		r.handled[d.gpu] = &handled{rem: pd.Remediation, node: d.node}
+	}
+	return p
+}
+
+// touchesNode says whether a plan changes the node beyond an Event.
+func (p *plan) touchesNode() bool { return p.rem >= policy.ResetGPU }
+
+func (r *remediator) fleet(now time.Time) int {
+	n := 0
+	for _, at := range r.seen {
+		if now.Sub(at) < max(r.cfg.Breaker.Window, 15*time.Minute) {
+			n++
+		}
+	}
+	return n
+}
+
+// advance works on a plan until it finishes, waits (a drain), or fails.
+func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error {
+	if now.Before(p.backoffUntil) {
+		return nil
+	}
+	node := p.d.node
+	if !p.started {
+		var n *kube.Node
+		if r.api != nil {
+			if !r.leading {
+				r.finish(p, reasonNotLeader, "another replica holds the lease and acts")
+				return nil
+			}
+			var err error
+			if n, err = r.api.Node(ctx, node); err != nil {
+				return r.fail(p, now, err)
+			}
+			if r.cfg.OptOutLabel != "" && n.Labels[r.cfg.OptOutLabel] == "true" {
+				r.finish(p, reasonOptOut, fmt.Sprintf("node carries %s=true", r.cfg.OptOutLabel))
+				return nil
+			}
+			if p.touchesNode() && n.Owner != nil {
+				ownFault := containsFault(n.Owner.Faults, p.d.gpu+"/"+p.d.fault.String())
+				if ownFault && !p.d.fresh && n.Owner.Cordoned && !n.Unschedulable {
+					r.finish(p, reasonPerson, "a person uncordoned the node and no new fault arrived")
+					return nil
+				}
+			}
+		}
+		if open, _, _ := r.breaker.Open(); open {
+			r.finish(p, reasonBreakerOpen, r.breakerReason())
+			return nil
+		}
+		if p.touchesNode() {
+			if !r.breaker.Allow(node, now, r.fleet(now)) {
+				r.tripped(ctx)
+				r.finish(p, reasonBreakerOpen, r.breakerReason())
+				return nil
+			}
+			if r.drainsAt(p) && r.draining(p) >= r.cfg.Drain.MaxConcurrent {
+				if !p.deferLogged {
+					p.deferLogged = true
+					r.decision(p.d, p.rem, reasonDrainDeferred, fmt.Sprintf("%d nodes are draining (drain::max_concurrent)", r.cfg.Drain.MaxConcurrent))
+				}
+				return nil
+			}
+			r.breaker.Record(node, now)
+		}
+		p.started = true
+		dry := r.dryRun()
+		r.decision(p.d, p.rem, p.reason, r.describe(p))
+		if dry {
+			for _, s := range p.steps {
+				r.count(s, reasonDryRun)
+				r.actionLog(p, s, true, "")
+			}
+			p.next = len(p.steps)
+			return nil
+		}
+	}
+	for p.next < len(p.steps) {
+		step := p.steps[p.next]
+		n, detail, err := r.do(ctx, p, step, now)
+		if err != nil {
+			return r.fail(p, now, err)
+		}
+		if n == 0 {
+			return nil // a drain waiting on PodDisruptionBudgets, or given up
+		}
+		for ; n > 0; n-- {
+			r.count(p.steps[p.next], p.reason)
+			r.actionLog(p, p.steps[p.next], false, detail)
+			p.next++
+		}
+		p.backoff = 0
+	}
+	return nil
+}
+
+func (r *remediator) dryRun() bool { return r.cfg.DryRun || r.api == nil }
+
+func containsFault(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// drainsAt says whether the plan's next step is its drain.
+func (r *remediator) drainsAt(p *plan) bool {
+	for _, s := range p.steps {
+		if s == stepDrain {
+			return true
+		}
+	}
+	return false
+}
+
+// draining counts the other nodes with a drain under way.
+func (r *remediator) draining(self *plan) int {
+	nodes := map[string]bool{}
+	for _, p := range r.plans {
+		if p != self && p.started && p.next < len(p.steps) && p.d.node != self.d.node && r.drainsAt(p) {
+			nodes[p.d.node] = true
+		}
+	}
+	return len(nodes)
+}
+
+// do runs one step and returns how many steps it completed: 0 while a
+// drain waits, 2 when a taint and the cordon after it went in one write.
+func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time) (int, string, error) {
+	d := p.d
+	fault := d.fault.String()
+	switch step {
+	case stepEvent:
+		return 1, "", r.api.Event(ctx, d.node, corev1.EventTypeWarning, "GPUFault", fmt.Sprintf("GPU %s: %s; remediation %s (%s)", d.gpu, fault, p.rem, p.reason))
+	case stepCondition:
+		return 1, "", r.api.SetCondition(ctx, d.node, false, conditionReason(d.fault), fmt.Sprintf("GPU %s: %s; remediation %s by otelcol-gpu", d.gpu, fault, p.rem))
+	case stepTaint:
+		if p.next+1 < len(p.steps) && p.steps[p.next+1] == stepCordon {
+			// Taint and cordon in one write, with the ownership record.
+			_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, true, true)
+			return 2, kube.TaintKey(d.gpu), err
+		}
+		_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, true, false)
+		return 1, kube.TaintKey(d.gpu), err
+	case stepCordon:
+		_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, false, true)
+		return 1, "", err
+	case stepDrain:
+		if p.drainSince.IsZero() {
+			p.drainSince = now
+		}
+		if r.personTookBack(ctx, p) {
+			r.abort(p, reasonPerson, "a person uncordoned the node during the drain; drain stopped")
+			return 0, "", nil
+		}
+		var only map[string]bool
+		if r.cfg.Drain.OnlyGPUPods || p.rem == policy.ResetGPU {
+			only = map[string]bool{}
+			if d.pod != "" {
+				only[d.pod] = true
+			}
+		}
+		res, err := r.api.Drain(ctx, d.node, only, r.cfg.Drain.GracePeriod)
+		if err != nil {
+			return 0, "", err
+		}
+		for _, pod := range res.Evicted {
+			r.logger.Info("Evicted", zap.String("node", d.node), zap.String("pod", pod))
+		}
+		if res.Remaining == 0 {
+			return 1, "", nil
+		}
+		if now.Sub(p.drainSince) >= r.cfg.Drain.Timeout {
+			r.decision(d, p.rem, reasonDrainTimeout, fmt.Sprintf("pods still held by PodDisruptionBudgets after %v: %s; the node stays cordoned", r.cfg.Drain.Timeout, strings.Join(res.Blocked, ", ")))
+			p.next = len(p.steps) // give up the drain and what follows it
+		}
+		return 0, "", nil
+	case stepRequest:
+		if p.rem == policy.ResetGPU {
+			return 1, kube.ResetRequestAnnotation + "=" + d.gpu, r.api.Request(ctx, d.node, kube.ResetRequestAnnotation, d.gpu)
+		}
+		v := now.UTC().Format(time.RFC3339)
+		return 1, kube.RebootRequestAnnotation + "=" + v, r.api.Request(ctx, d.node, kube.RebootRequestAnnotation, v)
+	}
+	return 1, "", nil
+}
+
+// personTookBack says whether the node this component cordoned is no
+// longer cordoned: a person uncordoned it.
+func (r *remediator) personTookBack(ctx context.Context, p *plan) bool {
+	n, err := r.api.Node(ctx, p.d.node)
+	return err == nil && n.Owner != nil && n.Owner.Cordoned && !n.Unschedulable
+}
+
+func (r *remediator) abort(p *plan, reason, why string) {
+	r.decision(p.d, p.rem, reason, why)
+	p.next = len(p.steps)
+	delete(r.handled, p.d.gpu)
+}
+
+func (r *remediator) finish(p *plan, reason, why string) {
+	r.decision(p.d, p.rem, reason, why)
+	p.started, p.next = true, len(p.steps)
+	if reason != reasonNotLeader {
+		delete(r.handled, p.d.gpu)
+	}
+}
+
+func conditionReason(f policy.Fault) string {
+	switch f.Kind {
+	case policy.XID:
+		return fmt.Sprintf("XID%d", f.Code)
+	case policy.ECCUncorrectable:
+		return "UncorrectableECC"
+	case policy.RowRemapFailure:
+		return "RowRemapFailure"
+	}
+	return "GPUFaulted"
+}
+
+// fail backs a plan off exponentially, from one interval up to 5 minutes;
+// the step that failed wrote nothing and is tried again.
+func (r *remediator) fail(p *plan, now time.Time, err error) error {
+	r.tb.ConnectorGpuRemediationAPIErrors.Add(context.Background(), 1)
+	p.backoff = min(max(2*p.backoff, r.cfg.Interval), 5*time.Minute)
+	p.backoffUntil = now.Add(p.backoff)
+	step := "start"
+	if p.started && p.next < len(p.steps) {
+		step = p.steps[p.next]
+	}
+	return fmt.Errorf("node %s, %s, step %s (retrying in %v): %w", p.d.node, p.d.fault, step, p.backoff, err)
+}
+
+func (r *remediator) reportLocked(err error) {
+	r.logger.Warn("GPU remediation step failed; it is retried from where it stopped", zap.Error(err))
+	r.healthy = false
+	if r.host != nil {
+		componentstatus.ReportStatus(r.host, componentstatus.NewRecoverableErrorEvent(err))
+	}
+}
+
+func (r *remediator) describe(p *plan) string {
+	verb := "acting"
+	if r.dryRun() {
+		verb = "would act (dry run)"
+	}
+	return fmt.Sprintf("%s on %s: GPU %s %s → %s (%s): %s", verb, p.d.node, p.d.gpu, p.d.fault, p.rem, p.reason, strings.Join(p.steps, ", "))
+}
+
+func (r *remediator) breakerReason() string {
+	_, reason, _ := r.breaker.Open()
+	return "circuit breaker open: " + reason
+}
+
+// tripped reports an open breaker once, and records it on the Lease (until
+// that succeeds) so that only a person closes it.
+func (r *remediator) tripped(ctx context.Context) {
+	open, reason, _ := r.breaker.Open()
+	if !open {
+		return
+	}
+	if !r.announced {
+		r.announced = true
+		r.logger.Error("Circuit breaker open: all remediation stopped until a person resets it", zap.String("reason", reason))
+		r.count("breaker", "open")
+	}
+	if r.persisted || r.api == nil || !r.cfg.LeaderElection.Enabled || r.cfg.DryRun {
+		return
+	}
+	if err := r.api.SetBreaker(ctx, r.leaseNS, r.cfg.LeaderElection.LeaseName, reason); err != nil {
+		r.tb.ConnectorGpuRemediationAPIErrors.Add(ctx, 1)
+		r.reportLocked(fmt.Errorf("recording the open breaker on the Lease (retried at the next tick): %w", err))
+		return
+	}
+	r.persisted = true
+}
+
+// syncBreaker follows the breaker annotation on the Lease: present, the
+// breaker is open (after a restart or a change of leader); removed by a
+// person, it closes.
+func (r *remediator) syncBreaker(ctx context.Context, now time.Time) error {
+	if r.api == nil || !r.cfg.LeaderElection.Enabled || r.cfg.DryRun || !r.leading {
+		return nil
+	}
+	if open, _, _ := r.breaker.Open(); open && !r.persisted {
+		r.tripped(ctx)
+		return nil
+	}
+	ann, err := r.api.Breaker(ctx, r.leaseNS, r.cfg.LeaderElection.LeaseName)
+	if err != nil {
+		r.tb.ConnectorGpuRemediationAPIErrors.Add(ctx, 1)
+		return fmt.Errorf("reading the breaker from the Lease: %w", err)
+	}
+	open, _, _ := r.breaker.Open()
+	switch {
+	case ann != "" && !open:
+		r.breaker.Trip(ann, now)
+		r.persisted = true
+		r.tripped(ctx)
+	case ann == "" && open:
+		r.breaker.Reset()
+		r.persisted, r.announced = false, false
+		r.logger.Warn("Circuit breaker reset by a person (annotation removed from the Lease)")
+		r.count("breaker", "reset")
+	}
+	return nil
+}
+
+// uncordon gives back nodes whose GPUs have been healthy for
+// uncordon::healthy_for, undoing only what this component did.
+func (r *remediator) uncordon(ctx context.Context, now time.Time) error {
+	if r.api == nil || r.dryRun() || !r.leading {
+		return nil
+	}
+	nodes := map[string]bool{}
+	for gpu, h := range r.handled {
+		g := r.gpus[gpu]
+		healthy := h.done && g != nil && !g.remap && !g.faulted && now.Sub(g.lastFault) >= r.cfg.Uncordon.HealthyFor && now.Sub(g.lastSeen) < r.cfg.Uncordon.HealthyFor
+		if v, ok := nodes[h.node]; !ok || v {
+			nodes[h.node] = healthy
+		}
+	}
+	names := make([]string, 0, len(nodes))
+	for n, ok := range nodes {
+		if ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		done, err := r.api.Restore(ctx, n, fmt.Sprintf("GPUs healthy for %v; returned to service by otelcol-gpu", r.cfg.Uncordon.HealthyFor))
+		if err != nil {
+			r.tb.ConnectorGpuRemediationAPIErrors.Add(ctx, 1)
+			return fmt.Errorf("node %s, uncordon: %w", n, err)
+		}
+		for gpu, h := range r.handled {
+			if h.node == n {
+				delete(r.handled, gpu)
+				if done {
+					d := detected{at: now, node: n, gpu: gpu}
+					r.decisionNamed(d, "", stepUncordon, reasonHealthy, "GPU healthy; undoing what this component did", false)
+					r.count(stepUncordon, reasonHealthy)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *remediator) count(action, reason string) { r.counts[[2]string{action, reason}]++ }
+
+// decision records one decision: a log record, a line for gpureplay, and,
+// for decisions not to act, the actions metric.
+func (r *remediator) decision(d detected, rem policy.Remediation, reason, why string) {
+	dry := r.dryRun()
+	if reason != reasonPolicy && reason != reasonEscalated {
+		r.count(rem.String(), reason)
+	}
+	r.decisionNamed(d, d.fault.String(), rem.String(), reason, why, dry)
+}
+
+func (r *remediator) decisionNamed(d detected, fault, action, reason, why string, dry bool) {
+	r.out = append(r.out, Decision{Time: d.at, Node: d.node, UUID: d.gpu, Fault: fault, Action: action, Reason: reason, DryRun: dry})
+	lr := r.record(d.node, d.at)
+	lr.Body().SetStr(why)
+	at := lr.Attributes()
+	at.PutStr("gpu.remediation.kind", "decision")
+	at.PutStr("hw.id", d.gpu)
+	at.PutStr("gpu.remediation.fault", fault)
+	at.PutStr("gpu.remediation.action", action)
+	at.PutStr("gpu.remediation.reason", reason)
+	at.PutBool("gpu.remediation.dry_run", dry)
+	r.logger.Info("GPU remediation decision", zap.String("node", d.node), zap.String("gpu", d.gpu), zap.String("fault", fault),
+		zap.String("action", action), zap.String("reason", reason), zap.Bool("dry_run", dry), zap.String("why", why))
+}
+
+// actionLog records one action taken (or, in dry run, one not written).
+func (r *remediator) actionLog(p *plan, step string, dry bool, detail string) {
+	lr := r.record(p.d.node, r.now())
+	verb := "done"
+	if dry {
+		verb = "would do (dry run)"
+	}
+	body := fmt.Sprintf("%s %s on node %s for GPU %s (%s)", verb, step, p.d.node, p.d.gpu, p.d.fault)
+	if detail != "" {
+		body += ": " + detail
+	}
+	lr.Body().SetStr(body)
+	at := lr.Attributes()
+	at.PutStr("gpu.remediation.kind", "action")
+	at.PutStr("hw.id", p.d.gpu)
+	at.PutStr("gpu.remediation.fault", p.d.fault.String())
+	at.PutStr("gpu.remediation.action", step)
+	at.PutStr("gpu.remediation.reason", p.reason)
+	at.PutBool("gpu.remediation.dry_run", dry)
+}
+
+func (r *remediator) record(node string, at time.Time) plog.LogRecord {
+	rl := r.logs.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr(attrNode, node)
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName(metadata.ScopeName)
+	lr := sl.LogRecords().AppendEmpty()
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
+	lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(r.now()))
+	lr.SetSeverityNumber(plog.SeverityNumberWarn)
+	lr.SetSeverityText("WARN")
+	return lr
+}
+
+// emit sends the tick's log records and the metrics.
+func (r *remediator) emit(ctx context.Context, now time.Time) {
+	if r.logsOut != nil && r.logs.LogRecordCount() > 0 {
+		if err := r.logsOut.ConsumeLogs(ctx, r.logs); err != nil {
+			r.logger.Warn("Could not emit remediation logs", zap.Error(err))
+		}
+	}
+	r.logs = plog.NewLogs()
+	if r.metricsOut == nil {
+		return
+	}
+	md := pmetric.NewMetrics()
+	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(metadata.ScopeName)
+	ts := pcommon.NewTimestampFromTime(now)
+	if r.firstTS == 0 {
+		r.firstTS = ts
+	}
+	m := sm.Metrics().AppendEmpty()
+	m.SetName("gpu.remediation.actions")
+	m.SetUnit("{action}")
+	m.SetDescription("Remediation actions taken, and decisions not to act, by action and reason.")
+	sum := m.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	keys := make([][2]string, 0, len(r.counts))
+	for k := range r.counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+"/"+keys[i][1] < keys[j][0]+"/"+keys[j][1] })
+	for _, k := range keys {
+		dp := sum.DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(r.firstTS)
+		dp.SetTimestamp(ts)
+		dp.SetIntValue(r.counts[k])
+		dp.Attributes().PutStr("gpu.remediation.action", k[0])
+		dp.Attributes().PutStr("gpu.remediation.reason", k[1])
+	}
+	open, _, _ := r.breaker.Open()
+	gauge := func(name, unit, desc string, v int64) {
+		g := sm.Metrics().AppendEmpty()
+		g.SetName(name)
+		g.SetUnit(unit)
+		g.SetDescription(desc)
+		dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetIntValue(v)
+	}
+	state := int64(0)
+	if open {
+		state = 1
+	}
+	gauge("gpu.remediation.breaker.state", "{state}", "1 while the circuit breaker is open and every action is stopped.", state)
+	nodes := map[string]bool{}
+	for _, h := range r.handled {
+		nodes[h.node] = true
+	}
+	gauge("gpu.remediation.nodes", "{node}", "Nodes under remediation (taken out of service for a GPU fault, not yet returned).", int64(len(nodes)))
+	if err := r.metricsOut.ConsumeMetrics(ctx, md); err != nil {
+		r.logger.Warn("Could not emit remediation metrics", zap.Error(err))
+	}
+}
