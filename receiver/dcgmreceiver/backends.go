@@ -3,10 +3,10 @@ package dcgmreceiver
 import (
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmbackend"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlbackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/backend"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/dcgmbackend"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/nvmlbackend"
 )
 
 // newBackends returns the backends to try, in order of preference.
