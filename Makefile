@@ -32,6 +32,14 @@ $(BIN): $(BUILDER) $(GO_SOURCES)
 run: build
 	./$(BIN) --config $(CONFIG)
 
+# gpurecord, its own small binary: records this machine's GPUs as a trace
+# that gpureplay replays.
+GPURECORD := bin/gpurecord
+.PHONY: gpurecord
+gpurecord: $(GPURECORD)
+$(GPURECORD): $(GO_SOURCES)
+	$(GO) build -trimpath -ldflags "-s -w" -o $(GPURECORD) ./cmd/gpurecord
+
 # kube-apiserver for the autoscale connector's integration tests, built
 # from the module proxy (internal/tools/kubeapiserver is its own module, so
 # k8s.io/kubernetes stays out of the product's dependencies). With etcd from
