@@ -193,7 +193,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, env Env)
 func newBackends(o *options, env Env, logger *zap.Logger) ([]backend.Backend, error) {
 	dcgm := func() backend.Backend {
 		addr, unix, _ := dcgmbackend.ParseEndpoint(o.endpoint)
-		return dcgmbackend.New(dcgmbackend.Options{Address: addr, UnixSocket: unix, Embedded: o.embedded, Hostname: o.hostname, Logger: logger})
+		return dcgmbackend.New(dcgmbackend.Options{
+			Address: addr, UnixSocket: unix, Embedded: o.embedded, Hostname: o.hostname, Logger: logger,
+			UpdateEvery: o.interval, // every field, sampled once per -interval
+		})
 	}
 	nvmlb := func() backend.Backend {
 		return nvmlbackend.New(nvmlbackend.Options{Lib: env.NVML, Hostname: o.hostname, Logger: logger})

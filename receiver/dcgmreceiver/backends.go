@@ -13,7 +13,10 @@ import (
 func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
 	dcgm := func() backend.Backend {
 		addr, unix, _ := ParseEndpoint(cfg.Endpoint)
-		return dcgmbackend.New(dcgmbackend.Options{Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Hostname: cfg.Hostname, Logger: logger})
+		return dcgmbackend.New(dcgmbackend.Options{
+			Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Hostname: cfg.Hostname, Logger: logger,
+			UpdateEvery: cfg.CollectionInterval, Fields: neededFields(cfg),
+		})
 	}
 	nvml := func() backend.Backend {
 		return nvmlbackend.New(nvmlbackend.Options{Hostname: cfg.Hostname, Logger: logger})
