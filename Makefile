@@ -32,6 +32,16 @@ $(BIN): $(BUILDER) $(GO_SOURCES)
 run: build
 	./$(BIN) --config $(CONFIG)
 
+# otelcol-gpu-agent: the lean node agent (builder-config-agent.yaml), built
+# like the full distribution in its own _build-agent directory.
+AGENT_BIN := bin/otelcol-gpu-agent
+.PHONY: build-agent
+build-agent: $(AGENT_BIN)
+$(AGENT_BIN): $(BUILDER) $(GO_SOURCES) builder-config-agent.yaml
+	GOFLAGS="-mod=mod -e" $(BUILDER) --config builder-config-agent.yaml --skip-compilation
+	cd _build-agent && $(GO) build -trimpath -o ../$(AGENT_BIN) .
+	@echo "built $(AGENT_BIN)"
+
 # gpurecord, its own small binary: records this machine's GPUs as a trace
 # that gpureplay replays.
 GPURECORD := bin/gpurecord
@@ -55,9 +65,9 @@ kube-apiserver: $(KUBE_APISERVER)
 
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
 # kube-apiserver with etcd), then the distribution's end-to-end tests.
-test: build $(KUBE_APISERVER)
+test: build build-agent $(KUBE_APISERVER)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
-	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v ./e2e/...
+	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v ./e2e/...
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # remote-write through an outage, the rules (promtool), every dashboard
@@ -93,4 +103,4 @@ bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/... ./processor/gpuanalyzerprocessor/... ./connector/gpuautoscaleconnector/...
 
 clean:
-	rm -rf bin _build
+	rm -rf bin _build _build-agent
