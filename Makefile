@@ -11,7 +11,7 @@ BUILDER := $(CURDIR)/.tools/builder
 BUILDER_VERSION := v0.161.0
 BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
-GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
+GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './_build-agent/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
 .PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver kube-controller-manager
 
@@ -31,6 +31,24 @@ $(BIN): $(BUILDER) $(GO_SOURCES)
 
 run: build
 	./$(BIN) --config $(CONFIG)
+
+# otelcol-gpu-agent: the lean node agent (builder-config-agent.yaml), built
+# like the full distribution in its own _build-agent directory.
+AGENT_BIN := bin/otelcol-gpu-agent
+.PHONY: build-agent
+build-agent: $(AGENT_BIN)
+$(AGENT_BIN): $(BUILDER) $(GO_SOURCES) builder-config-agent.yaml
+	GOFLAGS="-mod=mod -e" $(BUILDER) --config builder-config-agent.yaml --skip-compilation
+	cd _build-agent && $(GO) build -trimpath -o ../$(AGENT_BIN) .
+	@echo "built $(AGENT_BIN)"
+
+# gpurecord, its own small binary: records this machine's GPUs as a trace
+# that gpureplay replays.
+GPURECORD := bin/gpurecord
+.PHONY: gpurecord
+gpurecord: $(GPURECORD)
+$(GPURECORD): $(GO_SOURCES)
+	$(GO) build -trimpath -ldflags "-s -w" -o $(GPURECORD) ./cmd/gpurecord
 
 # kube-apiserver for the autoscale connector's integration tests, built
 # from the module proxy (internal/tools/kubeapiserver is its own module, so
@@ -60,9 +78,9 @@ kube-controller-manager: $(KUBE_CONTROLLER_MANAGER)
 
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
 # kube-apiserver with etcd), then the distribution's end-to-end tests.
-test: build $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER)
+test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
-	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v ./e2e/...
+	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v ./e2e/...
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # remote-write through an outage, the rules (promtool), every dashboard
@@ -98,4 +116,4 @@ bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/... ./processor/gpuanalyzerprocessor/... ./connector/gpuautoscaleconnector/...
 
 clean:
-	rm -rf bin _build
+	rm -rf bin _build _build-agent

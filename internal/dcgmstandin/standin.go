@@ -127,3 +127,41 @@ func (s State) Write(path string) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// Watch is one dcgmWatchFields call the stand-in logged: the update
+// frequency asked for and the field IDs of the group watched.
+type Watch struct {
+	FreqMicros int64
+	Fields     []uint16
+}
+
+// WatchLogEnv names the file the stand-in logs its watches to.
+const WatchLogEnv = "STANDIN_DCGM_WATCHLOG"
+
+// ReadWatches reads the watch log at path.
+func ReadWatches(path string) ([]Watch, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var ws []Watch
+	for i, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		parts := strings.Fields(line)
+		if len(parts) < 2 || parts[0] != "watch" {
+			return nil, fmt.Errorf("%s:%d: not a watch line: %q", path, i+1, line)
+		}
+		var w Watch
+		if _, err := fmt.Sscan(parts[1], &w.FreqMicros); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		for _, p := range parts[2:] {
+			var id uint16
+			if _, err := fmt.Sscan(p, &id); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+			}
+			w.Fields = append(w.Fields, id)
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
+}

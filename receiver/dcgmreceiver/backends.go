@@ -3,17 +3,20 @@ package dcgmreceiver
 import (
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmbackend"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlbackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/backend"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/dcgmbackend"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/nvmlbackend"
 )
 
 // newBackends returns the backends to try, in order of preference.
 func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
 	dcgm := func() backend.Backend {
 		addr, unix, _ := ParseEndpoint(cfg.Endpoint)
-		return dcgmbackend.New(dcgmbackend.Options{Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Hostname: cfg.Hostname, Logger: logger})
+		return dcgmbackend.New(dcgmbackend.Options{
+			Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Hostname: cfg.Hostname, Logger: logger,
+			UpdateEvery: cfg.CollectionInterval, Fields: neededFields(cfg),
+		})
 	}
 	nvml := func() backend.Backend {
 		return nvmlbackend.New(nvmlbackend.Options{Hostname: cfg.Hostname, Logger: logger})

@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/backend"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/podresources"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/podresources"
 )
 
 // gpuScraper drives a backend: it connects, collects, maps, and when the

@@ -15,6 +15,10 @@
  *   epoch N       driver generation; counters restart when it changes
  *   stale 1       values carry timestamps an hour old
  *   xid G CODE T  an XID event CODE on GPU G at time T (usec since 1970)
+ *
+ * If STANDIN_DCGM_WATCHLOG names a file, every dcgmWatchFields call appends
+ * one line to it: "watch FREQ_USEC ID ID ...", the field IDs of the group
+ * watched, so that tests can check what the receiver asks DCGM to sample.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,15 @@ static long long calls;      /* device-field reads, a stand-in for time */
 static long long epoch_seen; /* epoch of the last read */
 static long long epoch_calls;
 static uintptr_t next_handle = 1;
+
+/* Field groups created, for the watch log. */
+#define MAX_FGROUPS 256
+static struct {
+	uintptr_t handle;
+	int n;
+	unsigned short ids[DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP];
+} fgroups[MAX_FGROUPS];
+static int nfgroups;
 
 static long long now_us(void)
 {
@@ -244,9 +257,15 @@ dcgmReturn_t dcgmFieldGroupCreate(dcgmHandle_t h, int n, const unsigned short *i
 	(void)ids;
 	(void)name;
 	CONNECTED(s);
-	if (n <= 0)
+	if (n <= 0 || n > DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP)
 		return DCGM_ST_BADPARAM;
 	*id = (dcgmFieldGrp_t)next_handle++;
+	if (nfgroups < MAX_FGROUPS) {
+		fgroups[nfgroups].handle = (uintptr_t)*id;
+		fgroups[nfgroups].n = n;
+		memcpy(fgroups[nfgroups].ids, ids, (size_t)n * sizeof(*ids));
+		nfgroups++;
+	}
 	return DCGM_ST_OK;
 }
 
@@ -264,11 +283,24 @@ dcgmReturn_t dcgmWatchFields(dcgmHandle_t h, dcgmGpuGrp_t g, dcgmFieldGrp_t fg, 
 	struct state s;
 	(void)h;
 	(void)g;
-	(void)fg;
-	(void)freq;
 	(void)age;
 	(void)samples;
 	CONNECTED(s);
+	const char *path = getenv("STANDIN_DCGM_WATCHLOG");
+	if (!path)
+		return DCGM_ST_OK;
+	FILE *f = fopen(path, "a");
+	if (!f)
+		return DCGM_ST_GENERIC_ERROR;
+	fprintf(f, "watch %lld", freq);
+	for (int i = 0; i < nfgroups; i++) {
+		if (fgroups[i].handle != (uintptr_t)fg)
+			continue;
+		for (int j = 0; j < fgroups[i].n; j++)
+			fprintf(f, " %u", fgroups[i].ids[j]);
+	}
+	fputc('\n', f);
+	fclose(f);
 	return DCGM_ST_OK;
 }
 

@@ -30,6 +30,14 @@ type Options struct {
 	// Hostname is the host.name of the devices; empty means none.
 	Hostname string
 	Logger   *zap.Logger
+	// UpdateEvery is how often DCGM samples the watched fields: the
+	// collection interval, so that the host engine samples once per
+	// collection rather than twice (0 means 1 s).
+	UpdateEvery time.Duration
+	// Fields are the fields to watch and read; nil means every field in
+	// the catalog. Watching fewer saves the host engine's sampling and the
+	// copies of values nobody uses.
+	Fields []f.Field
 }
 
 // DCGM field IDs of the identity strings.
@@ -55,6 +63,7 @@ type Backend struct {
 	xidSince     time.Time
 	byEntity     map[dcgm.GroupEntityPair]int
 	warnedFields map[string]bool
+	wanted       [f.Count]bool
 }
 
 type entity struct {
@@ -68,7 +77,18 @@ func New(opts Options) *Backend {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	return &Backend{opts: opts, warnedFields: make(map[string]bool)}
+	if opts.UpdateEvery <= 0 {
+		opts.UpdateEvery = time.Second
+	}
+	b := &Backend{opts: opts, warnedFields: make(map[string]bool)}
+	fields := opts.Fields
+	if fields == nil {
+		fields = f.All()
+	}
+	for _, field := range fields {
+		b.wanted[field] = true
+	}
+	return b
 }
 
 // Name implements backend.Backend.
@@ -246,7 +266,7 @@ func (b *Backend) discover() error {
 		profSupported[e.dev.Index] = supported
 		for _, field := range f.All() {
 			info := field.Info()
-			if info.Profiling && !supported[info.ID] {
+			if b.wanted[field] && info.Profiling && !supported[info.ID] {
 				b.warnUnsupported(e.dev, field, err)
 			}
 		}
@@ -261,6 +281,7 @@ func (b *Backend) discover() error {
 	for _, field := range f.All() {
 		info := field.Info()
 		switch {
+		case !b.wanted[field]:
 		case !info.Profiling:
 			b.baseIDs = append(b.baseIDs, dcgm.Short(info.ID))
 		case profUnion[info.ID]:
@@ -276,9 +297,11 @@ func (b *Backend) discover() error {
 		}
 	}
 
-	// Watch at half the shortest sensible interval so that the latest value
-	// is never more than one collection interval old.
-	const updateEvery = 500 * time.Millisecond
+	// DCGM samples each watched field once per collection interval: the
+	// host engine's work is one sample per field per collection, as with
+	// dcgm-exporter, and the newest value is at most about one interval
+	// old when read (see Collect).
+	updateEvery := b.opts.UpdateEvery
 	watch := func(name string, ids []dcgm.Short) (dcgm.FieldHandle, error) {
 		fg, err := dcgm.FieldGroupCreate(name, ids)
 		if err != nil {
@@ -289,18 +312,23 @@ func (b *Backend) discover() error {
 		}
 		return fg, nil
 	}
-	if _, err := watch("otelcol-gpu-device", b.baseIDs); err != nil {
-		return err
+	if len(b.baseIDs) > 0 {
+		if _, err := watch("otelcol-gpu-device", b.baseIDs); err != nil {
+			return err
+		}
 	}
 	if len(b.profIDs) > 0 {
 		if _, err := watch("otelcol-gpu-profiling", b.profIDs); err != nil {
 			return err
 		}
 	}
+	b.xidSince = time.Time{}
+	if !b.wanted[f.XIDErrors] {
+		return nil
+	}
 	if b.xidFields, err = watch("otelcol-gpu-xid", []dcgm.Short{dcgm.Short(f.XIDErrors.Info().ID)}); err != nil {
 		return err
 	}
-	b.xidSince = time.Time{}
 	// Read XIDs from now on; history before the connection is not new.
 	if _, next, err := dcgm.GetValuesSince(b.group, b.xidFields, time.Time{}); err == nil {
 		b.xidSince = next
@@ -337,7 +365,11 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 	for i := range b.entities {
 		samples[i] = gpu.Sample{Device: &b.entities[i].dev, Time: now, Epoch: 0}
 	}
-	oldest := now.Add(-maxAge).UnixMicro()
+	// DCGM samples once per UpdateEvery, so the newest value is up to one
+	// period old when read, plus the host engine's scheduling delay. Half a
+	// period of slack keeps a value whose successor is just due; a value
+	// older than that is one DCGM stopped refreshing, and is left out.
+	oldest := now.Add(-maxAge - b.opts.UpdateEvery/2).UnixMicro()
 	fill := func(pairs []dcgm.GroupEntityPair, ids []dcgm.Short) error {
 		if len(pairs) == 0 || len(ids) == 0 {
 			return nil
@@ -379,11 +411,16 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 		return nil, fmt.Errorf("read profiling fields: %w", err)
 	}
 	// XIDs are events: every value since the last read is one event.
-	xids, next, err := dcgm.GetValuesSince(b.group, b.xidFields, b.xidSince)
-	if err != nil {
-		return nil, fmt.Errorf("read XID events: %w", err)
+	var xids []dcgm.FieldValue_v2
+	if b.wanted[f.XIDErrors] {
+		var next time.Time
+		var err error
+		xids, next, err = dcgm.GetValuesSince(b.group, b.xidFields, b.xidSince)
+		if err != nil {
+			return nil, fmt.Errorf("read XID events: %w", err)
+		}
+		b.xidSince = next
 	}
-	b.xidSince = next
 	for _, v := range xids {
 		i, ok := b.byEntity[dcgm.GroupEntityPair{EntityGroupId: v.EntityGroupId, EntityId: v.EntityID}]
 		if !ok || v.Status != 0 {

@@ -1,0 +1,85 @@
+// Package nvmlmock is go-nvml's DGX A100 mock with every call the NVML
+// backend makes answered, so that code above the backend runs against NVML
+// on machines without GPUs. It is for tests only.
+package nvmlmock
+
+import (
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+)
+
+// XIDDevice is the device on which New queues one XID 79 event, reported
+// by the first collection.
+const XIDDevice = 2
+
+// New returns eight A100s with fixed readings: device i is 80+i % busy,
+// uses 10 of its 40 GiB, draws 250.5 W at 61 C, runs its SMs at 1410 MHz
+// with the HW thermal slowdown reason set, and has seen 5 corrected and 1
+// uncorrected ECC errors. Device 0 supports GPM, as a Hopper GPU would, so
+// it reports SM activity from its second collection on; device 3 has a
+// failed row remapping.
+func New() *dgxa100.Server {
+	s := dgxa100.New()
+	var pending []nvml.EventData
+	events := &mock.EventSet{
+		WaitFunc: func(uint32) (nvml.EventData, nvml.Return) {
+			if len(pending) == 0 {
+				return nvml.EventData{}, nvml.ERROR_TIMEOUT
+			}
+			ev := pending[0]
+			pending = pending[1:]
+			return ev, nvml.SUCCESS
+		},
+	}
+	for i, d := range s.Devices {
+		md := d.(*dgxa100.Device)
+		md.MemoryInfo = nvml.Memory{Total: 40 << 30, Used: 10 << 30, Free: 30 << 30}
+		md.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
+			return nvml.Utilization{Gpu: uint32(80 + i), Memory: 30}, nvml.SUCCESS
+		}
+		md.GetEncoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 0, 0, nvml.SUCCESS }
+		md.GetDecoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED }
+		md.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 250500, nvml.SUCCESS }
+		md.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 123456, nvml.SUCCESS }
+		md.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 61, nvml.SUCCESS }
+		md.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {
+			if c == nvml.CLOCK_SM {
+				return 1410, nvml.SUCCESS
+			}
+			return 1593, nvml.SUCCESS
+		}
+		md.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { return 0x40, nvml.SUCCESS }
+		md.GetTotalEccErrorsFunc = func(t nvml.MemoryErrorType, _ nvml.EccCounterType) (uint64, nvml.Return) {
+			if t == nvml.MEMORY_ERROR_TYPE_CORRECTED {
+				return 5, nvml.SUCCESS
+			}
+			return 1, nvml.SUCCESS
+		}
+		md.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
+		md.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 2, 1, false, i == 3, nvml.SUCCESS }
+		md.GetPcieThroughputFunc = func(nvml.PcieUtilCounter) (uint32, nvml.Return) { return 1000, nvml.SUCCESS }
+		md.RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
+	}
+	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS }
+	s.EventSetFreeFunc = func(nvml.EventSet) nvml.Return { return nvml.SUCCESS }
+	s.GpmQueryDeviceSupportFunc = func(d nvml.Device) (nvml.GpmSupport, nvml.Return) {
+		if d == s.Devices[0] {
+			return nvml.GpmSupport{IsSupportedDevice: 1}, nvml.SUCCESS
+		}
+		return nvml.GpmSupport{}, nvml.SUCCESS
+	}
+	s.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) { return &mock.GpmSample{}, nvml.SUCCESS }
+	s.GpmSampleFreeFunc = func(nvml.GpmSample) nvml.Return { return nvml.SUCCESS }
+	s.GpmSampleGetFunc = func(nvml.Device, nvml.GpmSample) nvml.Return { return nvml.SUCCESS }
+	s.GpmMetricsGetFunc = func(req *nvml.GpmMetricsGetType) nvml.Return {
+		for i := uint32(0); i < req.NumMetrics; i++ {
+			m := &req.Metrics[i]
+			m.NvmlReturn = uint32(nvml.SUCCESS)
+			m.Value = float64(10 * m.MetricId) // percent
+		}
+		return nvml.SUCCESS
+	}
+	pending = append(pending, nvml.EventData{Device: s.Devices[XIDDevice], EventType: nvml.EventTypeXidCriticalError, EventData: 79})
+	return s
+}

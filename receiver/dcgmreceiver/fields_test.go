@@ -1,0 +1,96 @@
+package dcgmreceiver
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
+)
+
+// onlyMetric returns a config with every metric disabled but the one at
+// index i of metadata.MetricsConfig, and that metric's name.
+func onlyMetric(i int) (*Config, string) {
+	cfg := createDefaultConfig().(*Config)
+	v := reflect.ValueOf(&cfg.Metrics).Elem()
+	for j := 0; j < v.NumField(); j++ {
+		v.Field(j).FieldByName("Enabled").SetBool(j == i)
+	}
+	return cfg, v.Type().Field(i).Tag.Get("mapstructure")
+}
+
+// TestNeededFieldsKeepEveryMetric maps the same samples twice for each
+// metric alone: once with every field, once with only the fields
+// neededFields names for it. The output must not change: a field the table
+// forgets (a fallback, say) would drop or change data points. Samples come
+// with and without profiling fields, so that the fallbacks are exercised.
+func TestNeededFieldsKeepEveryMetric(t *testing.T) {
+	fl, err := simulated.New(goldenFleet())
+	require.NoError(t, err)
+	t0 := time.Unix(1767225600, 0)
+	var samples [][]gpu.Sample
+	for k := range 3 {
+		s, err := fl.Collect(context.Background(), t0.Add(time.Duration(k)*10*time.Second), time.Second)
+		require.NoError(t, err)
+		// A copy of every GPU without profiling fields, as a T4 under DCGM.
+		for i, n := 0, len(s); i < n; i++ {
+			c := s[i]
+			d := *c.Device
+			d.UUID += "-noprof"
+			c.Device = &d
+			for _, field := range f.All() {
+				if field.Info().Profiling {
+					c.Values.Unset(field)
+				}
+			}
+			s = append(s, c)
+		}
+		samples = append(samples, s)
+	}
+	mapAll := func(cfg *Config, keep []f.Field) pmetric.Metrics {
+		m := NewMapper(cfg.MetricsBuilderConfig, cfg.Naming, receivertest.NewNopSettings(metadata.Type))
+		for _, batch := range samples {
+			for _, s := range batch {
+				if keep != nil {
+					var vs f.Values
+					for _, field := range keep {
+						if v, ok := s.Values.Get(field); ok {
+							vs.Set(field, v)
+						}
+					}
+					s.Values = vs
+				}
+				m.Append(&s)
+			}
+		}
+		return m.Emit()
+	}
+
+	n := reflect.TypeFor[metadata.MetricsConfig]().NumField()
+	for i := range n {
+		cfg, name := onlyMetric(i)
+		t.Run(name, func(t *testing.T) {
+			need := neededFields(cfg)
+			require.NotEmpty(t, need, "every metric is made from some DCGM field")
+			want := mapAll(cfg, nil)
+			require.Positive(t, want.DataPointCount(), "the samples exercise %s", name)
+			// Gauges carry the builder's creation time as start time; counters are
+			// compared with theirs.
+			require.NoError(t, pmetrictest.CompareMetrics(want, mapAll(cfg, need), pmetrictest.IgnoreStartTimestamp()))
+			require.Less(t, len(need), int(f.Count), "one metric needs only some fields")
+		})
+	}
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.Naming = NamingDCGMExporter
+	require.Equal(t, f.All(), neededFields(cfg), "dcgm_exporter naming emits every field")
+}
