@@ -107,8 +107,13 @@ func deploymentReplicas(t *testing.T, cs kubernetes.Interface, ns, name string) 
 }
 
 // gpuMetrics builds one batch: pods x 1 GPU, each at the given SM activity.
+// The pods are named after the workload: NAME-0, NAME-1, ...
 func gpuMetrics(ns string, workload map[string]string, pods int, sm float64, at time.Time) pmetric.Metrics {
 	md := pmetric.NewMetrics()
+	prefix := "pod"
+	for _, v := range workload {
+		prefix = v
+	}
 	for p := range pods {
 		rm := md.ResourceMetrics().AppendEmpty()
 		a := rm.Resource().Attributes()
@@ -116,7 +121,7 @@ func gpuMetrics(ns string, workload map[string]string, pods int, sm float64, at 
 		for k, v := range workload {
 			a.PutStr(k, v)
 		}
-		a.PutStr("k8s.pod.name", fmt.Sprintf("pod-%d", p))
+		a.PutStr("k8s.pod.name", fmt.Sprintf("%s-%d", prefix, p))
 		a.PutStr("hw.id", fmt.Sprintf("GPU-%s-%d", ns, p))
 		m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
 		m.SetName("nvidia.gpu.sm.active")
@@ -302,7 +307,7 @@ func TestConflictIsRetried(t *testing.T) {
 	ns := namespace(t, cs)
 	createDeployment(t, cs, ns, "inference", 2)
 	h := start(t, "conflict", kubeConfig(t, s, kubetest.AdminToken, deploymentTarget(ns, "inference")))
-	scaler := h.a.api.(*kube.Scaler)
+	scaler := h.connected(t).(*kube.Scaler)
 	var reads atomic.Int32
 	scaler.BeforeUpdate = func() {
 		// The first time, someone else changes the Deployment between our
@@ -432,4 +437,15 @@ func TestLeaderElection(t *testing.T) {
 		}
 	}
 	require.Greater(t, deploymentReplicas(t, cs, ns, "inference"), int32(2))
+}
+
+// connected builds the harness's Kubernetes client if the loop has not yet,
+// and returns it.
+func (h *harness) connected(t *testing.T) cluster {
+	t.Helper()
+	h.a.evalMu.Lock()
+	defer h.a.evalMu.Unlock()
+	h.a.connect(time.Now())
+	require.NoError(t, h.a.apiErr)
+	return h.a.api
 }
