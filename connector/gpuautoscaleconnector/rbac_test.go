@@ -29,8 +29,8 @@ func TestExampleRBAC(t *testing.T) {
 		}
 	}
 	applyFile(t, "../../examples/kubernetes/rbac.yaml")
-	createDeployment(t, cs, "serving", "llm-inference", 2)
-	createDeployment(t, cs, "serving", "other", 2)
+	freshDeployment(t, cs, "serving", "llm-inference", 2)
+	freshDeployment(t, cs, "serving", "other", 2)
 
 	as := s.Config(kubetest.AdminToken)
 	as.Impersonate.UserName = "system:serviceaccount:observability:otelcol-gpu-gateway"
