@@ -43,6 +43,35 @@ func shippedGatewayConfig(t *testing.T) map[string]any {
 	return nil
 }
 
+// shippedRoutingAttributes are the attributes the shipped agents'
+// load_balancing exporter routes by.
+func shippedRoutingAttributes(t *testing.T) []string {
+	t.Helper()
+	objs, err := kubetest.Decode("../../distributions/otelcol-gpu/kubernetes/agent.yaml")
+	require.NoError(t, err)
+	for _, obj := range objs {
+		raw, ok, _ := unstructuredString(obj.Object, "data", "config.yaml")
+		if obj.GetKind() != "ConfigMap" || !ok {
+			continue
+		}
+		var doc struct {
+			Exporters struct {
+				LoadBalancing struct {
+					RoutingKey        string   `yaml:"routing_key"`
+					RoutingAttributes []string `yaml:"routing_attributes"`
+				} `yaml:"load_balancing"`
+			} `yaml:"exporters"`
+		}
+		require.NoError(t, yaml.Unmarshal([]byte(raw), &doc))
+		lb := doc.Exporters.LoadBalancing
+		require.Equal(t, "attributes", lb.RoutingKey)
+		require.NotEmpty(t, lb.RoutingAttributes)
+		return lb.RoutingAttributes
+	}
+	t.Fatal("the shipped agent has no load_balancing exporter")
+	return nil
+}
+
 func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
 	cur := any(obj)
 	for _, p := range path {
@@ -64,6 +93,12 @@ func unstructuredString(obj map[string]any, path ...string) (string, bool, error
 // routing changed); it must give the Lease up once its values are stale, and
 // the replica that has them must take it and scale the target.
 func TestShippedTopologyLeadershipFollowsData(t *testing.T) {
+	// The agents route by attributes that all of a workload's pods share,
+	// so one replica gets all of a target's metrics.
+	for _, attr := range shippedRoutingAttributes(t) {
+		require.Contains(t, []string{"k8s.namespace.name", "k8s.job.name", "k8s.deployment.name", "k8s.statefulset.name"}, attr)
+	}
+
 	s := server(t)
 	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 	ctx := context.Background()
