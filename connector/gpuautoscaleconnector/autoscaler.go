@@ -73,6 +73,8 @@ type target struct {
 	// target's replica count as recorded.
 	batchPods map[string]struct{}
 	last      evaluation
+	// serving is the state of mode serving; nil in other modes.
+	serving *servingTarget
 }
 
 type gpuValue struct {
@@ -91,12 +93,13 @@ func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
 		t := &cfg.Targets[i]
 		r := t.ScaleTargetRef
 		a.targets = append(a.targets, &target{
-			cfg:    t,
-			ref:    kube.Ref{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name},
-			match:  t.match(),
-			metric: t.metric(),
-			hpa:    hpa.New(t.spec()),
-			gpus:   map[string]gpuValue{},
+			cfg:     t,
+			ref:     kube.Ref{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name},
+			match:   t.match(),
+			metric:  t.metric(),
+			hpa:     hpa.New(t.spec()),
+			gpus:    map[string]gpuValue{},
+			serving: newServingTarget(t),
 		})
 	}
 	a.newAPI = a.kubernetesAPI
@@ -228,6 +231,7 @@ func (a *autoscaler) consume(_ context.Context, md pmetric.Metrics) error {
 				pod = gpu // without pod attribution each GPU counts as a pod
 			}
 			t.ingest(rm, gpu, pod)
+			t.serving.ingest(rm, pod)
 		}
 	}
 	return nil
@@ -371,9 +375,14 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 		}
 		current = c
 	}
-	d := t.hpa.Evaluate(hpa.Observation{Now: now, Current: current, Values: values})
+	var d hpa.Decision
+	if t.serving != nil {
+		d = t.serving.decide(t, now, a.cfg.MetricMaxAge, current, values)
+	} else {
+		d = t.hpa.Evaluate(hpa.Observation{Now: now, Current: current, Values: values})
+	}
 	a.tb.ConnectorGpuAutoscaleEvaluations.Add(ctx, 1)
-	t.last = evaluation{Time: now, Target: t.ref.String(), Current: current, Desired: d.Desired, Reason: string(d.Reason)}
+	t.last = evaluation{Time: now, Target: t.ref.String(), Current: current, Desired: d.Desired, Reason: string(d.Reason), Metric: d.Metric}
 	if d.Desired != current {
 		switch {
 		case a.api == nil:

@@ -24,6 +24,8 @@ type Evaluation struct {
 	Current int32
 	Desired int32
 	Reason  string
+	// Metric is the value the decision was made on (the pods' average).
+	Metric float64
 }
 
 type evaluation = Evaluation
