@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,14 +28,21 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 )
 
-// scaleAPI is what the autoscaler needs from Kubernetes.
-type scaleAPI interface {
-	Current(ctx context.Context, ref kube.Ref) (int32, error)
+// cluster is what the autoscaler needs from Kubernetes: the target's scale
+// (spec.replicas and its pods' selector), its pods, and a way to write.
+type cluster interface {
+	Scale(ctx context.Context, ref kube.Ref) (kube.Scale, error)
+	Pods(ctx context.Context, namespace, selector string) ([]hpa.Pod, error)
 	Set(ctx context.Context, ref kube.Ref, replicas int32) (int32, error)
 }
 
 // autoscaler is the connector's core, shared by its metrics-to-metrics and
 // metrics-to-logs instances so that one component ID writes once.
+//
+// Two locks, neither held across a Kubernetes API call or a downstream
+// Consume call: mu guards the values the pipeline delivers (held only to
+// store or copy them), and evalMu makes evaluations one at a time (it
+// guards each target's history, back-off and counters, and the client).
 type autoscaler struct {
 	cfg    *Config
 	logger *zap.Logger
@@ -43,16 +52,27 @@ type autoscaler struct {
 	metricsOut consumer.Metrics
 	logsOut    consumer.Logs
 	host       component.Host
-	targets    []*target
-	api        scaleAPI
-	leading    bool
 	started    int
 	cancel     context.CancelFunc
 	done       chan struct{}
-	healthy    bool
 
-	// newAPI builds the Kubernetes client at start; tests replace it.
-	newAPI func(ctx context.Context) (scaleAPI, error)
+	evalMu  sync.Mutex
+	targets []*target
+	healthy bool
+	// The Kubernetes client has three states: not wanted (auth none, or a
+	// replay: noCluster), built (api, and leases with leader election), or
+	// failed to build (apiErr: reported, and rebuilt with back-off until it
+	// builds; no target is evaluated meanwhile).
+	noCluster   bool
+	api         cluster
+	leases      *kube.Leases
+	apiErr      error
+	apiBackoff  time.Duration
+	apiRetryAt  time.Time
+	buildCancel context.CancelFunc
+
+	// newAPI builds the Kubernetes client; tests replace it.
+	newAPI func() (cluster, *kube.Leases, error)
 	now    func() time.Time
 }
 
@@ -60,27 +80,36 @@ type target struct {
 	cfg     *TargetConfig
 	ref     kube.Ref
 	match   map[string]string
-	metric  string
+	metrics []MetricConfig
 	hpa     *hpa.Autoscaler
-	gpus    map[string]gpuValue
 	start   pcommon.Timestamp
 	actions [2]int64 // up, down
+
+	// series holds the latest value of each data point series, per metric;
+	// guarded by autoscaler.mu.
+	series []map[string]seriesValue
 
 	backoff      time.Duration
 	backoffUntil time.Time
 
-	// batchPods, in a replay, holds the pods of the current batch: the
-	// target's replica count as recorded.
-	batchPods map[string]struct{}
-	last      evaluation
+	// sim, in a replay, is the target's state as the replay says it is.
+	sim  *simState
+	last evaluation
 	// serving is the state of mode serving; nil in other modes.
 	serving *servingTarget
 }
 
-type gpuValue struct {
+// seriesValue is the latest value of one series (a GPU, or one attribute
+// set of a metric) of one pod.
+type seriesValue struct {
 	pod   string
 	value float64
 	at    time.Time
+}
+
+type simState struct {
+	replicas int32
+	pods     []hpa.Pod
 }
 
 func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
@@ -88,19 +117,22 @@ func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &autoscaler{cfg: cfg, logger: set.Logger, tb: tb, now: time.Now, leading: !cfg.LeaderElection.Enabled}
+	a := &autoscaler{cfg: cfg, logger: set.Logger, tb: tb, now: time.Now, noCluster: cfg.Auth.Type == "none"}
 	for i := range cfg.Targets {
 		t := &cfg.Targets[i]
 		r := t.ScaleTargetRef
-		a.targets = append(a.targets, &target{
+		tg := &target{
 			cfg:     t,
 			ref:     kube.Ref{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name},
 			match:   t.match(),
-			metric:  t.metric(),
+			metrics: t.metrics(),
 			hpa:     hpa.New(t.spec()),
-			gpus:    map[string]gpuValue{},
 			serving: newServingTarget(t),
-		})
+		}
+		for range tg.metrics {
+			tg.series = append(tg.series, map[string]seriesValue{})
+		}
+		a.targets = append(a.targets, tg)
 	}
 	a.newAPI = a.kubernetesAPI
 	return a, nil
@@ -110,54 +142,46 @@ func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
 // logger, once per process, instead of raw to stderr.
 var routeKlog sync.Once
 
-func (a *autoscaler) kubernetesAPI(ctx context.Context) (scaleAPI, error) {
-	if a.cfg.Auth.Type == "none" {
-		return nil, nil
-	}
+func (a *autoscaler) kubernetesAPI() (cluster, *kube.Leases, error) {
 	routeKlog.Do(func() { klog.SetLogger(zapr.NewLogger(a.logger.Named("client-go"))) })
 	rc, err := kube.RESTConfig(a.cfg.Auth.Type, a.cfg.Auth.Kubeconfig, a.cfg.Auth.Context)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sc, err := kube.NewScaler(rc, a.cfg.APITimeout)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if le := a.cfg.LeaderElection; le.Enabled {
-		id := le.Identity
-		if id == "" {
-			id, _ = os.Hostname()
-		}
-		ns := le.LeaseNamespace
-		if ns == "" {
-			ns = podNamespace()
-		}
-		err := kube.Elect(ctx, rc, kube.LeaseConfig{
-			Name: le.LeaseName, Namespace: ns, Identity: id,
-			LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
-		}, a.setLeading)
-		if err != nil {
-			return nil, err
-		}
+	le := a.cfg.LeaderElection
+	if !le.Enabled {
+		return sc, nil, nil
 	}
-	return sc, nil
+	id := le.Identity
+	if id == "" {
+		id, _ = os.Hostname()
+	}
+	ns := le.LeaseNamespace
+	if ns == "" {
+		ns = podNamespace()
+	}
+	leases, err := kube.NewLeases(rc, kube.LeaseConfig{
+		Prefix: le.LeaseName, Namespace: ns, Identity: id,
+		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
+	}, func(name string, leading bool) {
+		a.logger.Info("Autoscaler leadership changed", zap.String("lease", name), zap.Bool("leader", leading))
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, leases, nil
 }
 
-// podNamespace is the collector pod's own namespace, where its Lease lives.
+// podNamespace is the collector pod's own namespace, where its Leases live.
 func podNamespace() string {
 	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
 		return string(b)
 	}
 	return "default"
-}
-
-func (a *autoscaler) setLeading(lead bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if lead != a.leading {
-		a.logger.Info("Autoscaler leadership changed", zap.Bool("leader", lead))
-	}
-	a.leading = lead
 }
 
 func (a *autoscaler) start(_ context.Context, host component.Host) error {
@@ -170,12 +194,6 @@ func (a *autoscaler) start(_ context.Context, host component.Host) error {
 	a.host = host
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel, a.done = cancel, make(chan struct{})
-	api, err := a.newAPI(ctx)
-	if err != nil {
-		// Not fatal: report, and keep computing decisions without writing.
-		a.reportLocked(fmt.Errorf("Kubernetes API: %w", err))
-	}
-	a.api = api
 	go a.loop(ctx)
 	return nil
 }
@@ -195,12 +213,20 @@ func (a *autoscaler) shutdown(context.Context) error {
 	a.mu.Unlock()
 	cancel()
 	<-done
+	a.evalMu.Lock()
+	if a.leases != nil {
+		a.leases.Stop() // release the Leases held, so another replica takes over at once
+	}
+	a.evalMu.Unlock()
 	a.tb.Shutdown()
 	return nil
 }
 
 func (a *autoscaler) loop(ctx context.Context) {
 	defer close(a.done)
+	a.evalMu.Lock()
+	a.connect(a.now())
+	a.evalMu.Unlock()
 	tick := time.NewTicker(a.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -213,7 +239,25 @@ func (a *autoscaler) loop(ctx context.Context) {
 	}
 }
 
-// consume keeps the latest value of each target's GPUs.
+// connect builds the Kubernetes client if it is wanted and not built yet,
+// no sooner than the back-off allows. Called with evalMu held.
+func (a *autoscaler) connect(now time.Time) {
+	if a.noCluster || a.api != nil || now.Before(a.apiRetryAt) {
+		return
+	}
+	api, leases, err := a.newAPI()
+	if err != nil {
+		a.apiBackoff = min(max(2*a.apiBackoff, a.cfg.Interval), 5*time.Minute)
+		a.apiRetryAt = now.Add(a.apiBackoff)
+		a.apiErr = fmt.Errorf("Kubernetes API client (retrying in %v): %w", a.apiBackoff, err)
+		a.report(a.apiErr)
+		return
+	}
+	a.api, a.leases, a.apiErr, a.apiBackoff = api, leases, nil, 0
+}
+
+// consume keeps the latest value of each series of each target's metrics.
+// It holds mu only to store them.
 func (a *autoscaler) consume(_ context.Context, md pmetric.Metrics) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -229,6 +273,9 @@ func (a *autoscaler) consume(_ context.Context, md pmetric.Metrics) error {
 			pod := str(attrs, "k8s.pod.name")
 			if pod == "" {
 				pod = gpu // without pod attribution each GPU counts as a pod
+			}
+			if pod == "" {
+				continue // neither a pod nor a GPU: not the value of a replica
 			}
 			t.ingest(rm, gpu, pod)
 			t.serving.ingest(rm, pod)
@@ -259,140 +306,209 @@ func (t *target) ingest(rm pmetric.ResourceMetrics, gpu, pod string) {
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			m := ms.At(j)
-			if m.Name() != t.metric {
-				continue
-			}
-			dps, ok := metricpoints.Of(m)
-			if !ok {
-				continue
-			}
-			for k := 0; k < dps.Len(); k++ {
-				dp := dps.At(k)
-				if !matches(dp.Attributes(), t.cfg.MetricAttributes) {
+			for mi, mc := range t.metrics {
+				if m.Name() != mc.Name {
 					continue
 				}
-				v := metricpoints.Value(dp)
-				at := dp.Timestamp().AsTime()
-				key := gpu
-				if key == "" {
-					key = pod
+				dps, ok := metricpoints.Of(m)
+				if !ok {
+					continue
 				}
-				if prev, ok := t.gpus[key]; !ok || at.After(prev.at) {
-					t.gpus[key] = gpuValue{pod: pod, value: v, at: at}
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					if !matches(dp.Attributes(), mc.Attributes) {
+						continue
+					}
+					v := metricpoints.Value(dp)
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						continue // a stale marker or a broken value: no value
+					}
+					at := dp.Timestamp().AsTime()
+					key := pod + "\x00" + gpu + "\x00" + seriesKey(dp.Attributes())
+					if prev, ok := t.series[mi][key]; !ok || at.After(prev.at) {
+						t.series[mi][key] = seriesValue{pod: pod, value: v, at: at}
+					}
 				}
 			}
 		}
 	}
 }
 
-// podValues combines the fresh GPU values into one value per pod, and
-// forgets GPUs that have been silent for long.
-func (t *target) podValues(now time.Time, maxAge time.Duration) ([]float64, int) {
+// seriesKey tells a data point's series apart from the pod's others.
+func seriesKey(m pcommon.Map) string {
+	if m.Len() == 0 {
+		return ""
+	}
+	keys := make([]string, 0, m.Len())
+	m.Range(func(k string, v pcommon.Value) bool {
+		keys = append(keys, k+"="+v.AsString())
+		return true
+	})
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+// podValues combines each metric's fresh series into one value per pod, and
+// forgets series that have been silent for long. Called with mu held.
+func (t *target) podValues(now time.Time, maxAge time.Duration) []map[string]float64 {
 	type acc struct {
 		sum, max float64
 		n        int
 	}
-	pods := map[string]*acc{}
-	for id, g := range t.gpus {
-		age := now.Sub(g.at)
-		if age > 10*maxAge {
-			delete(t.gpus, id)
-			continue
+	out := make([]map[string]float64, len(t.metrics))
+	for mi, mc := range t.metrics {
+		pods := map[string]*acc{}
+		for key, s := range t.series[mi] {
+			age := now.Sub(s.at)
+			if age > 10*maxAge {
+				delete(t.series[mi], key)
+				continue
+			}
+			if age > maxAge || age < -maxAge {
+				continue // stale, or from a clock far ahead: missing
+			}
+			p := pods[s.pod]
+			if p == nil {
+				p = &acc{max: s.value}
+				pods[s.pod] = p
+			}
+			p.sum += s.value
+			p.max = max(p.max, s.value)
+			p.n++
 		}
-		if age > maxAge || age < -maxAge {
-			continue // stale, or from a clock far ahead: missing
+		values := make(map[string]float64, len(pods))
+		for name, p := range pods {
+			switch mc.Aggregation {
+			case "max":
+				values[name] = p.max
+			case "sum":
+				values[name] = p.sum
+			default:
+				values[name] = p.sum / float64(p.n)
+			}
 		}
-		p := pods[g.pod]
-		if p == nil {
-			p = &acc{max: g.value}
-			pods[g.pod] = p
-		}
-		p.sum += g.value
-		p.max = max(p.max, g.value)
-		p.n++
+		out[mi] = values
 	}
-	names := make([]string, 0, len(pods))
-	for name := range pods {
-		names = append(names, name)
-	}
-	sort.Strings(names) // deterministic order
-	out := make([]float64, 0, len(names))
-	for _, name := range names {
-		p := pods[name]
-		if t.cfg.Aggregation == "max" {
-			out = append(out, p.max)
-		} else {
-			out = append(out, p.sum/float64(p.n))
-		}
-	}
-	return out, len(names)
+	return out
 }
 
-// evaluate decides, and where it may, writes, for every target.
-func (a *autoscaler) evaluate(ctx context.Context, now time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	md := pmetric.NewMetrics()
-	ld := plog.NewLogs()
-	var failures []error
-	for _, t := range a.targets {
-		if err := a.evaluateTarget(ctx, now, t, md, ld); err != nil {
-			failures = append(failures, err)
+// reportingPods are the pods with a fresh value of any metric, in order.
+func reportingPods(values []map[string]float64) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, vs := range values {
+		for name := range vs {
+			if !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
 		}
 	}
-	if len(failures) > 0 {
-		a.reportLocked(errors.Join(failures...))
-	} else if !a.healthy && a.host != nil {
-		a.healthy = true
-		componentstatus.ReportStatus(a.host, componentstatus.NewEvent(componentstatus.StatusOK))
-	}
-	if a.metricsOut != nil && md.ResourceMetrics().Len() > 0 {
-		if err := a.metricsOut.ConsumeMetrics(ctx, md); err != nil {
+	sort.Strings(names)
+	return names
+}
+
+// evaluate decides, and where it may, writes, for every target. The values
+// are copied under mu; the API calls and the downstream Consume calls run
+// without it, so the pipeline keeps flowing through a slow API server.
+func (a *autoscaler) evaluate(ctx context.Context, now time.Time) {
+	a.evalMu.Lock()
+	md, ld := a.evaluateLocked(ctx, now)
+	a.evalMu.Unlock()
+	a.mu.Lock()
+	metricsOut, logsOut := a.metricsOut, a.logsOut
+	a.mu.Unlock()
+	if metricsOut != nil && md.ResourceMetrics().Len() > 0 {
+		if err := metricsOut.ConsumeMetrics(ctx, md); err != nil {
 			a.logger.Warn("Could not emit autoscaling metrics", zap.Error(err))
 		}
 	}
-	if a.logsOut != nil && ld.LogRecordCount() > 0 {
-		if err := a.logsOut.ConsumeLogs(ctx, ld); err != nil {
+	if logsOut != nil && ld.LogRecordCount() > 0 {
+		if err := logsOut.ConsumeLogs(ctx, ld); err != nil {
 			a.logger.Warn("Could not emit autoscaling logs", zap.Error(err))
 		}
 	}
 }
 
-func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *target, md pmetric.Metrics, ld plog.Logs) error {
+func (a *autoscaler) evaluateLocked(ctx context.Context, now time.Time) (pmetric.Metrics, plog.Logs) {
+	md := pmetric.NewMetrics()
+	ld := plog.NewLogs()
+	a.connect(now)
+	if a.apiErr != nil {
+		// No client: nothing can be read or written. Say so, every time.
+		a.report(a.apiErr)
+		return md, ld
+	}
+	values := make([][]map[string]float64, len(a.targets))
+	a.mu.Lock()
+	for i, t := range a.targets {
+		values[i] = t.podValues(now, a.cfg.MetricMaxAge)
+		t.serving.snapshot(now, a.cfg.MetricMaxAge)
+	}
+	a.mu.Unlock()
+	var failures []error
+	for i, t := range a.targets {
+		if err := a.evaluateTarget(ctx, now, t, values[i], md, ld); err != nil {
+			failures = append(failures, err)
+		}
+	}
+	if len(failures) > 0 {
+		a.report(errors.Join(failures...))
+	} else {
+		a.reportOK()
+	}
+	return md, ld
+}
+
+func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *target, values []map[string]float64, md pmetric.Metrics, ld plog.Logs) error {
+	reporting := reportingPods(values)
+	if a.leases != nil {
+		// Compete for the target's Lease only while holding fresh values for
+		// it; give it up when they go stale, so that a replica that has them
+		// takes over.
+		a.leases.Want(t.ref, len(reporting) > 0)
+	}
 	if now.Before(t.backoffUntil) {
 		return nil
 	}
-	values, reporting := t.podValues(now, a.cfg.MetricMaxAge)
-	current := int32(reporting)
-	if t.batchPods != nil {
-		current = int32(len(t.batchPods)) // replay: the pods of this batch
-	}
-	if a.api != nil {
-		c, err := a.api.Current(ctx, t.ref)
+	o := hpa.Observation{Now: now, Values: values}
+	switch {
+	case a.api != nil:
+		sc, err := a.api.Scale(ctx, t.ref)
+		if err == nil {
+			o.Pods, err = a.api.Pods(ctx, t.ref.Namespace, sc.Selector)
+		}
 		if err != nil {
 			a.tb.ConnectorGpuAutoscaleAPIErrors.Add(ctx, 1)
 			return t.fail(now, a.cfg.Interval, err)
 		}
-		current = c
+		o.Current = sc.Replicas
+	case t.sim != nil:
+		o.Current, o.Pods = t.sim.replicas, t.sim.pods
+	default:
+		// No cluster: the pods are those that report, all running.
+		for _, name := range reporting {
+			o.Pods = append(o.Pods, hpa.Pod{Name: name, Phase: hpa.Running})
+		}
+		o.Current = int32(len(o.Pods))
 	}
-	var d hpa.Decision
-	if t.serving != nil {
-		d = t.serving.decide(t, now, a.cfg.MetricMaxAge, current, values)
-	} else {
-		d = t.hpa.Evaluate(hpa.Observation{Now: now, Current: current, Values: values})
-	}
+	d := t.decide(o)
 	a.tb.ConnectorGpuAutoscaleEvaluations.Add(ctx, 1)
-	t.last = evaluation{Time: now, Target: t.ref.String(), Current: current, Desired: d.Desired, Reason: string(d.Reason), Metric: d.Metric}
-	if d.Desired != current {
+	t.last = evaluation{Time: now, Target: t.ref.String(), Current: o.Current, Desired: d.Desired, Reason: string(d.Reason), Metric: d.Metric, Value: d.Value}
+	if d.Desired != o.Current {
 		switch {
-		case a.api == nil:
-			// No API (auth none, or a replay): decide as if it were applied.
-			t.hpa.Record(now, current, d.Desired)
-			a.logAction(ld, now, t, current, d, true)
 		case t.cfg.DryRun:
-			a.logAction(ld, now, t, current, d, true)
-		case !a.leading:
-			// Another replica holds the lease and writes.
+			if a.api == nil {
+				// Without a cluster (auth none, a replay) the decision is taken
+				// as applied, so that the policies see it.
+				t.hpa.Record(now, o.Current, d.Desired)
+			}
+			a.logAction(ld, now, t, o.Current, d, true)
+		case a.api == nil:
+			// Unreachable: configuration validation makes every target dry
+			// run without a cluster.
+		case a.leases != nil && !a.leases.Leading(t.ref):
+			// Another replica holds the target's Lease and writes.
 		default:
 			before, err := a.api.Set(ctx, t.ref, d.Desired)
 			if err != nil {
@@ -408,11 +524,11 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 			}
 			a.logAction(ld, now, t, before, d, false)
 			a.logger.Info("Scaled", zap.String("target", t.ref.String()), zap.Int32("from", before),
-				zap.Int32("to", d.Desired), zap.String("reason", string(d.Reason)), zap.Float64("metric", d.Metric))
+				zap.Int32("to", d.Desired), zap.String("reason", string(d.Reason)), zap.String("metric", d.Metric), zap.Float64("value", d.Value))
 		}
 	}
 	t.backoff = 0
-	a.emitMetrics(md, now, t, current, reporting, d)
+	a.emitMetrics(md, now, t, o.Current, len(reporting), d)
 	return nil
 }
 
@@ -423,12 +539,28 @@ func (t *target) fail(now time.Time, interval time.Duration, err error) error {
 	return fmt.Errorf("%s (retrying in %v): %w", t.ref, t.backoff, err)
 }
 
-func (a *autoscaler) reportLocked(err error) {
+func (a *autoscaler) report(err error) {
 	a.logger.Warn("Autoscaling failed; nothing was written", zap.Error(err))
 	a.healthy = false
-	if a.host != nil {
-		componentstatus.ReportStatus(a.host, componentstatus.NewRecoverableErrorEvent(err))
+	if h := a.statusHost(); h != nil {
+		componentstatus.ReportStatus(h, componentstatus.NewRecoverableErrorEvent(err))
 	}
+}
+
+func (a *autoscaler) reportOK() {
+	if a.healthy {
+		return
+	}
+	if h := a.statusHost(); h != nil {
+		a.healthy = true
+		componentstatus.ReportStatus(h, componentstatus.NewEvent(componentstatus.StatusOK))
+	}
+}
+
+func (a *autoscaler) statusHost() component.Host {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.host
 }
 
 func (a *autoscaler) emitMetrics(md pmetric.Metrics, now time.Time, t *target, current int32, reporting int, d hpa.Decision) {
@@ -464,14 +596,40 @@ func (a *autoscaler) emitMetrics(md pmetric.Metrics, now time.Time, t *target, c
 	gauge("gpu.autoscale.replicas.desired", "{replica}", "Replicas the autoscaler wants.", float64(d.Desired), true)
 	gauge("gpu.autoscale.replicas.current", "{replica}", "Replicas the target has (spec.replicas).", float64(current), true)
 	gauge("gpu.autoscale.pods.reporting", "{pod}", "Pods with a fresh metric value.", float64(reporting), true)
-	gauge("gpu.autoscale.metric.value", "1", "The metric's average per pod.", d.Metric, false).Attributes().PutStr("gpu.autoscale.metric", t.metric)
-	gauge("gpu.autoscale.metric.target", "1", "The metric's target per pod.", t.cfg.TargetValue, false).Attributes().PutStr("gpu.autoscale.metric", t.metric)
+	// One data point per metric: its average per pod (when it had one) and
+	// its target.
+	values := pmetric.NewGauge()
+	targets := pmetric.NewGauge()
+	for i, mc := range t.metrics {
+		if i < len(d.Proposals) && d.Proposals[i].Err == nil {
+			dp := values.DataPoints().AppendEmpty()
+			dp.SetTimestamp(ts)
+			dp.SetDoubleValue(d.Proposals[i].Value)
+			dp.Attributes().PutStr("gpu.autoscale.metric", mc.Name)
+		}
+		dp := targets.DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(mc.TargetValue)
+		dp.Attributes().PutStr("gpu.autoscale.metric", mc.Name)
+	}
+	if values.DataPoints().Len() > 0 {
+		m := ms.AppendEmpty()
+		m.SetName("gpu.autoscale.metric.value")
+		m.SetUnit("1")
+		m.SetDescription("Each metric's average per pod, as the HPA computes it (milli-units, rounded down).")
+		values.MoveTo(m.SetEmptyGauge())
+	}
+	m := ms.AppendEmpty()
+	m.SetName("gpu.autoscale.metric.target")
+	m.SetUnit("1")
+	m.SetDescription("Each metric's target per pod.")
+	targets.MoveTo(m.SetEmptyGauge())
 	if t.cfg.Mode == "predictive" {
-		gauge("gpu.autoscale.metric.forecast", "1", "The forecast average per current pod at the lead time.", d.Forecast, false).Attributes().PutStr("gpu.autoscale.metric", t.metric)
+		gauge("gpu.autoscale.metric.forecast", "1", "The forecast average per current pod at the lead time.", d.Forecast, false).Attributes().PutStr("gpu.autoscale.metric", t.metrics[0].Name)
 	}
 	gauge("gpu.autoscale.decision", "{decision}", "1, with the reason that decided or limited the last evaluation.", 1, true).Attributes().PutStr("gpu.autoscale.reason", string(d.Reason))
 
-	m := ms.AppendEmpty()
+	m = ms.AppendEmpty()
 	m.SetName("gpu.autoscale.actions")
 	m.SetUnit("{action}")
 	m.SetDescription("Scale actions written, by direction.")
@@ -503,16 +661,22 @@ func (a *autoscaler) logAction(ld plog.Logs, now time.Time, t *target, before in
 	if dry {
 		verb = "would scale (dry run)"
 	}
+	metric, target := d.Metric, 0.0
+	for _, mc := range t.metrics {
+		if mc.Name == d.Metric {
+			target = mc.TargetValue
+		}
+	}
 	lr.Body().SetStr(fmt.Sprintf("%s %s from %d to %d replicas: %s (%s %.3f, target %.3f)",
-		verb, t.ref, before, d.Desired, d.Reason, t.metric, d.Metric, t.cfg.TargetValue))
+		verb, t.ref, before, d.Desired, d.Reason, metric, d.Value, target))
 	at := lr.Attributes()
 	at.PutStr("gpu.autoscale.target", t.ref.String())
 	at.PutInt("gpu.autoscale.replicas.before", int64(before))
 	at.PutInt("gpu.autoscale.replicas.after", int64(d.Desired))
 	at.PutStr("gpu.autoscale.reason", string(d.Reason))
-	at.PutStr("gpu.autoscale.metric", t.metric)
-	at.PutDouble("gpu.autoscale.metric.value", d.Metric)
-	at.PutDouble("gpu.autoscale.metric.target", t.cfg.TargetValue)
+	at.PutStr("gpu.autoscale.metric", metric)
+	at.PutDouble("gpu.autoscale.metric.value", d.Value)
+	at.PutDouble("gpu.autoscale.metric.target", target)
 	at.PutStr("gpu.autoscale.mode", modeOf(t.cfg))
 	at.PutBool("gpu.autoscale.dry_run", dry)
 	if t.cfg.Mode == "predictive" {

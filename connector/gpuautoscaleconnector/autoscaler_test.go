@@ -2,6 +2,8 @@ package gpuautoscaleconnector
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,21 +15,46 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadatatest"
 )
 
-// fakeAPI is a scale subresource in memory, for the rules that do not need
-// a real API server (those are in integration_test.go).
+// fakeAPI is a scale subresource and its pods in memory, for the rules that
+// do not need a real API server (those are in integration_test.go). Like a
+// Deployment's controller at once, it has pods PREFIX-0 .. PREFIX-(n-1),
+// running, for n replicas.
 type fakeAPI struct {
+	mu       sync.Mutex
 	replicas int32
+	prefix   string
 	writes   []int32
 }
 
-func (f *fakeAPI) Current(context.Context, kube.Ref) (int32, error) { return f.replicas, nil }
+func (f *fakeAPI) Scale(context.Context, kube.Ref) (kube.Scale, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return kube.Scale{Replicas: f.replicas, Selector: "app=" + f.prefix}, nil
+}
+
+func (f *fakeAPI) Pods(context.Context, string, string) ([]hpa.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var pods []hpa.Pod
+	for i := range f.replicas {
+		pods = append(pods, hpa.Pod{Name: fmt.Sprintf("%s-%d", f.prefix, i), Phase: hpa.Running})
+	}
+	return pods, nil
+}
+
 func (f *fakeAPI) Set(_ context.Context, _ kube.Ref, n int32) (int32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	before := f.replicas
 	f.replicas = n
 	f.writes = append(f.writes, n)
@@ -45,7 +72,10 @@ func newTestAutoscaler(t *testing.T, target TargetConfig, api *fakeAPI, set ...c
 	}
 	a, err := newAutoscaler(cfg, settings)
 	require.NoError(t, err)
-	a.api = api
+	if api.prefix == "" {
+		api.prefix = target.ScaleTargetRef.Name
+	}
+	a.newAPI = func() (cluster, *kube.Leases, error) { return api, nil, nil }
 	return a
 }
 
@@ -108,10 +138,13 @@ func TestStaysWithinMinAndMax(t *testing.T) {
 	metadatatest.AssertEqualConnectorGpuAutoscaleEvaluations(t, tel, []metricdata.DataPoint[int64]{{Value: 20}}, metricdatatest.IgnoreTimestamp())
 }
 
+// TestStaleNonLeaderDoesNotWrite: a replica whose values went stale gives
+// up the target; it never writes on what it no longer sees.
 func TestNonLeaderDoesNotWrite(t *testing.T) {
 	api := &fakeAPI{replicas: 2}
 	a := newTestAutoscaler(t, deploymentTarget("ml", "inference"), api)
-	a.leading = false
+	a.connect(time.Now())
+	a.leases = notLeading(t)
 	sink := new(consumertest.MetricsSink)
 	a.metricsOut = sink
 	now := time.Now()
@@ -119,4 +152,19 @@ func TestNonLeaderDoesNotWrite(t *testing.T) {
 	a.evaluate(context.Background(), now)
 	require.Empty(t, api.writes)
 	require.Equal(t, "Scaled", decisionReason(t, sink.AllMetrics()[0]), "it still reports what it would decide")
+}
+
+// notLeading returns Leases where another replica holds every target's
+// Lease for an hour.
+func notLeading(t *testing.T) *kube.Leases {
+	lc := kube.LeaseConfig{Prefix: "gpu", Namespace: "obs", Identity: "me",
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+	holder, hour, now := "other", int32(3600), metav1.NewMicroTime(time.Now())
+	cs := fake.NewClientset(&coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: kube.LeaseName("gpu", kube.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ml", Name: "inference"}), Namespace: "obs"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &hour, AcquireTime: &now, RenewTime: &now},
+	})
+	l := kube.NewLeasesForClient(cs, lc, nil)
+	t.Cleanup(l.Stop)
+	return l
 }

@@ -67,15 +67,20 @@ type TargetConfig struct {
 	// k8s.deployment.name or k8s.statefulset.name (as the k8s_attributes
 	// processor sets them). Other kinds must set it.
 	Match map[string]string `mapstructure:"match"`
-	// Metric is the GPU metric to scale on; MetricAttributes filter its data
-	// points (e.g. hw.gpu.task: general).
+	// Metric is the one metric to scale on (default nvidia.gpu.sm.active),
+	// with TargetValue its desired average per pod; MetricAttributes filter
+	// its data points (e.g. hw.gpu.task: general) and Aggregation combines a
+	// pod's data points. Metrics lists several instead: the largest proposal
+	// wins, as with an HPA's metrics.
 	Metric           string            `mapstructure:"metric"`
 	MetricAttributes map[string]string `mapstructure:"metric_attributes"`
-	// Aggregation combines a pod's GPUs into the pod's value: avg or max.
-	// Pods are then averaged, as the HPA averages pods.
+	// Aggregation combines a pod's data points (its GPUs, or its series)
+	// into the pod's value: avg, max or sum. Pods are then averaged, as the
+	// HPA averages pods.
 	Aggregation string `mapstructure:"aggregation"`
 	// TargetValue is the metric's desired value per pod.
 	TargetValue float64        `mapstructure:"target_value"`
+	Metrics     []MetricConfig `mapstructure:"metrics"`
 	MinReplicas int32          `mapstructure:"min_replicas"`
 	MaxReplicas int32          `mapstructure:"max_replicas"`
 	Behavior    BehaviorConfig `mapstructure:"behavior"`
@@ -87,6 +92,19 @@ type TargetConfig struct {
 	Serving ServingConfig `mapstructure:"serving"`
 	// DryRun computes and reports decisions without writing them.
 	DryRun bool `mapstructure:"dry_run"`
+}
+
+// MetricConfig is one metric of a target: any metric of the pipeline whose
+// data points carry the pod (k8s.pod.name, as k8s_attributes sets it), such
+// as a GPU's SM activity or an inference server's queue.
+type MetricConfig struct {
+	Name string `mapstructure:"name"`
+	// TargetValue is the desired average per pod (the HPA's AverageValue).
+	TargetValue float64 `mapstructure:"target_value"`
+	// Attributes filter the data points by their attributes.
+	Attributes map[string]string `mapstructure:"attributes"`
+	// Aggregation combines a pod's data points: avg (default), max or sum.
+	Aggregation string `mapstructure:"aggregation"`
 }
 
 // BehaviorConfig mirrors the HPA's behavior field.
@@ -185,8 +203,32 @@ func (cfg *Config) Validate() error {
 		if _, known := workloadAttribute[ref.Kind]; !known && len(t.Match) == 0 {
 			bad("%s::match must list the resource attributes of %s's GPUs (no default for kind %s)", key, ref, ref.Kind)
 		}
-		if t.TargetValue <= 0 {
-			bad("%s::target_value must be positive, got %v", key, t.TargetValue)
+		if len(t.Metrics) == 0 {
+			if t.TargetValue <= 0 {
+				bad("%s::target_value must be positive, got %v", key, t.TargetValue)
+			}
+		} else if t.Metric != "" || t.TargetValue != 0 || len(t.MetricAttributes) > 0 || t.Aggregation != "" {
+			bad("%s: set either metric, target_value, metric_attributes and aggregation, or metrics, not both", key)
+		}
+		names := map[string]int{}
+		for j, m := range t.Metrics {
+			mk := fmt.Sprintf("%s::metrics[%d]", key, j)
+			if m.Name == "" {
+				bad("%s::name must name a metric", mk)
+			}
+			if m.TargetValue <= 0 {
+				bad("%s::target_value must be positive, got %v", mk, m.TargetValue)
+			}
+			switch m.Aggregation {
+			case "", "avg", "max", "sum":
+			default:
+				bad("%s::aggregation: unknown aggregation %q; want avg, max or sum", mk, m.Aggregation)
+			}
+			id := m.Name + fmt.Sprint(m.Attributes)
+			if prev, dup := names[id]; dup {
+				bad("%s: the same metric as metrics[%d]", mk, prev)
+			}
+			names[id] = j
 		}
 		if t.MinReplicas < 1 {
 			bad("%s::min_replicas must be at least 1, got %d", key, t.MinReplicas)
@@ -195,9 +237,9 @@ func (cfg *Config) Validate() error {
 			bad("%s::max_replicas (%d) must not be less than min_replicas (%d)", key, t.MaxReplicas, t.MinReplicas)
 		}
 		switch t.Aggregation {
-		case "", "avg", "max":
+		case "", "avg", "max", "sum":
 		default:
-			bad("%s::aggregation: unknown aggregation %q; want avg or max", key, t.Aggregation)
+			bad("%s::aggregation: unknown aggregation %q; want avg, max or sum", key, t.Aggregation)
 		}
 		switch t.Mode {
 		case "", "reactive":
@@ -206,7 +248,7 @@ func (cfg *Config) Validate() error {
 				bad("%s::lead_time must be positive in predictive mode (the pods' start-up time)", key)
 			}
 		case "serving":
-			t.Serving.validate(key, bad)
+			t.validateServing(key, bad)
 		default:
 			bad("%s::mode: unknown mode %q; want reactive, predictive or serving", key, t.Mode)
 		}
@@ -257,11 +299,16 @@ func (t *TargetConfig) match() map[string]string {
 	}
 }
 
-func (t *TargetConfig) metric() string {
-	if t.Metric == "" {
-		return "nvidia.gpu.sm.active"
+// metrics returns the target's metrics: the list, or the one metric.
+func (t *TargetConfig) metrics() []MetricConfig {
+	if len(t.Metrics) > 0 {
+		return t.Metrics
 	}
-	return t.Metric
+	name := t.Metric
+	if name == "" {
+		name = "nvidia.gpu.sm.active"
+	}
+	return []MetricConfig{{Name: name, TargetValue: t.TargetValue, Attributes: t.MetricAttributes, Aggregation: t.Aggregation}}
 }
 
 // spec translates a target's settings for the algorithm, with the HPA's
@@ -290,8 +337,12 @@ func (t *TargetConfig) spec() hpa.Spec {
 	}
 	apply(&b.ScaleUp, t.Behavior.ScaleUp)
 	apply(&b.ScaleDown, t.Behavior.ScaleDown)
+	var metrics []hpa.Metric
+	for _, m := range t.metrics() {
+		metrics = append(metrics, hpa.Metric{Name: m.Name, Target: m.TargetValue})
+	}
 	return hpa.Spec{
-		Target:      t.TargetValue,
+		Metrics:     metrics,
 		MinReplicas: t.MinReplicas,
 		MaxReplicas: t.MaxReplicas,
 		Behavior:    b,

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -99,6 +100,39 @@ func createDeployment(t *testing.T, cs kubernetes.Interface, ns, name string, re
 	require.NoError(t, err)
 }
 
+// syncPods does what a workload's controller and the kubelet would: pods
+// NAME-0 .. NAME-(n-1), labelled app=NAME, running; any others of the
+// workload deleted.
+func syncPods(t *testing.T, cs kubernetes.Interface, ns, name string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+	require.NoError(t, err)
+	have := map[string]bool{}
+	for _, p := range list.Items {
+		have[p.Name] = true
+	}
+	for i := range n {
+		podName := fmt.Sprintf("%s-%d", name, i)
+		if have[podName] {
+			delete(have, podName)
+			continue
+		}
+		pod, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: ns, Labels: map[string]string{"app": name}},
+			Spec:       podTemplate(name).Spec,
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		pod.Status.Phase = corev1.PodRunning
+		_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	for podName := range have {
+		// Never bound to a node, the pod goes at once.
+		require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, podName, metav1.DeleteOptions{}))
+	}
+}
+
 func deploymentReplicas(t *testing.T, cs kubernetes.Interface, ns, name string) int32 {
 	t.Helper()
 	d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
@@ -107,8 +141,13 @@ func deploymentReplicas(t *testing.T, cs kubernetes.Interface, ns, name string) 
 }
 
 // gpuMetrics builds one batch: pods x 1 GPU, each at the given SM activity.
+// The pods are named after the workload: NAME-0, NAME-1, ...
 func gpuMetrics(ns string, workload map[string]string, pods int, sm float64, at time.Time) pmetric.Metrics {
 	md := pmetric.NewMetrics()
+	prefix := "pod"
+	for _, v := range workload {
+		prefix = v
+	}
 	for p := range pods {
 		rm := md.ResourceMetrics().AppendEmpty()
 		a := rm.Resource().Attributes()
@@ -116,7 +155,7 @@ func gpuMetrics(ns string, workload map[string]string, pods int, sm float64, at 
 		for k, v := range workload {
 			a.PutStr(k, v)
 		}
-		a.PutStr("k8s.pod.name", fmt.Sprintf("pod-%d", p))
+		a.PutStr("k8s.pod.name", fmt.Sprintf("%s-%d", prefix, p))
 		a.PutStr("hw.id", fmt.Sprintf("GPU-%s-%d", ns, p))
 		m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
 		m.SetName("nvidia.gpu.sm.active")
@@ -129,6 +168,7 @@ func gpuMetrics(ns string, workload map[string]string, pods int, sm float64, at 
 
 type harness struct {
 	a       *autoscaler
+	in      connector.Metrics // the metrics-to-metrics instance, as a pipeline sees it
 	metrics *consumertest.MetricsSink
 	logs    *consumertest.LogsSink
 	host    *statusHost
@@ -159,7 +199,7 @@ func start(t *testing.T, name string, cfg *Config) *harness {
 		require.NoError(t, mm.Shutdown(context.Background()))
 		require.NoError(t, ml.Shutdown(context.Background()))
 	})
-	h.a = mm.(*instance).a
+	h.a, h.in = mm.(*instance).a, mm
 	require.Same(t, h.a, ml.(*instance).a, "one autoscaler per component ID")
 	return h
 }
@@ -209,6 +249,9 @@ func TestScaleDeploymentStatefulSetAndCustomResource(t *testing.T) {
 		ScaleTargetRef: ScaleTargetRef{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "kv-cache", Namespace: ns},
 		TargetValue:    0.5, MinReplicas: 1, MaxReplicas: 10,
 	}
+	for _, app := range []string{"inference", "kv-cache", "pool"} {
+		syncPods(t, cs, ns, app, 2)
+	}
 	h := start(t, "kinds", kubeConfig(t, s, kubetest.AdminToken, deploymentTarget(ns, "inference"), stsTarget, crTarget))
 
 	now := time.Now()
@@ -255,7 +298,7 @@ func createInferencePool(t *testing.T, s *kubetest.Server, ns, name string, repl
 				"name": "v1", "served": true, "storage": true,
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
 				"subresources": map[string]any{"scale": map[string]any{
-					"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+					"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}},
 			}},
 		},
 	}}
@@ -268,6 +311,7 @@ func createInferencePool(t *testing.T, s *kubetest.Server, ns, name string, repl
 		"apiVersion": "gpu.example.com/v1", "kind": "InferencePool",
 		"metadata": map[string]any{"name": name, "namespace": ns},
 		"spec":     map[string]any{"replicas": replicas},
+		"status":   map[string]any{"selector": "app=" + name},
 	}}
 	// The CRD takes a moment to be served.
 	require.Eventually(t, func() bool {
@@ -284,6 +328,7 @@ func TestDryRunLeavesReplicasAlone(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 	ns := namespace(t, cs)
 	createDeployment(t, cs, ns, "inference", 2)
+	syncPods(t, cs, ns, "inference", 2)
 	target := deploymentTarget(ns, "inference")
 	target.DryRun = true
 	h := start(t, "dryrun", kubeConfig(t, s, kubetest.AdminToken, target))
@@ -301,8 +346,9 @@ func TestConflictIsRetried(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 	ns := namespace(t, cs)
 	createDeployment(t, cs, ns, "inference", 2)
+	syncPods(t, cs, ns, "inference", 2)
 	h := start(t, "conflict", kubeConfig(t, s, kubetest.AdminToken, deploymentTarget(ns, "inference")))
-	scaler := h.a.api.(*kube.Scaler)
+	scaler := h.connected(t).(*kube.Scaler)
 	var reads atomic.Int32
 	scaler.BeforeUpdate = func() {
 		// The first time, someone else changes the Deployment between our
@@ -325,10 +371,14 @@ func TestForbiddenNamesVerbAndResource(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 	ns := namespace(t, cs)
 	createDeployment(t, cs, ns, "inference", 2)
-	// The limited user may read the scale, not update it.
+	syncPods(t, cs, ns, "inference", 2)
+	// The limited user may read the scale and list pods, not update the scale.
 	_, err := cs.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "scale-reader", Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale"}, Verbs: []string{"get"}}},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+		},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = cs.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
@@ -390,46 +440,13 @@ current-context: x
 	require.ErrorContains(t, h.host.last.Load().Err(), "retrying in 30s")
 }
 
-// TestLeaderElection runs two connectors on one Lease: only the leader
-// writes.
-func TestLeaderElection(t *testing.T) {
-	s := server(t)
-	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
-	ns := namespace(t, cs)
-	createDeployment(t, cs, ns, "inference", 2)
-	mk := func(id string) *harness {
-		cfg := kubeConfig(t, s, kubetest.AdminToken, deploymentTarget(ns, "inference"))
-		cfg.LeaderElection = LeaderElectionConfig{Enabled: true, LeaseName: "gpu-autoscaler", LeaseNamespace: ns, Identity: id,
-			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
-		require.NoError(t, cfg.Validate())
-		return start(t, id, cfg)
-	}
-	a, b := mk("replica-a"), mk("replica-b")
-	var lease string
-	require.Eventually(t, func() bool {
-		l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), "gpu-autoscaler", metav1.GetOptions{})
-		if err != nil || l.Spec.HolderIdentity == nil {
-			return false
-		}
-		lease = *l.Spec.HolderIdentity
-		return true
-	}, 20*time.Second, 100*time.Millisecond)
-
-	// Both see the same load and evaluate; demand grows each round.
-	for round, sm := range []float64{1.0, 1.0, 1.0} {
-		now := time.Now().Add(time.Duration(round) * time.Minute)
-		for _, h := range []*harness{a, b} {
-			n := int(deploymentReplicas(t, cs, ns, "inference"))
-			require.NoError(t, h.a.consume(context.Background(), gpuMetrics(ns, map[string]string{"k8s.deployment.name": "inference"}, n, sm, now)))
-			h.a.evaluate(context.Background(), now)
-		}
-	}
-	writes := map[string]int{"replica-a": a.logs.LogRecordCount(), "replica-b": b.logs.LogRecordCount()}
-	require.Positive(t, writes[lease], "the leader %s writes", lease)
-	for id, n := range writes {
-		if id != lease {
-			require.Zero(t, n, "%s is not the leader and must not write", id)
-		}
-	}
-	require.Greater(t, deploymentReplicas(t, cs, ns, "inference"), int32(2))
+// connected builds the harness's Kubernetes client if the loop has not yet,
+// and returns it.
+func (h *harness) connected(t *testing.T) cluster {
+	t.Helper()
+	h.a.evalMu.Lock()
+	defer h.a.evalMu.Unlock()
+	h.a.connect(time.Now())
+	require.NoError(t, h.a.apiErr)
+	return h.a.api
 }

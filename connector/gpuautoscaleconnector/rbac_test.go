@@ -16,7 +16,7 @@ import (
 
 // TestExampleRBAC applies examples/kubernetes/rbac.yaml and checks, as the
 // gateway's service account, that it is enough and no more: scale the one
-// target, hold the Lease, and nothing else.
+// target, list the pods of its namespace, hold its Lease, and nothing else.
 func TestExampleRBAC(t *testing.T) {
 	s := server(t)
 	ctx := context.Background()
@@ -29,8 +29,8 @@ func TestExampleRBAC(t *testing.T) {
 		}
 	}
 	applyFile(t, "../../examples/kubernetes/rbac.yaml")
-	createDeployment(t, cs, "serving", "llm-inference", 2)
-	createDeployment(t, cs, "serving", "other", 2)
+	freshDeployment(t, cs, "serving", "llm-inference", 2)
+	freshDeployment(t, cs, "serving", "other", 2)
 
 	as := s.Config(kubetest.AdminToken)
 	as.Impersonate.UserName = "system:serviceaccount:observability:otelcol-gpu-gateway"
@@ -46,25 +46,20 @@ func TestExampleRBAC(t *testing.T) {
 	_, err = sc.Set(ctx, kube.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "serving", Name: "other"}, 5)
 	require.ErrorContains(t, err, "forbidden to get apps/deployments/scale", "only its own target")
 
-	// The Lease, in its own namespace.
-	leaseCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	led := make(chan bool, 1)
-	require.NoError(t, kube.Elect(leaseCtx, as, kube.LeaseConfig{Name: "otelcol-gpu-autoscaler", Namespace: "observability", Identity: "gw-0",
-		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond},
-		func(lead bool) {
-			select {
-			case led <- lead:
-			default:
-			}
-		}))
-	select {
-	case lead := <-led:
-		require.True(t, lead)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the service account could not take the Lease")
-	}
-	cancel()
+	// The target's pods, listed as the HPA lists them; only in its namespace.
+	_, err = sc.Pods(ctx, "serving", "app=llm-inference")
+	require.NoError(t, err)
+	_, err = sc.Pods(ctx, "observability", "app=llm-inference")
+	require.ErrorContains(t, err, "forbidden to list pods in namespace observability")
+
+	// The target's Lease, in its own namespace.
+	leases, err := kube.NewLeases(as, kube.LeaseConfig{Prefix: "otelcol-gpu-autoscaler", Namespace: "observability", Identity: "gw-0",
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}, nil)
+	require.NoError(t, err)
+	leases.Want(ref, true)
+	require.Eventually(t, func() bool { return leases.Leading(ref) }, 20*time.Second, 100*time.Millisecond,
+		"the service account could not take the target's Lease")
+	leases.Stop()
 }
 
 // applyFile creates every object of a multi-document YAML file.

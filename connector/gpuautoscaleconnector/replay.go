@@ -13,6 +13,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 )
 
@@ -24,8 +25,10 @@ type Evaluation struct {
 	Current int32
 	Desired int32
 	Reason  string
-	// Metric is the value the decision was made on (the pods' average).
-	Metric float64
+	// Metric is the metric whose proposal won and Value its average per pod
+	// (empty and 0 when no metric was consulted).
+	Metric string  `json:",omitempty"`
+	Value  float64 `json:",omitempty"`
 }
 
 type evaluation = Evaluation
@@ -36,6 +39,7 @@ type evaluation = Evaluation
 type Replayer struct {
 	a        *autoscaler
 	lastEval time.Time
+	explicit bool // SetTarget was called
 }
 
 // NewReplayer returns a replayer for the connector's configuration; its
@@ -60,29 +64,80 @@ func NewReplayer(cfg component.Config) (*Replayer, error) {
 	return &Replayer{a: a}, nil
 }
 
-// Batch takes one batch of metrics at time now and returns the evaluations
-// due: one per target every interval of data time.
-func (r *Replayer) Batch(md pmetric.Metrics, now time.Time) []Evaluation {
+// ReplayPod is one pod of a replayed target.
+type ReplayPod struct {
+	Name string
+	// Phase is the pod's phase: Pending (not started: unready, for the HPA),
+	// Running (with or without values: a running pod without a value is
+	// missing), Failed or Succeeded.
+	Phase string
+	// Deleting is true once the pod is being deleted (the HPA ignores it).
+	Deleting bool
+}
+
+// SetTarget tells the replayer a target's replica count (spec.replicas)
+// and pods for the evaluations that follow, in place of counting the pods
+// of each batch. target is NAMESPACE/KIND/NAME.
+func (r *Replayer) SetTarget(target string, replicas int32, pods []ReplayPod) error {
 	for _, t := range r.a.targets {
-		t.batchPods = map[string]struct{}{}
+		if t.ref.String() != target {
+			continue
+		}
+		st := &simState{replicas: replicas}
+		for _, p := range pods {
+			st.pods = append(st.pods, hpa.Pod{Name: p.Name, Phase: hpa.Phase(p.Phase), Deleting: p.Deleting})
+		}
+		t.sim = st
+		r.explicit = true
+		return nil
 	}
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		attrs := rms.At(i).Resource().Attributes()
+	return fmt.Errorf("no target %s in the settings", target)
+}
+
+// Batch takes one batch of metrics at time now and returns the evaluations
+// due: one per target every interval of data time. Unless SetTarget was
+// called, a target's replica count is the number of its distinct pods in
+// the batch, all running.
+func (r *Replayer) Batch(md pmetric.Metrics, now time.Time) []Evaluation {
+	if !r.explicit {
 		for _, t := range r.a.targets {
-			if matches(attrs, t.match) {
+			t.sim = &simState{}
+		}
+		seen := map[*target]map[string]bool{}
+		rms := md.ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			attrs := rms.At(i).Resource().Attributes()
+			for _, t := range r.a.targets {
+				if !matches(attrs, t.match) {
+					continue
+				}
 				pod := str(attrs, "k8s.pod.name")
 				if pod == "" {
 					pod = str(attrs, "hw.id")
 				}
-				t.batchPods[pod] = struct{}{}
+				if seen[t] == nil {
+					seen[t] = map[string]bool{}
+				}
+				if pod != "" && !seen[t][pod] {
+					seen[t][pod] = true
+					t.sim.pods = append(t.sim.pods, hpa.Pod{Name: pod, Phase: hpa.Running})
+				}
 			}
+		}
+		for _, t := range r.a.targets {
+			t.sim.replicas = int32(len(t.sim.pods))
 		}
 	}
 	_ = r.a.consume(context.Background(), md)
 	if !r.lastEval.IsZero() && now.Sub(r.lastEval) < r.a.cfg.Interval {
 		return nil
 	}
+	return r.Evaluate(now)
+}
+
+// Evaluate runs one evaluation of every target at now, on the values
+// consumed so far, and returns them.
+func (r *Replayer) Evaluate(now time.Time) []Evaluation {
 	r.lastEval = now
 	r.a.evaluate(context.Background(), now)
 	out := make([]Evaluation, 0, len(r.a.targets))
@@ -93,6 +148,9 @@ func (r *Replayer) Batch(md pmetric.Metrics, now time.Time) []Evaluation {
 	}
 	return out
 }
+
+// Consume takes one batch of metrics without evaluating.
+func (r *Replayer) Consume(md pmetric.Metrics) { _ = r.a.consume(context.Background(), md) }
 
 // LoadConfig reads the connector's settings from a YAML map (the keys under
 // `connectors: gpu_autoscale:`).

@@ -60,8 +60,8 @@ func (s ServingConfig) withDefaults() ServingConfig {
 }
 
 // validate checks a serving target's settings; key is the target's.
-func (s ServingConfig) validate(key string, bad func(string, ...any)) {
-	s = s.withDefaults()
+func (t *TargetConfig) validateServing(key string, bad func(string, ...any)) {
+	s := t.Serving.withDefaults()
 	k := key + "::serving"
 	if s.QueueMetric == "" {
 		bad("%s::queue_metric must name the per-pod gauge of waiting requests", k)
@@ -78,6 +78,9 @@ func (s ServingConfig) validate(key string, bad func(string, ...any)) {
 	if !(s.PanicThreshold >= 1) || math.IsInf(s.PanicThreshold, 0) {
 		bad("%s::panic_threshold must be at least 1 (a multiple of the ready pods), got %v", k, s.PanicThreshold)
 	}
+	if len(t.metrics()) != 1 {
+		bad("%s: mode serving sizes on one load metric (metric and target_value, or one entry of metrics)", key)
+	}
 	if s.DrainTime <= 0 || s.DrainTime > time.Hour {
 		bad("%s::drain_time must be between 1s and 1h, got %v", k, s.DrainTime)
 	}
@@ -93,7 +96,10 @@ func (s ServingConfig) validate(key string, bad func(string, ...any)) {
 type servingTarget struct {
 	cfg   ServingConfig
 	est   *serving.Estimator
-	queue map[string]gpuValue // the latest queue length, by pod
+	queue map[string]seriesValue // the latest queue length, by pod; guarded by autoscaler.mu
+	// waiting is the fresh queue lengths by pod, copied under autoscaler.mu
+	// for the evaluation that follows.
+	waiting map[string]float64
 }
 
 func newServingTarget(t *TargetConfig) *servingTarget {
@@ -103,9 +109,9 @@ func newServingTarget(t *TargetConfig) *servingTarget {
 	c := t.Serving.withDefaults()
 	return &servingTarget{
 		cfg:   c,
-		queue: map[string]gpuValue{},
+		queue: map[string]seriesValue{},
 		est: serving.New(serving.Params{
-			Target:         t.TargetValue,
+			Target:         t.metrics()[0].TargetValue,
 			PodThroughput:  c.PodThroughput,
 			StableWindow:   c.StableWindow,
 			PanicWindow:    c.PanicWindow,
@@ -116,7 +122,7 @@ func newServingTarget(t *TargetConfig) *servingTarget {
 	}
 }
 
-// ingest keeps the latest queue length of a pod.
+// ingest keeps the latest queue length of a pod (its data points summed).
 func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string) {
 	if s == nil || pod == "" {
 		return
@@ -135,54 +141,82 @@ func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string) {
 			}
 			for k := 0; k < dps.Len(); k++ {
 				dp := dps.At(k)
+				v := metricpoints.Value(dp)
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					continue
+				}
 				at := dp.Timestamp().AsTime()
 				if prev, ok := s.queue[pod]; !ok || at.After(prev.at) {
-					s.queue[pod] = gpuValue{pod: pod, value: metricpoints.Value(dp), at: at}
+					s.queue[pod] = seriesValue{pod: pod, value: v, at: at}
 				}
 			}
 		}
 	}
 }
 
-// waiting sums the fresh queue lengths and forgets pods silent for long.
-func (s *servingTarget) waiting(now time.Time, maxAge time.Duration) float64 {
-	sum := 0.0
+// snapshot copies the fresh queue lengths and forgets pods silent for
+// long. Called with autoscaler.mu held.
+func (s *servingTarget) snapshot(now time.Time, maxAge time.Duration) {
+	if s == nil {
+		return
+	}
+	s.waiting = make(map[string]float64, len(s.queue))
 	for pod, q := range s.queue {
 		age := now.Sub(q.at)
 		if age > 10*maxAge {
 			delete(s.queue, pod)
 			continue
 		}
-		if age <= maxAge && age >= -maxAge && q.value > 0 {
-			sum += q.value
+		if age <= maxAge && age >= -maxAge {
+			s.waiting[pod] = q.value
 		}
 	}
-	return sum
 }
 
-// decide is serving mode's evaluation: the estimator's capacity, within
-// the HPA's tolerance, through the HPA's stabilization, policies and bounds.
-func (s *servingTarget) decide(t *target, now time.Time, maxAge time.Duration, current int32, values []float64) hpa.Decision {
-	if len(values) == 0 || current == 0 {
-		// No fresh value, or scaled to zero by someone else: as the HPA.
-		return t.hpa.Evaluate(hpa.Observation{Now: now, Current: current, Values: values})
+// decide evaluates a target: the HPA's algorithm, or in serving mode the
+// estimator's capacity within the HPA's tolerance, through the HPA's
+// stabilization, policies and bounds.
+func (t *target) decide(o hpa.Observation) hpa.Decision {
+	s := t.serving
+	if s == nil {
+		return t.hpa.Evaluate(o)
 	}
-	load := 0.0
-	for _, v := range values {
-		load += v
+	// The load (the first metric) and the queue of the pods the target
+	// lists now, as the HPA counts only those: a pod removed by a
+	// scale-down is gone, whatever its last value.
+	var load, waiting float64
+	ready := 0
+	var values map[string]float64
+	if len(o.Values) > 0 {
+		values = o.Values[0]
 	}
-	e := s.est.Observe(serving.Observation{Now: now, Ready: len(values), Load: load, Waiting: s.waiting(now, maxAge)})
-	d := hpa.Decision{Metric: load / float64(len(values)), Forecast: e.Pods}
+	for _, p := range o.Pods {
+		if p.Deleting || p.Phase == hpa.Failed {
+			continue
+		}
+		if v, ok := values[p.Name]; ok {
+			load += v
+			ready++
+			waiting += max(0, s.waiting[p.Name])
+		}
+	}
+	spec := t.cfg.spec()
+	if ready == 0 || o.Current == 0 || o.Current < spec.MinReplicas || o.Current > spec.MaxReplicas {
+		// No value, scaled to zero by someone else, or outside the bounds:
+		// exactly as the HPA.
+		return t.hpa.Evaluate(o)
+	}
+	e := s.est.Observe(serving.Observation{Now: o.Now, Ready: ready, Load: load, Waiting: waiting})
+	d := hpa.Decision{Metric: t.metrics[0].Name, Value: load / float64(ready), Forecast: e.Pods}
 	rec, reason := int32(math.Ceil(e.Pods-1e-9)), hpa.ReasonScaled
 	if e.Panic {
 		reason = hpa.ReasonPanic
 	}
-	b := t.cfg.spec().Behavior
-	ratio := e.Pods / float64(current)
-	if (ratio >= 1 && ratio-1 <= b.ScaleUp.Tolerance) || (ratio < 1 && 1-ratio <= b.ScaleDown.Tolerance) {
-		rec, reason = current, hpa.ReasonWithinTolerance
+	b := spec.Behavior
+	if ratio := e.Pods / float64(o.Current); 1-b.ScaleDown.Tolerance <= ratio && ratio <= 1+b.ScaleUp.Tolerance {
+		rec, reason = o.Current, hpa.ReasonWithinTolerance
 	}
 	d.Recommendation = rec
-	d.Desired, d.Reason = t.hpa.Apply(now, current, rec, reason)
+	d.Desired, d.Reason = t.hpa.Apply(o.Now, o.Current, rec, reason)
 	return d
 }

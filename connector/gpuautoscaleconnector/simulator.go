@@ -16,17 +16,22 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 )
 
 // ScaleTarget is the object a Simulator scales: an in-memory stand-in for
-// the scale subresource of the one target.
+// the scale subresource of the one target and for its pods.
 type ScaleTarget interface {
 	// Replicas is the target's spec.replicas.
 	Replicas() int32
 	// Scale sets spec.replicas.
 	Scale(replicas int32)
+	// Pods names the target's pods now, each with its phase (Pending,
+	// Running, Failed or Succeeded); a pod starting its server is Running
+	// without values yet.
+	Pods() []ReplayPod
 }
 
 // Simulator drives the connector, made by its factory as in the collector,
@@ -73,8 +78,7 @@ func NewSimulator(cfg component.Config, st ScaleTarget) (*Simulator, error) {
 	}
 	// Not started: no ticker and no Kubernetes client. The caller's clock
 	// drives evaluate, and the scale target is in memory.
-	inst.a.api = memoryScale{st}
-	inst.a.leading = true
+	inst.a.api = memoryCluster{st}
 	return &Simulator{conn: conn, a: inst.a}, nil
 }
 
@@ -95,11 +99,22 @@ func (s *Simulator) Evaluate(now time.Time) Evaluation {
 // Close releases the connector.
 func (s *Simulator) Close() error { return s.conn.Shutdown(context.Background()) }
 
-type memoryScale struct{ st ScaleTarget }
+// memoryCluster is the connector's view of the Kubernetes API, in memory.
+type memoryCluster struct{ st ScaleTarget }
 
-func (m memoryScale) Current(context.Context, kube.Ref) (int32, error) { return m.st.Replicas(), nil }
+func (m memoryCluster) Scale(context.Context, kube.Ref) (kube.Scale, error) {
+	return kube.Scale{Replicas: m.st.Replicas(), Selector: "whatif"}, nil
+}
 
-func (m memoryScale) Set(_ context.Context, _ kube.Ref, replicas int32) (int32, error) {
+func (m memoryCluster) Pods(context.Context, string, string) ([]hpa.Pod, error) {
+	var out []hpa.Pod
+	for _, p := range m.st.Pods() {
+		out = append(out, hpa.Pod{Name: p.Name, Phase: hpa.Phase(p.Phase), Deleting: p.Deleting})
+	}
+	return out, nil
+}
+
+func (m memoryCluster) Set(_ context.Context, _ kube.Ref, replicas int32) (int32, error) {
 	before := m.st.Replicas()
 	m.st.Scale(replicas)
 	return before, nil

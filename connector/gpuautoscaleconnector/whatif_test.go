@@ -1,6 +1,7 @@
 package gpuautoscaleconnector
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -63,15 +64,19 @@ func simulate(spec hpa.Spec, demand func(time.Duration) float64, length, startup
 			r.underProvisionedMin += step.Minutes()
 		}
 		r.gpuHours += float64(replicas) * step.Hours()
-		var values []float64
-		if ready > 0 {
-			per := math.Min(0.95, d/float64(ready))
-			values = make([]float64, ready)
-			for i := range values {
-				values[i] = per
+		// Ready pods report; starting ones are pending.
+		values := map[string]float64{}
+		var pods []hpa.Pod
+		for i, at := range readyAt {
+			name := fmt.Sprintf("pod-%d", i)
+			if at <= now {
+				pods = append(pods, hpa.Pod{Name: name, Phase: hpa.Running})
+				values[name] = math.Min(0.95, d/float64(ready))
+			} else {
+				pods = append(pods, hpa.Pod{Name: name, Phase: hpa.Pending})
 			}
 		}
-		dec := a.Evaluate(hpa.Observation{Now: t0.Add(now), Current: replicas, Values: values})
+		dec := a.Evaluate(hpa.Observation{Now: t0.Add(now), Current: replicas, Pods: pods, Values: []map[string]float64{values}})
 		a.Record(t0.Add(now), replicas, dec.Desired)
 		for replicas < dec.Desired {
 			readyAt = append(readyAt, now+startup)
@@ -92,7 +97,7 @@ func simulate(spec hpa.Spec, demand func(time.Duration) float64, length, startup
 //	go test ./connector/gpuautoscaleconnector -run TestWhatIf -v
 func TestWhatIfPredictiveVersusReactive(t *testing.T) {
 	const length, startup = 8 * time.Hour, 3 * time.Minute
-	reactive := hpa.Spec{Target: 0.6, MinReplicas: 2, MaxReplicas: 40, Behavior: hpa.DefaultBehavior()}
+	reactive := hpa.Spec{Metrics: []hpa.Metric{{Name: "nvidia.gpu.sm.active", Target: 0.6}}, MinReplicas: 2, MaxReplicas: 40, Behavior: hpa.DefaultBehavior()}
 	predictive := reactive
 	predictive.Predictive, predictive.LeadTime = true, startup
 	r := simulate(reactive, burstyDemand, length, startup)

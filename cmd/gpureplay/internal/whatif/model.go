@@ -8,7 +8,10 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 	"time"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
 )
 
 // replica is one pod of the simulated Deployment.
@@ -20,6 +23,7 @@ type replica struct {
 // Deployment is the simulated scale target: replicas serve startup after
 // they were requested.
 type Deployment struct {
+	name     string // pods are NAME-N, N the replica's ordinal
 	startup  time.Duration
 	now      time.Duration
 	replicas []replica
@@ -30,8 +34,8 @@ type Deployment struct {
 }
 
 // NewDeployment returns a Deployment with n replicas, ready from the start.
-func NewDeployment(n int32, startup time.Duration) *Deployment {
-	d := &Deployment{startup: startup}
+func NewDeployment(name string, n int32, startup time.Duration) *Deployment {
+	d := &Deployment{name: name, startup: startup}
 	for range n {
 		d.replicas = append(d.replicas, replica{ordinal: d.next})
 		d.next++
@@ -68,6 +72,16 @@ func (d *Deployment) Scale(n int32) {
 		})
 		d.replicas = d.replicas[:n]
 	}
+}
+
+// Pods lists the replicas as the connector sees them: all Running (a
+// replica not yet ready is loading its model: running, without values).
+func (d *Deployment) Pods() []gpuautoscaleconnector.ReplayPod {
+	out := make([]gpuautoscaleconnector.ReplayPod, 0, len(d.replicas))
+	for _, r := range d.replicas {
+		out = append(out, gpuautoscaleconnector.ReplayPod{Name: d.name + "-" + strconv.Itoa(r.ordinal), Phase: "Running"})
+	}
+	return out
 }
 
 // ready returns the replicas that serve at the current time.

@@ -30,7 +30,7 @@ func TestQueueStep(t *testing.T) {
 }
 
 func TestDeploymentScaleOrder(t *testing.T) {
-	d := NewDeployment(2, 180*time.Second)
+	d := NewDeployment("llm", 2, 180*time.Second)
 	d.now = 10 * time.Second
 	d.Scale(4) // ordinals 2 and 3, ready at 190 s
 	require.Equal(t, int32(4), d.Replicas())
@@ -98,7 +98,7 @@ func TestRunSaturatedByHand(t *testing.T) {
 	// for 2, max_replicas holds 1.
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 4)
-	require.Equal(t, `{"time":15,"current":1,"desired":1,"reason":"TooManyReplicas","metric":0.95}`, lines[0])
+	require.Equal(t, `{"time":15,"current":1,"desired":1,"reason":"TooManyReplicas","metric":"nvidia.gpu.sm.active","value":0.95}`, lines[0])
 	require.Contains(t, lines[3], `"gpu_hours":0.016667`)
 }
 
@@ -118,9 +118,9 @@ func TestRunScaleUpByHand(t *testing.T) {
 		IdealGPUHours: round(120.0 / 3600),
 	}, sum)
 	lines := strings.Split(out.String(), "\n")
-	require.Equal(t, `{"time":15,"current":1,"desired":2,"reason":"Scaled","metric":0.95}`, lines[0])
-	require.Equal(t, `{"time":30,"current":2,"desired":2,"reason":"MissingMetrics","metric":0.95}`, lines[1])
-	require.Equal(t, `{"time":45,"current":2,"desired":2,"reason":"WithinTolerance","metric":0.475}`, lines[2])
+	require.Equal(t, `{"time":15,"current":1,"desired":2,"reason":"Scaled","metric":"nvidia.gpu.sm.active","value":0.95}`, lines[0])
+	require.Equal(t, `{"time":30,"current":2,"desired":2,"reason":"MissingMetrics","metric":"nvidia.gpu.sm.active","value":0.95}`, lines[1])
+	require.Equal(t, `{"time":45,"current":2,"desired":2,"reason":"WithinTolerance","metric":"nvidia.gpu.sm.active","value":0.475}`, lines[2])
 }
 
 func TestRunDeterministic(t *testing.T) {

@@ -73,7 +73,8 @@ type Evaluation struct {
 	Current int32   `json:"current"`
 	Desired int32   `json:"desired"`
 	Reason  string  `json:"reason"`
-	Metric  float64 `json:"metric"`
+	Metric  string  `json:"metric,omitempty"` // the metric that decided
+	Value   float64 `json:"value"`            // its average per pod
 }
 
 // LoadSettings reads the connector's settings (the keys under
@@ -110,7 +111,7 @@ func Run(settings component.Config, demand *Demand, opts Options, out io.Writer)
 		return Summary{}, fmt.Errorf("targets: a what-if scales exactly one target")
 	}
 	target := cfg.Targets[0]
-	dep := NewDeployment(target.MinReplicas, opts.Startup)
+	dep := NewDeployment(target.ScaleTargetRef.Name, target.MinReplicas, opts.Startup)
 	sim, err := gpuautoscaleconnector.NewSimulator(settings, dep)
 	if err != nil {
 		return Summary{}, err
@@ -162,7 +163,7 @@ func Run(settings component.Config, demand *Demand, opts Options, out io.Writer)
 			if w != nil {
 				line, _ := json.Marshal(Evaluation{
 					Time: int64(now / time.Second), Current: e.Current, Desired: e.Desired,
-					Reason: e.Reason, Metric: round(e.Metric),
+					Reason: e.Reason, Metric: e.Metric, Value: round(e.Value),
 				})
 				w.Write(line)
 				w.WriteByte('\n')

@@ -8,7 +8,12 @@ const ReasonPanic Reason = "Panic"
 
 // Apply takes a recommendation made outside the HPA's replica ratio (the
 // serving mode's) through the same stabilization windows, scaling policies
-// and min/max bounds as a reactive one, so that those stay the HPA's.
-func (a *Autoscaler) Apply(now time.Time, current, rec int32, reason Reason) (int32, Reason) {
-	return a.normalize(now, current, rec, reason)
+// and bounds as Evaluate, so that those stay the HPA's. The caller handles
+// the cases where the HPA does not consult metrics (a current count of 0 or
+// outside the bounds) with Evaluate.
+func (a *Autoscaler) Apply(now time.Time, current, recommended int32, reason Reason) (int32, Reason) {
+	if a.recommendations == nil {
+		a.recommendations = []recommendation{{current, now}}
+	}
+	return a.normalize(now, current, recommended, reason)
 }

@@ -1,17 +1,38 @@
-// Package hpa computes desired replica counts the way Kubernetes'
-// HorizontalPodAutoscaler does, from per-pod metric values instead of the
-// metrics API: the replica ratio with its tolerance, the conservative
-// treatment of pods without metrics, stabilization windows, scaling
-// policies, and min/max. It also has a predictive mode that forecasts the
-// load over a lead time with Holt's linear trend.
+// Package hpa computes desired replica counts exactly as Kubernetes'
+// HorizontalPodAutoscaler controller does for Pods metrics with an
+// AverageValue target and a behavior (Kubernetes 1.33 and later, with
+// per-direction tolerances, KEP-4951), from per-pod values handed in
+// instead of read from the metrics API. On top of it, a predictive mode
+// may raise the recommendation (predictive.go).
 //
-// The algorithm follows the documented one:
-// https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/#algorithm-details
-// Time is passed in, so recorded telemetry replays to the same decisions.
+// The rules, and the upstream code they follow
+// (kubernetes/kubernetes, pkg/controller/podautoscaler):
+//
+//   - horizontal.go, reconcileAutoscaler: the first reconcile records the
+//     current count as a recommendation; a target scaled to 0 with a
+//     non-zero minimum is left alone; a count outside [min, max] goes
+//     straight to the bound, without metrics and without a recommendation.
+//   - horizontal.go, computeReplicasForMetrics: each metric proposes a
+//     count and the largest wins; when every metric is invalid, or some are
+//     and the valid ones would scale down, nothing happens.
+//   - replica_calculator.go, calcPlainMetricReplicas and groupPods: values
+//     in whole milli-units, their average rounded down; the per-direction
+//     tolerance; pods being deleted or failed ignored, pending pods unready,
+//     pods without a value missing, and the conservative fill-in of both.
+//   - horizontal.go, stabilizeRecommendationWithBehaviors,
+//     convertDesiredReplicasWithBehaviorRate, storeScaleEvent: the
+//     stabilization windows and the scaling policies, with upstream's way of
+//     keeping (and reusing) past recommendations and scale events.
+//
+// Time is passed in, so that recorded telemetry replays to the same
+// decisions.
 package hpa
 
 import (
+	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -46,8 +67,8 @@ type Rules struct {
 	StabilizationWindow time.Duration
 	Policies            []Policy
 	Select              Select
-	// Tolerance is the relative change of the usage ratio below which
-	// nothing happens (Kubernetes' default is 0.1).
+	// Tolerance is how far the usage ratio may move from 1 in this
+	// direction without a change (Kubernetes' default is 0.1).
 	Tolerance float64
 }
 
@@ -56,13 +77,13 @@ type Behavior struct {
 	ScaleUp, ScaleDown Rules
 }
 
-// DefaultBehavior is Kubernetes' default: scale up at most by 100% or 4
-// pods per 15 s, whichever is more, without stabilization; scale down by up
-// to 100% per 15 s after a 300 s stabilization window.
+// DefaultBehavior is Kubernetes' default behavior: scale up at most by 100%
+// or 4 pods per 15 s, whichever is more, without stabilization; scale down by
+// up to 100% per 15 s after a 300 s stabilization window; tolerance 0.1.
 func DefaultBehavior() Behavior {
 	return Behavior{
 		ScaleUp: Rules{
-			Policies:  []Policy{{Percent, 100, 15 * time.Second}, {Pods, 4, 15 * time.Second}},
+			Policies:  []Policy{{Pods, 4, 15 * time.Second}, {Percent, 100, 15 * time.Second}},
 			Select:    SelectMax,
 			Tolerance: 0.1,
 		},
@@ -75,9 +96,15 @@ func DefaultBehavior() Behavior {
 	}
 }
 
+// Metric is one metric to scale on: its target is the average value per pod.
+type Metric struct {
+	Name   string
+	Target float64
+}
+
 // Spec is one scale target's settings.
 type Spec struct {
-	Target      float64 // the metric's target value per pod
+	Metrics     []Metric
 	MinReplicas int32
 	MaxReplicas int32
 	Behavior    Behavior
@@ -88,22 +115,43 @@ type Spec struct {
 	Alpha, Beta float64
 }
 
+// Phase is a pod's phase, as in its status.
+type Phase string
+
+// Pod phases.
+const (
+	Pending   Phase = "Pending"
+	Running   Phase = "Running"
+	Succeeded Phase = "Succeeded"
+	Failed    Phase = "Failed"
+	Unknown   Phase = "Unknown"
+)
+
+// Pod is one of the target's pods, as its selector lists them.
+type Pod struct {
+	Name  string
+	Phase Phase
+	// Deleting is true once the pod has a deletion timestamp.
+	Deleting bool
+}
+
 // Reason says what decided or limited a recommendation.
 type Reason string
 
 // Reasons.
 const (
 	ReasonScaled          Reason = "Scaled"          // the metric asked for it
-	ReasonPredicted       Reason = "Predicted"       // the forecast asked for more than the metric
+	ReasonPredicted       Reason = "Predicted"       // the forecast asked for more than the metrics
 	ReasonWithinTolerance Reason = "WithinTolerance" // the ratio is within the tolerance
 	ReasonMissingMetrics  Reason = "MissingMetrics"  // pods without metrics made the change unsafe
-	ReasonNoMetrics       Reason = "NoMetrics"       // no fresh metric at all: hold
+	ReasonNoMetrics       Reason = "NoMetrics"       // no metric could propose a count: hold
+	ReasonInvalidMetrics  Reason = "InvalidMetrics"  // some metrics could not, and the others would scale down: hold
 	ReasonStabilized      Reason = "Stabilized"      // held back by a stabilization window
 	ReasonScaleUpLimit    Reason = "ScaleUpLimit"    // capped by a scale-up policy
 	ReasonScaleDownLimit  Reason = "ScaleDownLimit"  // capped by a scale-down policy
 	ReasonTooManyReplicas Reason = "TooManyReplicas" // capped at max_replicas
 	ReasonTooFewReplicas  Reason = "TooFewReplicas"  // raised to min_replicas
-	ReasonScalingDisabled Reason = "ScalingDisabled" // the direction's select policy is Disabled
+	ReasonScalingDisabled Reason = "ScalingDisabled" // scaled to 0 by someone else, or the direction's select policy is Disabled
 )
 
 // Observation is one evaluation's input.
@@ -111,39 +159,62 @@ type Observation struct {
 	Now time.Time
 	// Current is the target's replica count (the scale subresource's spec).
 	Current int32
-	// Values holds one metric value per pod that reported a fresh one.
-	Values []float64
+	// Pods are the pods the target's selector lists now.
+	Pods []Pod
+	// Values holds, for each metric of the spec in order, the latest fresh
+	// value of each pod that has one, by pod name. Values of pods that are
+	// not in Pods are not used: a pod removed by a scale-down is gone.
+	Values []map[string]float64
+}
+
+// Proposal is what one metric asks for.
+type Proposal struct {
+	Metric   string
+	Replicas int32
+	// Value is the pods' average as the HPA computes it: whole milli-units,
+	// rounded down.
+	Value float64
+	// Reason is Scaled, WithinTolerance or MissingMetrics.
+	Reason Reason
+	// Err says why the metric could not propose a count (no pods, or no
+	// value from any ready pod); Replicas is then meaningless.
+	Err error
 }
 
 // Decision is one evaluation's result.
 type Decision struct {
 	Desired int32
 	Reason  Reason
-	// Metric is the pods' average value, missing pods excluded.
-	Metric float64
+	// Metric names the metric whose proposal won, and Value is its average
+	// per pod; empty and 0 when no metric was consulted.
+	Metric string
+	Value  float64
+	// Proposals holds every metric's proposal, in the spec's order; nil when
+	// the metrics were not consulted (current count 0 or outside the bounds).
+	Proposals []Proposal
+	// Recommendation is the replica count before stabilization and policies.
+	Recommendation int32
 	// Forecast is the predicted average per current replica at Now+LeadTime
 	// (predictive mode only).
 	Forecast float64
-	// Recommendation is the replica count before stabilization and policies.
-	Recommendation int32
 }
 
-type timestamped struct {
-	at       time.Time
+type recommendation struct {
 	replicas int32
+	at       time.Time
 }
 
 type scaleEvent struct {
-	at     time.Time
-	change int32
+	change   int32 // absolute, non-negative
+	at       time.Time
+	outdated bool
 }
 
 // Autoscaler keeps one target's history: past recommendations for
 // stabilization, past scale events for the policies, and the forecast.
 type Autoscaler struct {
 	spec            Spec
-	seeded          bool
-	recommendations []timestamped
+	recommendations []recommendation
 	ups, downs      []scaleEvent
 	holt            holt
 }
@@ -159,192 +230,320 @@ func New(spec Spec) *Autoscaler {
 	return &Autoscaler{spec: spec}
 }
 
-// Evaluate computes the desired replica count. Call Record after the
-// count was applied, so the policies count the change.
+// Evaluate computes the desired replica count, as one reconcile of the HPA
+// controller does. When the caller applies a change it calls Record, so
+// that the policies count it.
 func (a *Autoscaler) Evaluate(o Observation) Decision {
 	s := &a.spec
-	d := Decision{Desired: o.Current}
 	current := o.Current
-	if len(o.Values) == 0 {
-		// Nothing fresh: never act on no data. Still enforce min and max.
-		d.Reason = ReasonNoMetrics
-		d.Desired = clamp(current, s.MinReplicas, s.MaxReplicas, &d.Reason)
-		return d
+	// reconcileAutoscaler -> recordInitialRecommendation: before anything
+	// else, so a restart never scales down at once.
+	if a.recommendations == nil {
+		a.recommendations = []recommendation{{current, o.Now}}
 	}
-	sum := 0.0
-	for _, v := range o.Values {
-		sum += v
+	switch {
+	case current == 0 && s.MinReplicas != 0:
+		// "scaling is disabled since the replica count of the target is zero"
+		return Decision{Desired: 0, Reason: ReasonScalingDisabled}
+	case current > s.MaxReplicas:
+		return Decision{Desired: s.MaxReplicas, Reason: ReasonTooManyReplicas, Recommendation: s.MaxReplicas}
+	case current < s.MinReplicas:
+		return Decision{Desired: s.MinReplicas, Reason: ReasonTooFewReplicas, Recommendation: s.MinReplicas}
 	}
-	reporting := int32(len(o.Values))
-	d.Metric = sum / float64(reporting)
 
-	rec, reason := a.replicaRatio(current, reporting, sum)
-	// The forecast follows the load (the metric summed over pods, in pod
-	// units of the target) so that it does not jump when replicas change.
-	if s.Predictive {
-		load := sum / s.Target
-		a.holt.observe(o.Now, load, s.Alpha, s.Beta)
-		if f, ok := a.holt.forecast(o.Now.Add(s.LeadTime), s.LeadTime); ok {
-			if current > 0 {
-				d.Forecast = f * s.Target / float64(current)
-			}
-			if pred := int32(math.Ceil(f - 1e-9)); pred > rec && pred > current {
-				rec, reason = pred, ReasonPredicted
-			}
+	d := Decision{Desired: current}
+	d.Proposals = make([]Proposal, len(s.Metrics))
+	invalid := 0
+	var replicas int32
+	winner := -1
+	for i, m := range s.Metrics {
+		var values map[string]float64
+		if i < len(o.Values) {
+			values = o.Values[i]
+		}
+		p := a.propose(current, o.Pods, values, m)
+		d.Proposals[i] = p
+		if p.Err != nil {
+			invalid++
+			continue
+		}
+		// computeReplicasForMetrics: the largest proposal wins.
+		if replicas == 0 || p.Replicas > replicas {
+			replicas, winner = p.Replicas, i
 		}
 	}
-	d.Recommendation = rec
-	d.Desired, d.Reason = a.normalize(o.Now, current, rec, reason)
+	if invalid >= len(s.Metrics) {
+		d.Reason = ReasonNoMetrics
+		return d
+	}
+	if invalid > 0 && replicas < current {
+		d.Reason = ReasonInvalidMetrics
+		return d
+	}
+	w := d.Proposals[winner]
+	d.Metric, d.Value = w.Metric, w.Value
+	reason := w.Reason
+	desired := max(replicas, 0)
+	if s.Predictive {
+		desired, reason = a.predict(o, &d, desired, reason)
+	}
+	d.Recommendation = desired
+	d.Desired, d.Reason = a.normalize(o.Now, current, desired, reason)
 	return d
 }
 
-// replicaRatio is the HPA's core: desired = ceil(current × usage ratio),
-// with the tolerance and the missing-metric rule. Pods without a metric
-// count as 0 when scaling up and as exactly on target when scaling down;
-// if that flips the direction, or brings the ratio within the tolerance,
-// nothing changes.
-func (a *Autoscaler) replicaRatio(current, reporting int32, sum float64) (int32, Reason) {
-	s := &a.spec
-	if current == 0 {
-		// Scaled to zero by someone else: the HPA does not act either.
-		return 0, ReasonScalingDisabled
+// errNoPods and errNoValues are upstream's two reasons for which a Pods
+// metric cannot propose a count.
+var (
+	errNoPods   = errors.New("no pods returned by selector while calculating replica count")
+	errNoValues = errors.New("did not receive metrics for targeted pods (pods might be unready)")
+)
+
+// propose is calcPlainMetricReplicas with groupPods, for one metric.
+func (a *Autoscaler) propose(current int32, pods []Pod, values map[string]float64, m Metric) Proposal {
+	p := Proposal{Metric: m.Name}
+	if len(pods) == 0 {
+		p.Err = errNoPods
+		return p
 	}
-	ratio := sum / float64(reporting) / s.Target
-	missing := current - reporting
-	if missing <= 0 {
-		if a.within(ratio) {
-			return current, ReasonWithinTolerance
+	target := Milli(m.Target)
+	metrics := make(map[string]int64, len(pods))
+	var ready int
+	var unready, missing []string
+	for _, pod := range pods {
+		switch {
+		case pod.Deleting || pod.Phase == Failed:
+			continue // ignored
+		case pod.Phase == Pending:
+			unready = append(unready, pod.Name)
+			continue
 		}
-		return int32(math.Ceil(ratio * float64(reporting))), ReasonScaled
+		v, ok := values[pod.Name]
+		if !ok {
+			missing = append(missing, pod.Name)
+			continue
+		}
+		metrics[pod.Name] = Milli(v)
+		ready++
 	}
-	scaleUp := ratio > 1
-	if a.within(ratio) {
-		return current, ReasonWithinTolerance
+	if len(metrics) == 0 {
+		p.Err = errNoValues
+		return p
 	}
-	fill := 0.0
-	if !scaleUp {
-		fill = s.Target
+	ratio, usage := usageRatio(metrics, target)
+	p.Value = float64(usage) / 1000
+	tol := a.tolerances()
+	scaleUpWithUnready := len(unready) > 0 && ratio > 1.0
+	if !scaleUpWithUnready && len(missing) == 0 {
+		if tol.within(ratio) {
+			p.Replicas, p.Reason = current, ReasonWithinTolerance
+			return p
+		}
+		p.Replicas, p.Reason = int32(math.Ceil(ratio*float64(ready))), ReasonScaled
+		return p
 	}
-	newRatio := (sum + fill*float64(missing)) / float64(current) / s.Target
-	if a.within(newRatio) || (newRatio > 1) != scaleUp {
-		return current, ReasonMissingMetrics
+	if len(missing) > 0 {
+		// Missing pods use exactly the target on a scale-down, nothing on a
+		// scale-up; at a ratio of exactly 1 they are left out.
+		for _, name := range missing {
+			if ratio < 1.0 {
+				metrics[name] = target
+			} else if ratio > 1.0 {
+				metrics[name] = 0
+			}
+		}
 	}
-	desired := int32(math.Ceil(newRatio * float64(current)))
-	if (scaleUp && desired <= current) || (!scaleUp && desired >= current) {
-		return current, ReasonMissingMetrics
+	if scaleUpWithUnready {
+		for _, name := range unready {
+			metrics[name] = 0
+		}
 	}
-	return desired, ReasonScaled
+	newRatio, _ := usageRatio(metrics, target)
+	if tol.within(newRatio) || (ratio < 1.0 && newRatio > 1.0) || (ratio > 1.0 && newRatio < 1.0) {
+		p.Replicas, p.Reason = current, ReasonMissingMetrics
+		return p
+	}
+	n := int32(math.Ceil(newRatio * float64(len(metrics))))
+	if n == current || (newRatio < 1.0 && n > current) || (newRatio > 1.0 && n < current) {
+		p.Replicas, p.Reason = current, ReasonMissingMetrics
+		return p
+	}
+	p.Replicas, p.Reason = n, ReasonScaled
+	return p
 }
 
-func (a *Autoscaler) within(ratio float64) bool {
-	if ratio >= 1 {
-		return ratio-1 <= a.spec.Behavior.ScaleUp.Tolerance
+// usageRatio is GetMetricUsageRatio: the average in milli-units, rounded
+// down by integer division, over the target.
+func usageRatio(metrics map[string]int64, target int64) (float64, int64) {
+	var total int64
+	for _, v := range metrics {
+		total += v
 	}
-	return 1-ratio <= a.spec.Behavior.ScaleDown.Tolerance
+	usage := total / int64(len(metrics))
+	return float64(usage) / float64(target), usage
 }
 
-// normalize applies the stabilization windows, the scaling policies and the
-// min/max bounds, as the HPA does with behaviors.
-func (a *Autoscaler) normalize(now time.Time, current, rec int32, reason Reason) (int32, Reason) {
-	s := &a.spec
-	b := &s.Behavior
-	if !a.seeded {
-		// Like the HPA controller, start the history with the current count:
-		// a restart must not scale down at once.
-		a.recommendations = append(a.recommendations, timestamped{now, current})
-		a.seeded = true
-	}
-
-	// Stabilization: scale up to the lowest recommendation of the up
-	// window, down to the highest of the down window.
-	up, down := rec, rec
-	keep := a.recommendations[:0]
-	longest := max(b.ScaleUp.StabilizationWindow, b.ScaleDown.StabilizationWindow)
-	for _, r := range a.recommendations {
-		age := now.Sub(r.at)
-		if age < b.ScaleUp.StabilizationWindow {
-			up = min(up, r.replicas)
-		}
-		if age < b.ScaleDown.StabilizationWindow {
-			down = max(down, r.replicas)
-		}
-		if age < longest {
-			keep = append(keep, r)
-		}
-	}
-	a.recommendations = append(keep, timestamped{now, rec})
-	desired := current
-	if desired < up {
-		desired = up
-	}
-	if desired > down {
-		desired = down
-	}
-	if desired != rec {
-		reason = ReasonStabilized
-	}
-
-	// Policies and bounds.
+// Milli converts a value to whole milli-units as a Kubernetes quantity
+// does: the value's shortest decimal form, rounded up (away from zero) to a
+// milli-unit, as resource.Quantity.MilliValue rounds. 0.54 is exactly 540,
+// not the 540.0000000000001 of float arithmetic.
+func Milli(v float64) int64 {
 	switch {
-	case desired > current:
-		if b.ScaleUp.Select == SelectDisabled {
-			return clamp(current, s.MinReplicas, s.MaxReplicas, ptr(ReasonScalingDisabled)), ReasonScalingDisabled
-		}
-		limit := max(a.scaleUpLimit(now, current), current)
-		if limit < s.MaxReplicas && desired > limit {
-			desired, reason = limit, ReasonScaleUpLimit
-		}
-	case desired < current:
-		if b.ScaleDown.Select == SelectDisabled {
-			return clamp(current, s.MinReplicas, s.MaxReplicas, ptr(ReasonScalingDisabled)), ReasonScalingDisabled
-		}
-		limit := min(a.scaleDownLimit(now, current), current)
-		if limit > s.MinReplicas && desired < limit {
-			desired, reason = limit, ReasonScaleDownLimit
-		}
+	case math.IsNaN(v):
+		return 0
+	case v >= math.MaxInt64/1000:
+		return math.MaxInt64
+	case v <= math.MinInt64/1000:
+		return math.MinInt64
 	}
-	return clamp(desired, s.MinReplicas, s.MaxReplicas, &reason), reason
-}
-
-func ptr(r Reason) *Reason { return &r }
-
-func clamp(n, lo, hi int32, reason *Reason) int32 {
-	switch {
-	case n > hi:
-		*reason = ReasonTooManyReplicas
-		return hi
-	case n < lo:
-		*reason = ReasonTooFewReplicas
-		return lo
+	s := strconv.FormatFloat(math.Abs(v), 'f', -1, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	f, _ := strconv.ParseInt((frac + "000")[:3], 10, 64)
+	n := w*1000 + f
+	if len(frac) > 3 && strings.Trim(frac[3:], "0") != "" {
+		n++
+	}
+	if v < 0 {
+		return -n
 	}
 	return n
 }
 
-// changed sums the changes of events within the period before now.
+// tolerances are the per-HPA, per-direction tolerances of KEP-4951.
+type tolerances struct{ up, down float64 }
+
+func (a *Autoscaler) tolerances() tolerances {
+	return tolerances{up: a.spec.Behavior.ScaleUp.Tolerance, down: a.spec.Behavior.ScaleDown.Tolerance}
+}
+
+// within is Tolerances.isWithin: both bounds inclusive, so a ratio of
+// exactly 1 + up (1.1 by default) does not scale.
+func (t tolerances) within(ratio float64) bool {
+	return (1.0-t.down) <= ratio && ratio <= (1.0+t.up)
+}
+
+// normalize is normalizeDesiredReplicasWithBehaviors: stabilization, then
+// the policies' rate limits and the bounds.
+func (a *Autoscaler) normalize(now time.Time, current, desired int32, reason Reason) (int32, Reason) {
+	stabilized := a.stabilize(now, current, desired)
+	if stabilized != desired {
+		reason = ReasonStabilized
+	}
+	limited, why := a.limitRate(now, current, stabilized)
+	if limited != stabilized {
+		reason = why
+	}
+	return limited, reason
+}
+
+// stabilize is stabilizeRecommendationWithBehaviors: scale up no higher
+// than the lowest recommendation within the scale-up window, down no lower
+// than the highest within the scale-down window. The new recommendation
+// replaces one that is outside both windows, or is appended.
+func (a *Autoscaler) stabilize(now time.Time, current, desired int32) int32 {
+	b := &a.spec.Behavior
+	upCutoff := now.Add(-b.ScaleUp.StabilizationWindow)
+	downCutoff := now.Add(-b.ScaleDown.StabilizationWindow)
+	up, down := desired, desired
+	old := -1
+	for i, r := range a.recommendations {
+		if r.at.After(upCutoff) {
+			up = min(up, r.replicas)
+		}
+		if r.at.After(downCutoff) {
+			down = max(down, r.replicas)
+		}
+		if r.at.Before(upCutoff) && r.at.Before(downCutoff) {
+			old = i
+		}
+	}
+	rec := current
+	if rec < up {
+		rec = up
+	}
+	if rec > down {
+		rec = down
+	}
+	if old >= 0 {
+		a.recommendations[old] = recommendation{desired, now}
+	} else {
+		a.recommendations = append(a.recommendations, recommendation{desired, now})
+	}
+	return rec
+}
+
+// limitRate is convertDesiredReplicasWithBehaviorRate: the policies limit
+// the change from the count at the start of their period, and the bounds
+// apply in the direction of the change.
+func (a *Autoscaler) limitRate(now time.Time, current, desired int32) (int32, Reason) {
+	s := &a.spec
+	switch {
+	case desired > current:
+		limit := a.scaleUpLimit(now, current)
+		if limit < current {
+			limit = current // wait until the period's scale-ups age out
+		}
+		allowed, reason := s.MaxReplicas, ReasonTooManyReplicas
+		if allowed > limit {
+			allowed, reason = limit, ReasonScaleUpLimit
+			if s.Behavior.ScaleUp.Select == SelectDisabled {
+				reason = ReasonScalingDisabled
+			}
+		}
+		if desired > allowed {
+			return allowed, reason
+		}
+	case desired < current:
+		limit := a.scaleDownLimit(now, current)
+		if limit > current {
+			limit = current
+		}
+		allowed, reason := s.MinReplicas, ReasonTooFewReplicas
+		if allowed < limit {
+			allowed, reason = limit, ReasonScaleDownLimit
+			if s.Behavior.ScaleDown.Select == SelectDisabled {
+				reason = ReasonScalingDisabled
+			}
+		}
+		if desired < allowed {
+			return allowed, reason
+		}
+	}
+	return desired, ""
+}
+
+// changed is getReplicasChangePerPeriod: the changes of events strictly
+// younger than the period, outdated or not.
 func changed(now time.Time, period time.Duration, events []scaleEvent) int32 {
+	cutoff := now.Add(-period)
 	var n int32
 	for _, e := range events {
-		if now.Sub(e.at) < period {
+		if e.at.After(cutoff) {
 			n += e.change
 		}
 	}
 	return n
 }
 
+// scaleUpLimit is calculateScaleUpLimitWithScalingRules.
 func (a *Autoscaler) scaleUpLimit(now time.Time, current int32) int32 {
 	r := &a.spec.Behavior.ScaleUp
-	result := int32(math.MinInt32)
-	pick := func(x, y int32) int32 { return max(x, y) }
+	if r.Select == SelectDisabled {
+		return current
+	}
+	result, pick := int32(math.MinInt32), func(x, y int32) int32 { return max(x, y) }
 	if r.Select == SelectMin {
 		result, pick = math.MaxInt32, func(x, y int32) int32 { return min(x, y) }
 	}
 	for _, p := range r.Policies {
 		start := current - changed(now, p.Period, a.ups) + changed(now, p.Period, a.downs)
 		var proposed int32
-		if p.Type == Pods {
+		switch p.Type {
+		case Pods:
 			proposed = start + p.Value
-		} else {
-			// Round up, or a small target could never grow.
+		case Percent:
+			// Rounded up, or a small target could never grow.
 			proposed = int32(math.Ceil(float64(start) * (1 + float64(p.Value)/100)))
 		}
 		result = pick(result, proposed)
@@ -352,19 +551,23 @@ func (a *Autoscaler) scaleUpLimit(now time.Time, current int32) int32 {
 	return result
 }
 
+// scaleDownLimit is calculateScaleDownLimitWithBehaviors.
 func (a *Autoscaler) scaleDownLimit(now time.Time, current int32) int32 {
 	r := &a.spec.Behavior.ScaleDown
-	result := int32(math.MaxInt32)
-	pick := func(x, y int32) int32 { return min(x, y) }
+	if r.Select == SelectDisabled {
+		return current
+	}
+	result, pick := int32(math.MaxInt32), func(x, y int32) int32 { return min(x, y) }
 	if r.Select == SelectMin {
 		result, pick = math.MinInt32, func(x, y int32) int32 { return max(x, y) }
 	}
 	for _, p := range r.Policies {
 		start := current - changed(now, p.Period, a.ups) + changed(now, p.Period, a.downs)
 		var proposed int32
-		if p.Type == Pods {
+		switch p.Type {
+		case Pods:
 			proposed = start - p.Value
-		} else {
+		case Percent:
 			proposed = int32(float64(start) * (1 - float64(p.Value)/100))
 		}
 		result = pick(result, proposed)
@@ -373,70 +576,44 @@ func (a *Autoscaler) scaleDownLimit(now time.Time, current int32) int32 {
 }
 
 // Record notes that the target was scaled from one count to another at
-// now, for the policies' periods.
+// now, for the policies' periods. As storeScaleEvent does, events of one
+// direction older than that direction's longest policy period are marked
+// outdated, and the new event takes the place of the last outdated one.
+// Outdated events that were not replaced still count where a policy's
+// period covers them, as they do upstream.
 func (a *Autoscaler) Record(now time.Time, from, to int32) {
-	longest := time.Duration(0)
-	for _, p := range append(append([]Policy(nil), a.spec.Behavior.ScaleUp.Policies...), a.spec.Behavior.ScaleDown.Policies...) {
-		longest = max(longest, p.Period)
-	}
-	prune := func(es []scaleEvent) []scaleEvent {
-		keep := es[:0]
-		for _, e := range es {
-			if now.Sub(e.at) < longest {
-				keep = append(keep, e)
-			}
-		}
-		return keep
-	}
-	a.ups, a.downs = prune(a.ups), prune(a.downs)
+	b := &a.spec.Behavior
 	switch {
 	case to > from:
-		a.ups = append(a.ups, scaleEvent{now, to - from})
+		a.ups = storeEvent(a.ups, longestPeriod(b.ScaleUp.Policies), now, to-from)
 	case to < from:
-		a.downs = append(a.downs, scaleEvent{now, from - to})
+		a.downs = storeEvent(a.downs, longestPeriod(b.ScaleDown.Policies), now, from-to)
 	}
 }
 
-// holt is Holt's linear trend method over irregularly spaced observations.
-type holt struct {
-	level, trend float64 // trend per second
-	last         time.Time
-	n            int
+func longestPeriod(ps []Policy) time.Duration {
+	var longest time.Duration
+	for _, p := range ps {
+		longest = max(longest, p.Period)
+	}
+	return longest
 }
 
-func (h *holt) observe(at time.Time, x, alpha, beta float64) {
-	switch h.n {
-	case 0:
-		h.level = x
-	default:
-		dt := at.Sub(h.last).Seconds()
-		if dt <= 0 {
-			return
+func storeEvent(events []scaleEvent, longest time.Duration, now time.Time, change int32) []scaleEvent {
+	cutoff := now.Add(-longest)
+	old := -1
+	for i := range events {
+		if events[i].at.Before(cutoff) {
+			events[i].outdated = true
 		}
-		prev := h.level
-		h.level = alpha*x + (1-alpha)*(h.level+h.trend*dt)
-		slope := (h.level - prev) / dt
-		if h.n == 1 {
-			h.trend = slope
-		} else {
-			h.trend = beta*slope + (1-beta)*h.trend
+		if events[i].outdated {
+			old = i
 		}
 	}
-	h.last = at
-	h.n++
-}
-
-// forecast extrapolates the load to a time, once there is a trend. The
-// trend is damped (Gardner's damped trend, in continuous time with a time
-// constant of tau): a ramp is followed, but a plateau after it is not
-// overshot by the full lead time's worth of slope.
-func (h *holt) forecast(at time.Time, tau time.Duration) (float64, bool) {
-	if h.n < 2 {
-		return 0, false
+	e := scaleEvent{change: change, at: now}
+	if old >= 0 {
+		events[old] = e
+		return events
 	}
-	dt := at.Sub(h.last).Seconds()
-	if t := tau.Seconds(); t > 0 {
-		dt = t * (1 - math.Exp(-dt/t))
-	}
-	return max(0, h.level+h.trend*dt), true
+	return append(events, e)
 }

@@ -1,5 +1,5 @@
-// Package kube writes replica counts through the Kubernetes scale
-// subresource and elects a leader through a Lease.
+// Package kube reads a target's scale and pods and writes replica counts
+// through the Kubernetes scale subresource, and holds one Lease per target.
 package kube
 
 import (
@@ -10,15 +10,20 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 )
 
 // Ref names a scalable object.
@@ -53,6 +58,7 @@ func RESTConfig(authType, kubeconfig, context string) (*rest.Config, error) {
 // any kind that has one: Deployments, StatefulSets, custom resources.
 type Scaler struct {
 	scales  scale.ScalesGetter
+	pods    corev1.PodsGetter
 	mapper  meta.ResettableRESTMapper
 	timeout time.Duration
 	// BeforeUpdate, if set, runs between reading and writing a scale; tests
@@ -74,7 +80,11 @@ func NewScaler(cfg *rest.Config, timeout time.Duration) (*Scaler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Scaler{scales: scales, mapper: mapper, timeout: timeout}, nil
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Scaler{scales: scales, pods: cs.CoreV1(), mapper: mapper, timeout: timeout}, nil
 }
 
 func (s *Scaler) resource(ref Ref) (schema.GroupResource, error) {
@@ -93,19 +103,52 @@ func (s *Scaler) resource(ref Ref) (schema.GroupResource, error) {
 	return m.Resource.GroupResource(), nil
 }
 
-// Current returns the object's desired replica count (spec.replicas).
-func (s *Scaler) Current(ctx context.Context, ref Ref) (int32, error) {
+// Scale is what the scale subresource says of an object.
+type Scale struct {
+	// Replicas is spec.replicas, the count an autoscaler starts from.
+	Replicas int32
+	// Selector is status.selector, the label selector of its pods.
+	Selector string
+}
+
+// Scale reads the object's scale subresource.
+func (s *Scaler) Scale(ctx context.Context, ref Ref) (Scale, error) {
 	gr, err := s.resource(ref)
 	if err != nil {
-		return 0, err
+		return Scale{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	sc, err := s.scales.Scales(ref.Namespace).Get(ctx, gr, ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return 0, explain(err, "get", gr, ref)
+		return Scale{}, explain(err, "get", gr, ref)
 	}
-	return sc.Spec.Replicas, nil
+	return Scale{Replicas: sc.Spec.Replicas, Selector: sc.Status.Selector}, nil
+}
+
+// Pods lists the pods of a namespace that a label selector selects, as the
+// HPA controller lists a target's pods.
+func (s *Scaler) Pods(ctx context.Context, namespace, selector string) ([]hpa.Pod, error) {
+	if selector == "" {
+		return nil, fmt.Errorf("the scale subresource in namespace %s has no selector (status.selector): the autoscaler cannot tell the target's pods", namespace)
+	}
+	if _, err := labels.Parse(selector); err != nil {
+		return nil, fmt.Errorf("the scale subresource's selector %q: %w", selector, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	list, err := s.pods.Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		if apierrors.IsForbidden(err) {
+			return nil, fmt.Errorf("forbidden to list pods in namespace %s: grant the collector's service account the verb \"list\" on \"pods\" (RBAC): %w", namespace, err)
+		}
+		return nil, fmt.Errorf("list pods in namespace %s: %w", namespace, err)
+	}
+	out := make([]hpa.Pod, 0, len(list.Items))
+	for _, p := range list.Items {
+		out = append(out, hpa.Pod{Name: p.Name, Phase: hpa.Phase(p.Status.Phase), Deleting: p.DeletionTimestamp != nil})
+	}
+	return out, nil
 }
 
 // Set writes the replica count, retrying when the object changed between
