@@ -42,6 +42,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/replay"
@@ -65,7 +67,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&wo.Sample, "sample", 5*time.Second, "what-if: how often ready pods report")
 	fs.DurationVar(&wo.SLOWait, "slo-wait", 2*time.Second, "what-if: the longest wait within the SLO")
 	compare := fs.Bool("compare", false, "what-if: compare with the reactive frontier at equal SLO minutes")
-	table := fs.Bool("table", false, "what-if: compare on every DEMAND.csv given at scales 1, 5, 20 and startups 180s, 600s; print a Markdown table")
+	table := fs.Bool("table", false, "what-if: compare on every DEMAND.csv given at each of -scales and startups 180s, 600s; print a Markdown table")
+	scales := fs.String("scales", "1,5,20", "what-if -table: the demand scales")
+	cycle := fs.String("cycle", "", "what-if: loop the demand to LENGTH with a swing of PERIOD, as `LENGTH,PERIOD` (e.g. 12h,6h)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE] [-config FILE] [-o FILE] TRACE.csv")
 		fmt.Fprintln(stderr, "       gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-compare] [-o FILE] DEMAND.csv")
@@ -74,8 +78,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *cycle != "" {
+		l, p, _ := strings.Cut(*cycle, ",")
+		var err1, err2 error
+		wo.CycleLength, err1 = time.ParseDuration(l)
+		wo.CyclePeriod, err2 = time.ParseDuration(p)
+		if err1 != nil || err2 != nil {
+			fmt.Fprintf(stderr, "gpureplay: -cycle wants LENGTH,PERIOD (e.g. 12h,6h), got %q\n", *cycle)
+			return 2
+		}
+	}
 	if *whatifPath != "" && *table && fs.NArg() > 0 {
-		return runWhatIfTable(*whatifPath, fs.Args(), stdout, stderr)
+		return runWhatIfTable(*whatifPath, fs.Args(), *scales, wo, stdout, stderr)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -151,12 +165,22 @@ func runWhatIf(settings, demand string, opts whatif.Options, compare bool, outPa
 	return 0
 }
 
-func runWhatIfTable(settings string, demands []string, stdout, stderr io.Writer) int {
+func runWhatIfTable(settings string, demands []string, scaleList string, cycle whatif.Options, stdout, stderr io.Writer) int {
+	var scales []float64
+	for _, f := range strings.Split(scaleList, ",") {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) {
+			fmt.Fprintf(stderr, "gpureplay: -scales wants positive numbers, got %q\n", scaleList)
+			return 2
+		}
+		scales = append(scales, v)
+	}
 	cfg, err := whatif.LoadSettings(settings)
 	if err == nil {
 		var rows []whatif.Row
-		if rows, err = whatif.CompareAll(cfg, whatif.Grid(demands), runtime.GOMAXPROCS(0)); err == nil {
-			whatif.WriteTable(stdout, rows)
+		var lengths map[string]time.Duration
+		if rows, lengths, err = whatif.CompareAll(cfg, whatif.Grid(demands, scales), cycle, runtime.GOMAXPROCS(0)); err == nil {
+			whatif.WriteTable(stdout, rows, lengths)
 			return 0
 		}
 	}

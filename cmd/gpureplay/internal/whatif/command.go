@@ -30,6 +30,7 @@ func Command(settingsPath, demandPath string, opts Options, compare bool, out io
 	if err != nil {
 		return err
 	}
+	demand = opts.demand(demand)
 	if !compare {
 		if _, err := Run(settings, demand, opts, out); err != nil {
 			return fmt.Errorf("%s: %w", settingsPath, err)

@@ -109,3 +109,28 @@ func ReadDemand(r io.Reader, name string) (*Demand, error) {
 	}
 	return d, nil
 }
+
+// Cycled returns a longer series made from d: its rows walked forwards,
+// then backwards (so that there is no seam), for length, each multiplied by
+// a daily-like cycle 1 − 0.6·cos(2πt/period): a trough of 0.4 at the
+// start, a peak of 1.6 half a period later. It keeps d's bursts and adds
+// the slow swing of longer production series.
+func (d *Demand) Cycled(length, period time.Duration) *Demand {
+	step := d.End / time.Duration(len(d.Times))
+	if len(d.Times) > 1 {
+		step = d.Times[1] - d.Times[0]
+	}
+	n := len(d.Pods)
+	out := &Demand{End: length}
+	for i := 0; time.Duration(i)*step < length; i++ {
+		at := time.Duration(i) * step
+		k := i % (2 * n)
+		if k >= n {
+			k = 2*n - 1 - k
+		}
+		swing := 1 - 0.6*math.Cos(2*math.Pi*at.Seconds()/period.Seconds())
+		out.Times = append(out.Times, at)
+		out.Pods = append(out.Pods, math.Round(d.Pods[k]*swing*1e4)/1e4)
+	}
+	return out
+}

@@ -24,6 +24,17 @@ type Options struct {
 	Scale   float64       // multiplies the demand; default 1
 	Sample  time.Duration // how often ready pods report; default 5 s
 	SLOWait time.Duration // the longest acceptable wait; default 2 s
+	// CycleLength and CyclePeriod, when set, replace the demand by
+	// Demand.Cycled(CycleLength, CyclePeriod).
+	CycleLength, CyclePeriod time.Duration
+}
+
+// demand applies the cycle options to a series.
+func (o Options) demand(d *Demand) *Demand {
+	if o.CycleLength > 0 && o.CyclePeriod > 0 {
+		return d.Cycled(o.CycleLength, o.CyclePeriod)
+	}
+	return d
 }
 
 func (o Options) withDefaults() Options {
@@ -52,6 +63,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("-sample must be a whole number of seconds, got %v", o.Sample)
 	case o.SLOWait < 0:
 		return fmt.Errorf("-slo-wait must not be negative, got %v", o.SLOWait)
+	case (o.CycleLength > 0) != (o.CyclePeriod > 0) || o.CycleLength < 0 || o.CyclePeriod < 0:
+		return fmt.Errorf("-cycle wants LENGTH,PERIOD, both positive, got %v,%v", o.CycleLength, o.CyclePeriod)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,12 +26,12 @@ type Row struct {
 	Frontier []Point
 }
 
-// Grid is the scenarios of the README's table: every demand file at scales
-// 1, 5 and 20 and startups of 180 s and 600 s.
-func Grid(demands []string) []Scenario {
+// Grid is the scenarios of the README's tables: every demand file at each
+// scale and startups of 180 s and 600 s.
+func Grid(demands []string, scales []float64) []Scenario {
 	var out []Scenario
 	for _, d := range demands {
-		for _, scale := range []float64{1, 5, 20} {
+		for _, scale := range scales {
 			for _, startup := range []time.Duration{180 * time.Second, 600 * time.Second} {
 				out = append(out, Scenario{d, scale, startup})
 			}
@@ -40,8 +41,9 @@ func Grid(demands []string) []Scenario {
 }
 
 // CompareAll runs the settings and the frontier on every scenario, on
-// workers goroutines; rows come back in the scenarios' order.
-func CompareAll(settings component.Config, scenarios []Scenario, workers int) ([]Row, error) {
+// workers goroutines; rows come back in the scenarios' order. The cycle
+// options apply to every demand series.
+func CompareAll(settings component.Config, scenarios []Scenario, cycle Options, workers int) (rows []Row, lengths map[string]time.Duration, err error) {
 	demands := map[string]*Demand{}
 	for _, s := range scenarios {
 		if demands[s.Demand] != nil {
@@ -49,16 +51,20 @@ func CompareAll(settings component.Config, scenarios []Scenario, workers int) ([
 		}
 		f, err := os.Open(s.Demand)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		d, err := ReadDemand(f, s.Demand)
 		f.Close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		demands[s.Demand] = d
+		demands[s.Demand] = cycle.demand(d)
 	}
-	rows := make([]Row, len(scenarios))
+	lengths = map[string]time.Duration{}
+	for name, d := range demands {
+		lengths[name] = d.End
+	}
+	rows = make([]Row, len(scenarios))
 	errs := make([]error, len(scenarios))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -90,35 +96,78 @@ func CompareAll(settings component.Config, scenarios []Scenario, workers int) ([
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return rows, nil
+	return rows, lengths, nil
 }
 
-// WriteTable writes the rows as a Markdown table, with the mean saving.
-func WriteTable(w io.Writer, rows []Row) {
-	fmt.Fprintln(w, "| demand | scale | startup | GPU-hours | SLO min | frontier GPU-hours at equal SLO | saving | best reactive: SLO min, GPU-hours |")
+// neverRecovers says that every reactive setting violated the SLO for at
+// least 90 % of the series: none catches up (from one replica, with slow
+// starts), so there is no frontier to compare with.
+func (r Row) neverRecovers(length time.Duration) bool {
+	for _, p := range r.Frontier {
+		if p.Summary.SLOViolationMinutes < 0.9*length.Minutes() {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteTable writes the rows as a Markdown table, then the mean saving per
+// series and over all rows, leaving out the rows where the frontier never
+// recovers.
+func WriteTable(w io.Writer, rows []Row, lengths map[string]time.Duration) {
+	fmt.Fprintln(w, "| demand | scale | startup | GPU-hours | SLO min | frontier GPU-hours at equal SLO | saving | reactive with the fewest SLO min: SLO min, GPU-hours |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
-	total := 0.0
+	var order []string
+	sums := map[string][]float64{}
+	var all []float64
+	skipped := 0
 	for _, r := range rows {
-		best := r.Frontier[0].Summary
+		best := r.Frontier[0]
 		for _, p := range r.Frontier {
-			if s := p.Summary; s.SLOViolationMinutes < best.SLOViolationMinutes ||
-				(s.SLOViolationMinutes == best.SLOViolationMinutes && s.GPUHours < best.GPUHours) {
-				best = s
+			if s := p.Summary; s.SLOViolationMinutes < best.Summary.SLOViolationMinutes ||
+				(s.SLOViolationMinutes == best.Summary.SLOViolationMinutes && s.GPUHours < best.Summary.GPUHours) {
+				best = p
 			}
 		}
-		note := ""
-		if r.Outside != "" {
-			note = " (" + r.Outside + ")"
+		name := filepath.Base(r.Demand)
+		frontier, saving := fmt.Sprintf("%.2f", r.FrontierGPUHours), fmt.Sprintf("%.0f %%", 100*r.Saving)
+		switch {
+		case r.neverRecovers(lengths[r.Demand]):
+			frontier, saving = "none: every reactive setting violates ≥ 90 % of the time", "—"
+			skipped++
+		case r.Outside == "below":
+			frontier += " (fewer SLO min than any reactive setting: its best)"
+			fallthrough
+		default:
+			if _, ok := sums[name]; !ok {
+				order = append(order, name)
+			}
+			sums[name] = append(sums[name], r.Saving)
+			all = append(all, r.Saving)
 		}
-		fmt.Fprintf(w, "| %s | %g | %v | %.2f | %.1f | %.2f%s | %.0f %% | %.1f, %.2f |\n",
-			filepath.Base(r.Demand), r.Scale, r.Startup, r.GPUHours, r.SLOViolationMinutes,
-			r.FrontierGPUHours, note, 100*r.Saving, best.SLOViolationMinutes, best.GPUHours)
-		total += r.Saving
+		fmt.Fprintf(w, "| %s | %g | %g s | %.2f | %.1f | %s | %s | %.1f, %.2f (%s) |\n",
+			name, r.Scale, r.Startup.Seconds(), r.GPUHours, r.SLOViolationMinutes, frontier, saving,
+			best.Summary.SLOViolationMinutes, best.Summary.GPUHours, best.Name)
 	}
-	if len(rows) > 0 {
-		fmt.Fprintf(w, "\nMean saving: %.0f %%\n", 100*total/float64(len(rows)))
+	mean := func(xs []float64) float64 {
+		t := 0.0
+		for _, x := range xs {
+			t += x
+		}
+		return t / float64(len(xs))
+	}
+	fmt.Fprintln(w)
+	for _, name := range order {
+		fmt.Fprintf(w, "- %s: mean saving %.0f %% (lowest %.0f %%) over %d rows\n", name, 100*mean(sums[name]), 100*slices.Min(sums[name]), len(sums[name]))
+	}
+	if len(all) > 0 {
+		fmt.Fprintf(w, "- all: mean saving %.0f %% over %d rows", 100*mean(all), len(all))
+		if skipped > 0 {
+			fmt.Fprintf(w, "; %d rows without a frontier left out", skipped)
+		}
+		fmt.Fprintln(w)
 	}
 }
