@@ -450,3 +450,31 @@ func (h *harness) connected(t *testing.T) cluster {
 	require.NoError(t, h.a.apiErr)
 	return h.a.api
 }
+
+// TestRemovedPodsDoNotCount: after a scale-down, the removed pods' last
+// values are younger than metric_max_age, but the pods are gone from the
+// API: as the HPA, which lists pods, the connector does not count them.
+func TestRemovedPodsDoNotCount(t *testing.T) {
+	s := server(t)
+	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
+	ns := namespace(t, cs)
+	ctx := context.Background()
+	createDeployment(t, cs, ns, "inference", 4)
+	syncPods(t, cs, ns, "inference", 4)
+	target := deploymentTarget(ns, "inference")
+	target.Behavior.ScaleDown = &RulesConfig{StabilizationWindow: new(time.Duration)}
+	h := start(t, "removed", kubeConfig(t, s, kubetest.AdminToken, target))
+	workload := map[string]string{"k8s.deployment.name": "inference"}
+	now := time.Now()
+	// Pods 2 and 3 idle, 0 and 1 on target (0.5).
+	require.NoError(t, h.a.consume(ctx, gpuMetrics(ns, workload, 4, 0, now)))
+	require.NoError(t, h.a.consume(ctx, gpuMetrics(ns, workload, 2, 0.5, now.Add(time.Second))))
+	// Someone scales to 2; the Deployment's controller removes pods 2 and 3.
+	_, err := cs.AppsV1().Deployments(ns).Patch(ctx, "inference", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	syncPods(t, cs, ns, "inference", 2)
+	h.a.evaluate(ctx, now.Add(15*time.Second))
+	require.Equal(t, int32(2), deploymentReplicas(t, cs, ns, "inference"), "pods 2 and 3 are gone: 2 pods on target hold")
+	require.Zero(t, h.logs.LogRecordCount())
+	// Had they counted, the average would be 0.25 and the count would halve.
+}

@@ -102,11 +102,11 @@ func TestShippedTopologyLeadershipFollowsData(t *testing.T) {
 	s := server(t)
 	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 	ctx := context.Background()
-	for _, f := range []string{"namespace.yaml", "rbac.yaml", "gateway.yaml"} {
-		applyFile(t, filepath.Join("../../distributions/otelcol-gpu/kubernetes", f))
-	}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "serving"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
+	}
+	for _, f := range []string{"namespace.yaml", "rbac.yaml", "gateway.yaml"} {
+		applyFile(t, filepath.Join("../../distributions/otelcol-gpu/kubernetes", f))
 	}
 	freshDeployment(t, cs, "serving", "llm-inference", 2)
 	syncPods(t, cs, "serving", "llm-inference", 2)
