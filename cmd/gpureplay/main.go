@@ -5,6 +5,7 @@
 //	gpureplay [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-compare] [-o FILE] DEMAND.csv
+//	gpureplay -whatif SETTINGS.yaml -table [-scales 1,5,20] [-cycle 12h,6h] DEMAND.csv...
 //
 // Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
 // receiver's own mapping and goes through a processor made by the
@@ -26,7 +27,9 @@
 // what-if: a fluid queue, pods ready -startup after they are requested); it
 // prints one line per evaluation and a summary line (see
 // cmd/gpureplay/internal/whatif). With -compare it prints the reactive
-// frontier, the settings' summary and the saving at equal SLO minutes.
+// frontier, the settings' summary and the saving at equal SLO minutes;
+// with -table, a Markdown table of that comparison over every DEMAND.csv at
+// each of -scales and start-ups of 180 s and 600 s.
 //
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
