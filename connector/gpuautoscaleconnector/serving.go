@@ -207,7 +207,7 @@ func (t *target) decide(o hpa.Observation) hpa.Decision {
 		return t.hpa.Evaluate(o)
 	}
 	e := s.est.Observe(serving.Observation{Now: o.Now, Ready: ready, Load: load, Waiting: waiting})
-	d := hpa.Decision{Metric: t.metrics[0].Name, Value: load / float64(ready), Forecast: e.Pods}
+	d := hpa.Decision{Metric: t.metrics[0].Name, Value: load / float64(ready)}
 	rec, reason := int32(math.Ceil(e.Pods-1e-9)), hpa.ReasonScaled
 	if e.Panic {
 		reason = hpa.ReasonPanic

@@ -64,7 +64,8 @@ type Estimate struct {
 	// Arrival is the estimated work arriving per second, in pods at full
 	// load; Backlog the work waiting, in pod-seconds.
 	Arrival, Backlog float64
-	// Panic says the panic window decided.
+	// Panic says the panic window asked for at least the threshold times
+	// the ready pods (Knative's panic mode).
 	Panic bool
 }
 
@@ -105,20 +106,19 @@ func (e *Estimator) Observe(o Observation) Estimate {
 	}
 	e.history = e.history[keep:]
 
-	stable := e.arrival(o.Now, p.StableWindow)
+	// The stable window's rate, or the headroom's when higher.
+	arrival := e.arrival(o.Now, p.StableWindow)
 	panicking := e.arrival(o.Now, p.PanicWindow)
-	if n := len(e.history); n > 1 {
+	if len(e.history) > 1 {
 		e.rates = append(e.rates, rate{o.Now, e.arrival(o.Now, 0)})
 	}
 	for len(e.rates) > 0 && o.Now.Sub(e.rates[0].at) > p.HeadroomWindow {
 		e.rates = e.rates[1:]
 	}
-	if q := e.quantile(); q > stable {
-		stable = q
-	}
+	arrival = max(arrival, e.quantile())
 	drain := backlog / max(p.DrainTime.Seconds(), 1)
-	est := Estimate{Arrival: stable, Backlog: backlog}
-	est.Pods = (stable + drain) / p.Target
+	est := Estimate{Arrival: arrival, Backlog: backlog}
+	est.Pods = (arrival + drain) / p.Target
 	// Knative panics when the panic window asks for the threshold times
 	// the ready pods, and then provisions for the larger of the two.
 	if panicPods := (panicking + drain) / p.Target; o.Ready > 0 && panicPods >= p.PanicThreshold*float64(o.Ready) {
