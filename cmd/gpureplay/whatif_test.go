@@ -69,3 +69,18 @@ func TestWhatIfBadInput(t *testing.T) {
 	require.Contains(t, stderr, "pod_troughput")
 	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 }
+
+// TestWhatIfTable runs the README's table command on one series and scale.
+func TestWhatIfTable(t *testing.T) {
+	out, stderr, code := runReplay(t, "-whatif", llmServing, "-table", "-scales", "5", convDemand)
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2+2+1+2) // header, two rows, blank, two means
+	require.Contains(t, lines[2], "| azure-llm-2023-conv.csv | 5 | 180 s |")
+	require.Contains(t, lines[3], "| azure-llm-2023-conv.csv | 5 | 600 s |")
+	require.Contains(t, out, "- all: mean saving")
+
+	_, stderr, code = runReplay(t, "-whatif", llmServing, "-table", "-scales", "five", convDemand)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "-scales wants positive numbers")
+}

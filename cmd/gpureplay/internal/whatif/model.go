@@ -2,6 +2,16 @@
 // connector in a closed loop: a fluid-queue model of an inference
 // Deployment emits the metrics its pods would report, the connector
 // decides the replicas, and the model follows.
+//
+// It is gpureplay's -whatif:
+//
+//	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-o FILE] DEMAND.csv
+//
+// prints one JSON line per evaluation and the summary (Run); -compare
+// prints the reactive frontier and the saving at equal SLO minutes
+// (Frontier, Compare); -table [-scales 1,5,20] DEMAND.csv... prints that
+// comparison as a Markdown table; -cycle LENGTH,PERIOD lengthens each
+// series with a slow swing (Demand.Cycled).
 package whatif
 
 import (
