@@ -84,8 +84,10 @@ type TargetConfig struct {
 	MinReplicas int32          `mapstructure:"min_replicas"`
 	MaxReplicas int32          `mapstructure:"max_replicas"`
 	Behavior    BehaviorConfig `mapstructure:"behavior"`
-	// Mode is reactive (the HPA's algorithm) or predictive (scale ahead of
-	// the load forecast over LeadTime; never below reactive).
+	// Mode is reactive (the HPA's algorithm), predictive (scale ahead of
+	// the load forecast over LeadTime; never below reactive) or serving
+	// (size for the work arriving, from the load and the request queue;
+	// see Serving).
 	Mode     string        `mapstructure:"mode"`
 	LeadTime time.Duration `mapstructure:"lead_time"`
 	// Serving tunes mode serving (see serving.go).
