@@ -58,9 +58,9 @@ func TestExampleConnectorSettingsValidate(t *testing.T) {
 }
 
 // serverMetrics is one scrape of an inference pod's server, as the
-// prometheus receiver, transform/pod and k8s_attributes of
-// examples/kubernetes/vllm-signals.yaml deliver it: the pod on the resource,
-// one series per model.
+// prometheus receiver (pod discovery) and k8s_attributes of
+// examples/kubernetes/vllm-signals.yaml deliver it: the pod and Deployment on
+// the resource, one series per model.
 func serverMetrics(ns, deployment, pod string, at time.Time, gauges map[string][]float64) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
