@@ -462,13 +462,10 @@ func (a *autoscaler) evaluateLocked(ctx context.Context, now time.Time) (pmetric
 
 func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *target, values []map[string]float64, md pmetric.Metrics, ld plog.Logs) error {
 	reporting := reportingPods(values)
-	if a.leases != nil {
-		// Compete for the target's Lease only while holding fresh values for
-		// it; give it up when they go stale, so that a replica that has them
-		// takes over.
-		a.leases.Want(t.ref, len(reporting) > 0)
-	}
 	if now.Before(t.backoffUntil) {
+		if a.leases != nil && len(reporting) == 0 {
+			a.leases.Want(t.ref, false) // stale: let a replica with values take over
+		}
 		return nil
 	}
 	o := hpa.Observation{Now: now, Values: values}
@@ -491,6 +488,14 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 			o.Pods = append(o.Pods, hpa.Pod{Name: name, Phase: hpa.Running})
 		}
 		o.Current = int32(len(o.Pods))
+	}
+	if a.leases != nil {
+		// Compete for the target's Lease only while holding fresh values for
+		// it, and give it up when they go stale, so that a replica that has
+		// them takes over. Outside [min, max] the HPA corrects the count
+		// without metrics; so does any replica that sees it.
+		outside := o.Current != 0 && (o.Current < t.cfg.MinReplicas || o.Current > t.cfg.MaxReplicas)
+		a.leases.Want(t.ref, len(reporting) > 0 || outside)
 	}
 	d := t.decide(o)
 	a.tb.ConnectorGpuAutoscaleEvaluations.Add(ctx, 1)

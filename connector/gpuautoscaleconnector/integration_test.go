@@ -478,3 +478,26 @@ func TestRemovedPodsDoNotCount(t *testing.T) {
 	require.Zero(t, h.logs.LogRecordCount())
 	// Had they counted, the average would be 0.25 and the count would halve.
 }
+
+// TestBoundsWithoutMetrics: with leader election and no metrics anywhere,
+// a count below min_replicas is still raised, as the HPA does without
+// consulting metrics; one replica takes the Lease to do it.
+func TestBoundsWithoutMetrics(t *testing.T) {
+	s := server(t)
+	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
+	ns := namespace(t, cs)
+	createDeployment(t, cs, ns, "inference", 1)
+	target := deploymentTarget(ns, "inference")
+	target.MinReplicas = 3
+	cfg := kubeConfig(t, s, kubetest.AdminToken, target)
+	cfg.LeaderElection = LeaderElectionConfig{Enabled: true, LeaseName: "gpu-autoscaler", LeaseNamespace: ns, Identity: "only",
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
+	require.NoError(t, cfg.Validate())
+	h := start(t, "bounds", cfg)
+	require.Eventually(t, func() bool {
+		h.a.evaluate(context.Background(), time.Now())
+		return deploymentReplicas(t, cs, ns, "inference") == 3
+	}, 30*time.Second, 200*time.Millisecond)
+	lr := h.logs.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	require.Contains(t, lr.Body().Str(), "from 1 to 3 replicas: TooFewReplicas")
+}
