@@ -4,6 +4,7 @@
 //
 //	gpureplay [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
+//	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-compare | -table] [-o FILE] DEMAND.csv...
 //
 // Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
 // receiver's own mapping and goes through a processor made by the
@@ -29,6 +30,10 @@
 //
 //	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-...","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
 //
+// With -whatif, DEMAND.csv drives a closed-loop model of an inference
+// Deployment scaled by the connector with SETTINGS.yaml; see
+// cmd/gpureplay/internal/whatif for the model, the output and the flags.
+//
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
 // line and column; the verdicts of the rows before it are written.
@@ -44,6 +49,7 @@ import (
 	"os"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/replay"
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/whatif"
 )
 
 func main() {
@@ -57,12 +63,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	outPath := fs.String("o", "", "write the verdicts to `file` instead of standard output")
 	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
 	remediatePath := fs.String("remediate", "", "print the gpu_remediation connector's decisions with the settings in `file` (always a dry run)")
+	wi := whatif.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE] [-config FILE] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "       "+whatif.Usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if wi.Enabled() {
+		return wi.Run(fs.Args(), *outPath, stdout, stderr)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

@@ -95,6 +95,8 @@ type target struct {
 	// sim, in a replay, is the target's state as the replay says it is.
 	sim  *simState
 	last evaluation
+	// serving is the state of mode serving; nil in other modes.
+	serving *servingTarget
 }
 
 // seriesValue is the latest value of one series (a GPU, or one attribute
@@ -125,6 +127,7 @@ func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
 			match:   t.match(),
 			metrics: t.metrics(),
 			hpa:     hpa.New(t.spec()),
+			serving: newServingTarget(t),
 		}
 		for range tg.metrics {
 			tg.series = append(tg.series, map[string]seriesValue{})
@@ -275,6 +278,7 @@ func (a *autoscaler) consume(_ context.Context, md pmetric.Metrics) error {
 				continue // neither a pod nor a GPU: not the value of a replica
 			}
 			t.ingest(rm, gpu, pod)
+			t.serving.ingest(rm, pod)
 		}
 	}
 	return nil
@@ -439,6 +443,7 @@ func (a *autoscaler) evaluateLocked(ctx context.Context, now time.Time) (pmetric
 	a.mu.Lock()
 	for i, t := range a.targets {
 		values[i] = t.podValues(now, a.cfg.MetricMaxAge)
+		t.serving.snapshot(now, a.cfg.MetricMaxAge)
 	}
 	a.mu.Unlock()
 	var failures []error
@@ -492,7 +497,7 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 		outside := o.Current != 0 && (o.Current < t.cfg.MinReplicas || o.Current > t.cfg.MaxReplicas)
 		a.leases.Want(t.ref, len(reporting) > 0 || outside)
 	}
-	d := t.hpa.Evaluate(o)
+	d := t.decide(o)
 	a.tb.ConnectorGpuAutoscaleEvaluations.Add(ctx, 1)
 	t.last = evaluation{Time: now, Target: t.ref.String(), Current: o.Current, Desired: d.Desired, Reason: string(d.Reason), Metric: d.Metric, Value: d.Value}
 	if d.Desired != o.Current {

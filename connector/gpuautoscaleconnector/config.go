@@ -84,10 +84,14 @@ type TargetConfig struct {
 	MinReplicas int32          `mapstructure:"min_replicas"`
 	MaxReplicas int32          `mapstructure:"max_replicas"`
 	Behavior    BehaviorConfig `mapstructure:"behavior"`
-	// Mode is reactive (the HPA's algorithm) or predictive (scale ahead of
-	// the load forecast over LeadTime; never below reactive).
+	// Mode is reactive (the HPA's algorithm), predictive (scale ahead of
+	// the load forecast over LeadTime; never below reactive) or serving
+	// (size for the work arriving, from the load and the request queue;
+	// see Serving).
 	Mode     string        `mapstructure:"mode"`
 	LeadTime time.Duration `mapstructure:"lead_time"`
+	// Serving tunes mode serving (see serving.go).
+	Serving ServingConfig `mapstructure:"serving"`
 	// DryRun computes and reports decisions without writing them.
 	DryRun bool `mapstructure:"dry_run"`
 }
@@ -245,8 +249,10 @@ func (cfg *Config) Validate() error {
 			if t.LeadTime <= 0 {
 				bad("%s::lead_time must be positive in predictive mode (the pods' start-up time)", key)
 			}
+		case "serving":
+			t.validateServing(key, bad)
 		default:
-			bad("%s::mode: unknown mode %q; want reactive or predictive", key, t.Mode)
+			bad("%s::mode: unknown mode %q; want reactive, predictive or serving", key, t.Mode)
 		}
 		if cfg.Auth.Type == "none" && !t.DryRun {
 			bad("%s::dry_run must be true when auth::type is none: there is no API to write to", key)

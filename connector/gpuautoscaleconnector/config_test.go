@@ -50,7 +50,7 @@ func TestConfigErrors(t *testing.T) {
 			"targets[0]::match must list the resource attributes of ns/Pool/p's GPUs (no default for kind Pool)",
 			"targets[0]::target_value must be positive, got 0",
 			"targets[0]::max_replicas (2) must not be less than min_replicas (4)",
-			`targets[0]::mode: unknown mode "eager"; want reactive or predictive`,
+			`targets[0]::mode: unknown mode "eager"; want reactive, predictive or serving`,
 			"targets[1]::lead_time must be positive in predictive mode",
 			`targets[1]::dry_run must be true when auth::type is none`,
 			`targets[1]::behavior::scale_up::select_policy: unknown policy "Fastest"; want Max, Min or Disabled`,

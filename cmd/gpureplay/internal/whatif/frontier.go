@@ -1,0 +1,145 @@
+package whatif
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
+)
+
+// Point is one reactive setting's result.
+type Point struct {
+	Name    string  `json:"name"`
+	Summary Summary `json:"summary"`
+}
+
+// reactiveSettings are the HPA settings of the frontier (spec section 5):
+// SM activity at targets 0.5 to 0.9 and GPU_UTIL at 0.6, default behavior,
+// min 1, max ten times the peak demand.
+func reactiveSettings(maxReplicas int) []struct {
+	name string
+	m    map[string]any
+} {
+	target := func(metric string, value float64, attrs map[string]any) map[string]any {
+		t := map[string]any{
+			"scale_target_ref": map[string]any{"api_version": "apps/v1", "kind": "Deployment", "name": "llm", "namespace": "serving"},
+			"metric":           metric,
+			"target_value":     value,
+			"min_replicas":     1,
+			"max_replicas":     maxReplicas,
+		}
+		if attrs != nil {
+			t["metric_attributes"] = attrs
+		}
+		return map[string]any{"targets": []any{t}}
+	}
+	var out []struct {
+		name string
+		m    map[string]any
+	}
+	for _, v := range []float64{0.5, 0.6, 0.7, 0.8, 0.9} {
+		out = append(out, struct {
+			name string
+			m    map[string]any
+		}{fmt.Sprintf("sm.active %.1f", v), target("nvidia.gpu.sm.active", v, nil)})
+	}
+	out = append(out, struct {
+		name string
+		m    map[string]any
+	}{"gpu.utilization 0.6", target("hw.gpu.utilization", 0.6, map[string]any{"hw.gpu.task": "general"})})
+	return out
+}
+
+// Frontier runs the reactive settings of spec section 5 on the demand.
+func Frontier(demand *Demand, opts Options) ([]Point, error) {
+	opts = opts.withDefaults()
+	maxReplicas := int(math.Ceil(10 * demand.Peak() * opts.Scale))
+	var out []Point
+	for _, s := range reactiveSettings(max(maxReplicas, 1)) {
+		cfg, err := gpuautoscaleconnector.LoadConfig(s.m)
+		if err != nil {
+			return nil, err
+		}
+		sum, err := Run(cfg, demand, opts, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		out = append(out, Point{Name: s.name, Summary: sum})
+	}
+	return out, nil
+}
+
+// Comparison is the recommended settings against the frontier at equal
+// SLO-violation minutes.
+type Comparison struct {
+	GPUHours            float64 `json:"gpu_hours"`
+	SLOViolationMinutes float64 `json:"slo_violation_minutes"`
+	// FrontierGPUHours is what the reactive frontier needs for the same
+	// SLO-violation minutes: linear between the two nearest reactive points.
+	FrontierGPUHours float64 `json:"frontier_gpu_hours"`
+	// Saving is 1 − GPUHours / FrontierGPUHours.
+	Saving float64 `json:"saving"`
+	// Outside says where the SLO minutes lie outside the frontier's range:
+	// "below" (better service than every reactive point: the frontier value
+	// is then that of the point with the fewest minutes, a lower bound) or
+	// "above" (worse than every reactive point: extrapolated linearly from
+	// the two with the most minutes, at least 0).
+	Outside string `json:"outside,omitempty"`
+}
+
+// Compare places a result against the frontier.
+func Compare(rec Summary, frontier []Point) Comparison {
+	pts := make([]Summary, 0, len(frontier))
+	for _, p := range frontier {
+		pts = append(pts, p.Summary)
+	}
+	// By SLO minutes; at equal minutes the cheaper point first.
+	slices.SortFunc(pts, func(a, b Summary) int {
+		if a.SLOViolationMinutes != b.SLOViolationMinutes {
+			return cmpFloat(a.SLOViolationMinutes, b.SLOViolationMinutes)
+		}
+		return cmpFloat(a.GPUHours, b.GPUHours)
+	})
+	pts = slices.CompactFunc(pts, func(a, b Summary) bool { return a.SLOViolationMinutes == b.SLOViolationMinutes })
+	c := Comparison{GPUHours: rec.GPUHours, SLOViolationMinutes: rec.SLOViolationMinutes}
+	x := rec.SLOViolationMinutes
+	lerp := func(a, b Summary) float64 {
+		return a.GPUHours + (b.GPUHours-a.GPUHours)*(x-a.SLOViolationMinutes)/(b.SLOViolationMinutes-a.SLOViolationMinutes)
+	}
+	n := len(pts)
+	switch {
+	case n == 0:
+		return c
+	case x < pts[0].SLOViolationMinutes:
+		c.FrontierGPUHours, c.Outside = pts[0].GPUHours, "below"
+	case x > pts[n-1].SLOViolationMinutes:
+		c.Outside = "above"
+		c.FrontierGPUHours = pts[n-1].GPUHours
+		if n > 1 {
+			c.FrontierGPUHours = max(0, lerp(pts[n-2], pts[n-1]))
+		}
+	default:
+		i, found := slices.BinarySearchFunc(pts, x, func(p Summary, x float64) int { return cmpFloat(p.SLOViolationMinutes, x) })
+		if found {
+			c.FrontierGPUHours = pts[i].GPUHours
+		} else {
+			c.FrontierGPUHours = lerp(pts[i-1], pts[i])
+		}
+	}
+	if c.FrontierGPUHours > 0 {
+		c.Saving = round(1 - c.GPUHours/c.FrontierGPUHours)
+	}
+	c.FrontierGPUHours = round(c.FrontierGPUHours)
+	return c
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

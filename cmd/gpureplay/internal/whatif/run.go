@@ -1,0 +1,254 @@
+package whatif
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
+)
+
+// Options are the model's parameters.
+type Options struct {
+	Startup time.Duration // from request to ready; default 180 s
+	Scale   float64       // multiplies the demand; default 1
+	Sample  time.Duration // how often ready pods report; default 5 s
+	SLOWait time.Duration // the longest acceptable wait; default 2 s
+	// CycleLength and CyclePeriod, when set, replace the demand by
+	// Demand.Cycled(CycleLength, CyclePeriod).
+	CycleLength, CyclePeriod time.Duration
+}
+
+// demand applies the cycle options to a series.
+func (o Options) demand(d *Demand) *Demand {
+	if o.CycleLength > 0 && o.CyclePeriod > 0 {
+		return d.Cycled(o.CycleLength, o.CyclePeriod)
+	}
+	return d
+}
+
+func (o Options) withDefaults() Options {
+	if o.Startup == 0 {
+		o.Startup = 180 * time.Second
+	}
+	if o.Scale == 0 {
+		o.Scale = 1
+	}
+	if o.Sample == 0 {
+		o.Sample = 5 * time.Second
+	}
+	if o.SLOWait == 0 {
+		o.SLOWait = 2 * time.Second
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Startup < 0:
+		return fmt.Errorf("-startup must not be negative, got %v", o.Startup)
+	case !(o.Scale > 0) || math.IsInf(o.Scale, 0):
+		return fmt.Errorf("-scale must be positive, got %v", o.Scale)
+	case o.Sample < time.Second || o.Sample%time.Second != 0:
+		return fmt.Errorf("-sample must be a whole number of seconds, got %v", o.Sample)
+	case o.SLOWait < 0:
+		return fmt.Errorf("-slo-wait must not be negative, got %v", o.SLOWait)
+	case (o.CycleLength > 0) != (o.CyclePeriod > 0) || o.CycleLength < 0 || o.CyclePeriod < 0:
+		return fmt.Errorf("-cycle wants LENGTH,PERIOD, both positive, got %v,%v", o.CycleLength, o.CyclePeriod)
+	}
+	return nil
+}
+
+// Summary holds the figures of a run.
+type Summary struct {
+	GPUHours            float64 `json:"gpu_hours"`
+	SLOViolationMinutes float64 `json:"slo_violation_minutes"`
+	BacklogPodHours     float64 `json:"backlog_pod_hours"`
+	PeakReplicas        int32   `json:"peak_replicas"`
+	ScaleUps            int     `json:"scale_ups"`
+	ScaleDowns          int     `json:"scale_downs"`
+	IdealGPUHours       float64 `json:"ideal_gpu_hours"`
+}
+
+// Evaluation is one line of the output: one evaluation of the connector.
+type Evaluation struct {
+	Time    int64   `json:"time"` // seconds from the start of the series
+	Current int32   `json:"current"`
+	Desired int32   `json:"desired"`
+	Reason  string  `json:"reason"`
+	Metric  string  `json:"metric,omitempty"` // the metric that decided
+	Value   float64 `json:"value"`            // its average per pod
+}
+
+// LoadSettings reads the connector's settings (the keys under
+// `connectors: gpu_autoscale:`) from a YAML file.
+func LoadSettings(path string) (component.Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cfg, err := gpuautoscaleconnector.LoadConfig(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Simulation times count from this instant (2026-01-01T00:00:00Z), so that
+// timestamps are realistic and the output does not depend on the wall clock.
+var epoch = time.Unix(1767225600, 0).UTC()
+
+// Run simulates the demand under the settings and returns the figures. When
+// out is not nil, it gets one JSON line per evaluation and the summary last.
+func Run(settings component.Config, demand *Demand, opts Options, out io.Writer) (Summary, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return Summary{}, err
+	}
+	cfg, ok := settings.(*gpuautoscaleconnector.Config)
+	if !ok || len(cfg.Targets) != 1 {
+		return Summary{}, fmt.Errorf("targets: a what-if scales exactly one target")
+	}
+	target := cfg.Targets[0]
+	dep := NewDeployment(target.ScaleTargetRef.Name, target.MinReplicas, opts.Startup)
+	sim, err := gpuautoscaleconnector.NewSimulator(settings, dep)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer sim.Close()
+	var w *bufio.Writer
+	if out != nil {
+		w = bufio.NewWriterSize(out, 1<<16)
+	}
+	pods := podEmitter{ns: target.ScaleTargetRef.Namespace, name: target.ScaleTargetRef.Name}
+
+	const dt = time.Second
+	var (
+		q                  queue
+		row                int
+		sum                Summary
+		gpuSec, idealSec   float64
+		sloSec, backlogSec float64
+		nextSample         time.Duration
+		lastEval           time.Duration
+		interval           = sim.Interval()
+		slo                = opts.SLOWait.Seconds()
+	)
+	for now := time.Duration(0); now < demand.End; now += dt {
+		dep.now = now
+		d := demand.At(now, &row) * opts.Scale
+		ready := dep.ready()
+		c := len(ready)
+		u := q.step(d, c, dt.Seconds())
+
+		gpuSec += float64(dep.Replicas()) * dt.Seconds()
+		idealSec += math.Max(float64(target.MinReplicas), math.Ceil(d)) * dt.Seconds()
+		if q.wait(c) > slo {
+			sloSec += dt.Seconds()
+		}
+		backlogSec += q.backlog * dt.Seconds()
+
+		if now >= nextSample {
+			nextSample = now + opts.Sample
+			if c > 0 {
+				if err := sim.ConsumeMetrics(pods.batch(epoch.Add(now), ready, u, q.backlog, c)); err != nil {
+					return Summary{}, err
+				}
+			}
+		}
+		if now > 0 && now-lastEval >= interval {
+			lastEval = now
+			e := sim.Evaluate(epoch.Add(now))
+			if w != nil {
+				line, _ := json.Marshal(Evaluation{
+					Time: int64(now / time.Second), Current: e.Current, Desired: e.Desired,
+					Reason: e.Reason, Metric: e.Metric, Value: round(e.Value),
+				})
+				w.Write(line)
+				w.WriteByte('\n')
+			}
+		}
+	}
+	sum.GPUHours = round(gpuSec / 3600)
+	sum.IdealGPUHours = round(idealSec / 3600)
+	sum.SLOViolationMinutes = round(sloSec / 60)
+	sum.BacklogPodHours = round(backlogSec / 3600)
+	sum.PeakReplicas, sum.ScaleUps, sum.ScaleDowns = dep.peak, dep.ups, dep.downs
+	if w != nil {
+		line, _ := json.Marshal(sum)
+		w.Write(line)
+		w.WriteByte('\n')
+		if err := w.Flush(); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+// round keeps six decimals, so that the output reads well and float noise
+// in the last bits does not show.
+func round(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return math.Round(x*1e6) / 1e6
+}
+
+// podEmitter builds the metrics the ready pods report.
+type podEmitter struct {
+	ns, name string
+}
+
+// requestCost is one request's work in pod-seconds (spec section 3).
+const requestCost = 0.05
+
+func (p podEmitter) batch(at time.Time, ready []replica, u, backlog float64, c int) pmetric.Metrics {
+	ts := pcommon.NewTimestampFromTime(at)
+	perPod := backlog / math.Max(float64(c), 1)
+	values := []struct {
+		name  string
+		value float64
+		task  bool
+	}{
+		{"nvidia.gpu.sm.active", 0.95 * u, false},
+		{"hw.gpu.utilization", math.Min(1, u/0.15), true},
+		{"vllm:num_requests_waiting", perPod / requestCost, false},
+		{"vllm:num_requests_running", u / requestCost * 0.5, false},
+		{"vllm:kv_cache_usage_perc", math.Min(1, 0.9*u+0.1*math.Min(1, perPod/10)), false},
+	}
+	md := pmetric.NewMetrics()
+	for _, r := range ready {
+		rm := md.ResourceMetrics().AppendEmpty()
+		attrs := rm.Resource().Attributes()
+		attrs.PutStr("k8s.namespace.name", p.ns)
+		attrs.PutStr("k8s.deployment.name", p.name)
+		attrs.PutStr("k8s.pod.name", p.name+"-"+strconv.Itoa(r.ordinal))
+		attrs.PutStr("hw.id", "GPU-sim-"+strconv.Itoa(r.ordinal))
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		for _, v := range values {
+			m := ms.AppendEmpty()
+			m.SetName(v.name)
+			dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+			dp.SetTimestamp(ts)
+			dp.SetDoubleValue(v.value)
+			if v.task {
+				dp.Attributes().PutStr("hw.gpu.task", "general")
+			}
+		}
+	}
+	return md
+}
