@@ -48,6 +48,7 @@ type Sample struct {
 	MemRatio      float64 // used / total
 	Step          float64 // seconds of compute per training step
 	Reasons       uint64  // DCGM clock event reasons
+	PricePerHour  float64 // the GPU's price, for Verdict.Usage
 	RowRemapFail  float64
 	DBE           Counter
 	XIDs          []XIDCount
@@ -86,6 +87,8 @@ type Verdict struct {
 	// ClassSeconds is the time spent in each class since ClassStart.
 	ClassSeconds [NumClasses]float64
 	ClassStart   int64
+	// Usage is the GPU's wall time and cost per usage state since ClassStart.
+	Usage Usage
 }
 
 // EventKind is a transition worth a log line.
@@ -197,6 +200,7 @@ type gpuState struct {
 	alertSince [NumAlerts]int64
 
 	classSeconds [NumClasses]float64
+	usage        usage
 	inBatch      bool
 }
 
@@ -322,6 +326,7 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 			g.classSeconds[g.class] += float64(g.interval) / 1e9
 		}
 	}
+	g.account(s, t, int64(a.cfg.Rules.Window))
 	g.seen, g.last = true, t
 
 	p := point{t: t}
@@ -501,7 +506,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		a.stepAlerts(g)
 		v = Verdict{ID: g.id, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
 			Straggler: g.straggler, Score: g.score,
-			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.firstSeen}
+			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.firstSeen, Usage: g.usageVerdict()}
 		fn(&v)
 		g.inBatch = false
 	}
