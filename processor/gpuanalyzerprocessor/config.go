@@ -27,6 +27,8 @@ type Config struct {
 	Bottleneck BottleneckConfig `mapstructure:"bottleneck"`
 	Straggler  StragglerConfig  `mapstructure:"straggler"`
 	Alerts     AlertsConfig     `mapstructure:"alerts"`
+	// Cost prices GPU time for nvidia.gpu.cost.
+	Cost CostConfig `mapstructure:"cost"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -151,6 +153,7 @@ func defaultConfig() *Config {
 			Straggler:      alert(60*time.Second, "warning"),
 			Idle:           alert(600*time.Second, "info"),
 		},
+		Cost: CostConfig{Currency: "USD"},
 	}
 }
 

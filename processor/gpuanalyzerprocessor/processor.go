@@ -48,6 +48,10 @@ type analyzerProcessor struct {
 	scratch []byte
 	keys    map[string]string // interned group keys
 	evicted int64             // evictions already counted in telemetry
+
+	prices   *pricer
+	costOn   bool   // prices are configured: emit nvidia.gpu.cost
+	costUnit string // {USD}
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -62,6 +66,10 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		an:     analysis.New(cfg.analysisConfig()),
 		rms:    map[string]pmetric.ResourceMetrics{},
 		keys:   map[string]string{},
+
+		prices:   newPricer(&cfg.Cost),
+		costOn:   cfg.Cost.enabled(),
+		costUnit: "{" + cfg.Cost.Currency + "}",
 	}
 	p.an.Notify = p.logTransition
 	return p, nil
@@ -96,6 +104,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		}
 		s.Group = p.groupKey(attrs)
 		_, s.PodAttributed = attrs.Get("k8s.pod.name")
+		if p.costOn {
+			s.PricePerHour = p.prices.of(attrs)
+		}
 		res := p.an.Ingest(id, &s)
 		if res == analysis.Flush {
 			p.an.Evaluate(p.emit)
@@ -319,7 +330,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	ms := sm.Metrics()
-	ms.EnsureCapacity(5)
+	ms.EnsureCapacity(7)
 	ts := pcommon.Timestamp(v.Time)
 
 	// State-set and class time: the current class at every sample, and the
@@ -360,6 +371,8 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		dp.SetDoubleValue(v.ClassSeconds[c])
 		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
 	}
+
+	p.emitUsage(ms, v, ts)
 
 	// A GPU without peers is never a straggler: nothing to report.
 	if v.HasPeers {
