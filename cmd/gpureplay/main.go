@@ -4,6 +4,7 @@
 //
 //	gpureplay [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
+//	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
 //
 // Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
 // receiver's own mapping and goes through a processor made by the
@@ -19,6 +20,14 @@
 // one line per evaluation instead:
 //
 //	{"time":1767225600,"target":"serving/Deployment/chat","current":4,"desired":6,"reason":"Scaled"}
+//
+// With -cost, FILE holds gpu_analyzer settings too (its `cost:` prices;
+// an empty file means the defaults), read over -config's; after the
+// verdicts gpureplay prints one line per namespace ("" for GPUs without
+// one) with its GPU-hours and cost per usage state and its hours per
+// bottleneck class:
+//
+//	{"summary": "cost", "namespace": "serving", "currency": "USD", "gpu_hours": {"used": 1.2, "workload_idle": 0.3, "cluster_idle": 0, "unknown": 0}, "cost": {...}, "class_hours": {"compute_bound": 0.8, ...}}
 //
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
@@ -47,8 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	configPath := fs.String("config", "", "YAML `file` with the gpu_analyzer processor's settings (default: the defaults)")
 	outPath := fs.String("o", "", "write the verdicts to `file` instead of standard output")
 	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
+	costPath := fs.String("cost", "", "after the verdicts, print GPU-hours and cost per namespace, with the gpu_analyzer settings (prices) in `file`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE] [-config FILE] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -cost FILE] [-config FILE] [-o FILE] TRACE.csv")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -66,6 +76,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := replay.LoadConfig(*configPath)
 	if err != nil {
 		return fail(err)
+	}
+	var tally *replay.CostTally
+	if *costPath != "" {
+		if *autoscalePath != "" {
+			return fail(errors.New("-cost and -autoscale do not go together"))
+		}
+		if err := replay.ApplyCost(cfg, *costPath); err != nil {
+			return fail(err)
+		}
+		tally = replay.NewCostTally(cfg)
 	}
 	var scaler *replay.Autoscale
 	if *autoscalePath != "" {
@@ -89,7 +109,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = file
 	}
 	w := bufio.NewWriterSize(out, 1<<16)
-	replayErr := replay.Run(context.Background(), cfg, scaler, in, tracePath, w)
+	var replayErr error
+	if tally != nil {
+		replayErr = replay.RunCost(context.Background(), cfg, in, tracePath, w, tally)
+	} else {
+		replayErr = replay.Run(context.Background(), cfg, scaler, in, tracePath, w)
+	}
 	flushErr := w.Flush()
 	if file != nil {
 		flushErr = errors.Join(flushErr, file.Close())

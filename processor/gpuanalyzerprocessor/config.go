@@ -29,6 +29,11 @@ type Config struct {
 	Alerts     AlertsConfig     `mapstructure:"alerts"`
 	// Cost prices GPU time for nvidia.gpu.cost.
 	Cost CostConfig `mapstructure:"cost"`
+	// SummaryInterval, if set, logs every interval (data time) each GPU
+	// whose class changed and a one-line summary of the fleet. Off by
+	// default: on a gateway with thousands of GPUs the metrics are the
+	// interface, not the log.
+	SummaryInterval time.Duration `mapstructure:"summary_interval"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -171,6 +176,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxGPUs <= 0 {
 		bad("max_gpus must be positive, got %d", cfg.MaxGPUs)
+	}
+	if cfg.SummaryInterval < 0 {
+		bad("summary_interval must not be negative, got %v", cfg.SummaryInterval)
 	}
 	if cfg.GPUTTL < cfg.Window {
 		bad("gpu_ttl (%v) must not be shorter than window (%v)", cfg.GPUTTL, cfg.Window)

@@ -50,8 +50,9 @@ type analyzerProcessor struct {
 	evicted int64             // evictions already counted in telemetry
 
 	prices   *pricer
-	costOn   bool   // prices are configured: emit nvidia.gpu.cost
-	costUnit string // {USD}
+	costOn   bool          // prices are configured: emit nvidia.gpu.cost
+	costUnit string        // {USD}
+	summary  *fleetSummary // nil unless summary_interval is set
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -72,6 +73,9 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		costUnit: "{" + cfg.Cost.Currency + "}",
 	}
 	p.an.Notify = p.logTransition
+	if cfg.SummaryInterval > 0 {
+		p.summary = newFleetSummary(set.Logger, cfg)
+	}
 	return p, nil
 }
 
@@ -124,6 +128,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	}
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
+	if p.summary != nil {
+		p.summary.flush()
+	}
 
 	p.tb.ProcessorGpuAnalyzerTrackedGpus.Record(ctx, int64(p.an.Tracked()))
 	if unanalyzed > 0 {
@@ -373,6 +380,9 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	}
 
 	p.emitUsage(ms, v, ts)
+	if p.summary != nil {
+		p.summary.observe(v, rm.Resource().Attributes())
+	}
 
 	// A GPU without peers is never a straggler: nothing to report.
 	if v.HasPeers {

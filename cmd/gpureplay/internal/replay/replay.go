@@ -104,12 +104,16 @@ func (host) GetExtensions() map[component.ID]component.Component { return nil }
 // Run replays the trace read from in (named name in errors) and writes one
 // JSON line per row to out, or, with an autoscaler, one per evaluation.
 func Run(ctx context.Context, cfg component.Config, scaler *Autoscale, in io.Reader, name string, out io.Writer) error {
+	return run(ctx, cfg, scaler, nil, in, name, out)
+}
+
+func run(ctx context.Context, cfg component.Config, scaler *Autoscale, cost *CostTally, in io.Reader, name string, out io.Writer) error {
 	tr, err := trace.NewReader(in, name)
 	if err != nil {
 		return err
 	}
 	f := gpuanalyzerprocessor.NewFactory()
-	w := &writer{out: out, scaler: scaler}
+	w := &writer{out: out, scaler: scaler, cost: cost}
 	sink, err := consumer.NewMetrics(w.consume)
 	if err != nil {
 		return err
@@ -210,11 +214,15 @@ type writer struct {
 	rows   []trace.Row
 	now    time.Time
 	scaler *Autoscale
+	cost   *CostTally
 	buf    []byte
 	err    error
 }
 
 func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
+	if w.cost != nil {
+		w.cost.add(md)
+	}
 	if w.scaler != nil {
 		for _, e := range w.scaler.r.Batch(md, w.now) {
 			b := w.buf[:0]
