@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -125,5 +126,31 @@ func TestUsageMetrics(t *testing.T) {
 	for _, m := range verdicts(sink.AllMetrics()[0]) {
 		require.Contains(t, m, MetricUsageTime)
 		require.NotContains(t, m, MetricUsageCost)
+	}
+}
+
+// TestExampleConfigs loads the gpu_analyzer settings that the examples ship
+// and checks they are valid and priced.
+func TestExampleConfigs(t *testing.T) {
+	for file, key := range map[string]string{
+		"../../examples/local/config.yaml":      "processors::gpu_analyzer",
+		"../../examples/prometheus/config.yaml": "processors::gpu_analyzer",
+		"../../examples/cost/prices.yaml":       "",
+	} {
+		t.Run(file, func(t *testing.T) {
+			cm, err := confmaptest.LoadConf(file)
+			require.NoError(t, err)
+			if key != "" {
+				cm, err = cm.Sub(key)
+				require.NoError(t, err)
+			}
+			cfg := createDefaultConfig().(*Config)
+			require.NoError(t, cm.Unmarshal(cfg))
+			require.NoError(t, confmap.Validate(cfg))
+			require.True(t, cfg.Cost.enabled())
+			attrs := pcommon.NewMap()
+			attrs.PutStr("hw.model", "NVIDIA H100 80GB HBM3")
+			require.Equal(t, 6.88, newPricer(&cfg.Cost).of(attrs))
+		})
 	}
 }
