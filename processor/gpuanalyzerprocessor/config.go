@@ -158,7 +158,7 @@ func defaultConfig() *Config {
 			Straggler:      alert(60*time.Second, "warning"),
 			Idle:           alert(600*time.Second, "info"),
 		},
-		Cost: CostConfig{Currency: "USD"},
+		Cost: CostConfig{Currency: "USD", ReportInterval: 30 * time.Second},
 	}
 }
 
@@ -280,8 +280,9 @@ func (cfg *Config) analysisConfig() analysis.Config {
 			MinSMDeviation:  s.MinSMActiveDeviation,
 			Sustain:         s.Sustain,
 		},
-		MaxGPUs: cfg.MaxGPUs,
-		TTL:     cfg.GPUTTL,
+		MaxGPUs:     cfg.MaxGPUs,
+		TTL:         cfg.GPUTTL,
+		UsageReport: cfg.Cost.ReportInterval,
 	}
 	for i, a := range cfg.Alerts.byName() {
 		ac.Alerts[i] = analysis.AlertRule{Enabled: a.Enabled, For: a.For, Threshold: a.Threshold, Resolve: a.Resolve, Severity: a.Severity}

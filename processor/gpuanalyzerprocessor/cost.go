@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -28,6 +29,10 @@ type CostConfig struct {
 	// a node's instance type, a spot label, a committed-use contract. The
 	// first that matches wins.
 	Overrides []PriceOverride `mapstructure:"overrides"`
+	// ReportInterval: a GPU's cumulative nvidia.gpu.time and nvidia.gpu.cost
+	// are sent at its first sample, whenever its usage state changes, and
+	// at least this often (data time); 0 sends them with every sample.
+	ReportInterval time.Duration `mapstructure:"report_interval"`
 }
 
 // PriceOverride applies to GPUs whose resource attribute Attribute equals
@@ -45,6 +50,9 @@ func (c *CostConfig) Validate() error {
 	var errs problems
 	if len(c.Currency) != 3 || strings.ToUpper(c.Currency) != c.Currency || strings.ContainsFunc(c.Currency, func(r rune) bool { return r < 'A' || r > 'Z' }) {
 		errs.add("currency must be an ISO 4217 code of three capital letters such as USD, got %q", c.Currency)
+	}
+	if c.ReportInterval < 0 {
+		errs.add("report_interval must not be negative, got %v", c.ReportInterval)
 	}
 	if !validPrice(c.DefaultPerGPUHour) {
 		errs.add("default_per_gpu_hour must be a finite price, not negative, got %v", c.DefaultPerGPUHour)

@@ -87,17 +87,24 @@ func TestUsageMetrics(t *testing.T) {
 	cfg.Cost.PerGPUHour = map[string]float64{"H100": 3.6}
 	p, sink := newProcessor(t, cfg, processortest.NewNopSettings(metadata.Type))
 	cumulative := map[string]map[string]float64{} // hw.id -> state -> seconds, latest
+	reports := map[string][]int{}                 // hw.id -> batches with usage metrics
 	for range 91 {
 		require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
 	}
 	out := sink.AllMetrics()
 	byName := map[string]string{}
-	for _, md := range out {
+	for i, md := range out {
 		for id, m := range verdicts(md) {
+			spent, ok := m[MetricUsageTime]
+			if !ok {
+				require.NotContains(t, m, MetricUsageCost, "time and cost go together")
+				continue
+			}
+			reports[id] = append(reports[id], i)
 			if cumulative[id] == nil {
 				cumulative[id] = map[string]float64{}
 			}
-			for st, v := range usageOf(m[MetricUsageTime]) {
+			for st, v := range usageOf(spent) {
 				cumulative[id][st] = v
 			}
 		}
@@ -110,6 +117,7 @@ func TestUsageMetrics(t *testing.T) {
 	v := verdicts(last)
 	busy := byName["gpu-node-0/gpu0"]
 	require.Equal(t, map[string]float64{"used": 90}, cumulative[busy])
+	require.Equal(t, []int{0, 30, 60, 90}, reports[busy], "at the first sample and every report_interval (30 s)")
 	require.InDelta(t, 90*0.001, usageOf(v[busy][MetricUsageCost])["used"], 1e-12)
 	spare := byName["gpu-node-1/gpu7"]
 	require.Equal(t, map[string]float64{"cluster_idle": 90}, cumulative[spare])
@@ -118,6 +126,8 @@ func TestUsageMetrics(t *testing.T) {
 	require.Equal(t, "{USD}", m.Unit())
 	require.True(t, m.Sum().IsMonotonic())
 	require.Equal(t, pcommon.NewTimestampFromTime(f.t0), m.Sum().DataPoints().At(0).StartTimestamp())
+
+	require.Equal(t, []int{0, 30, 60, 90}, reports[spare])
 
 	// Without prices: time, no cost.
 	f = newFleet(t, simulated.DefaultConfig())

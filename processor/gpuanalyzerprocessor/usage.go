@@ -24,10 +24,14 @@ var usageStateNames = func() []string {
 }()
 
 // emitUsage adds the GPU's wall time, and with prices its cost, per usage
-// state. Like the class time, only the current state and the one the GPU
-// just left are sent: the others have not changed.
+// state, when they are due (cost::report_interval). Like the class time,
+// only the current state and the one the GPU just left are sent: the others
+// have not changed.
 func (p *analyzerProcessor) emitUsage(ms pmetric.MetricSlice, v *analysis.Verdict, ts pcommon.Timestamp) {
 	u := &v.Usage
+	if !u.Report {
+		return
+	}
 	states := [2]analysis.UsageState{u.State, u.PrevState}
 	n := 1
 	if u.PrevState != u.State {

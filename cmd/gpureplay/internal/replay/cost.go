@@ -19,8 +19,11 @@ import (
 )
 
 // RunCost replays like Run and then writes the tally's summary: one line
-// per namespace after the verdicts.
+// per namespace after the verdicts. It sets cost::report_interval to 0, so
+// that the counters come with every sample: the tally then covers each GPU
+// to its last sample and follows its namespace at every sample.
 func RunCost(ctx context.Context, cfg component.Config, in io.Reader, name string, out io.Writer, tally *CostTally) error {
+	cfg.(*gpuanalyzerprocessor.Config).Cost.ReportInterval = 0
 	if err := run(ctx, cfg, nil, tally, in, name, out); err != nil {
 		return err
 	}

@@ -506,7 +506,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		a.stepAlerts(g)
 		v = Verdict{ID: g.id, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
 			Straggler: g.straggler, Score: g.score,
-			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.firstSeen, Usage: g.usageVerdict()}
+			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.firstSeen, Usage: g.usageVerdict(int64(a.cfg.UsageReport))}
 		fn(&v)
 		g.inBatch = false
 	}

@@ -56,6 +56,12 @@ type Usage struct {
 	State, PrevState UsageState
 	// PricePerHour is the GPU's price at this sample.
 	PricePerHour float64
+	// Report says the counters are due to be sent: at the GPU's first
+	// sample, when its state changes, and at least every
+	// Config.UsageReport. Cumulative counters lose nothing when sent less
+	// often than sampled; sending each GPU's twice more metrics at every
+	// sample would cost a quarter more allocations.
+	Report bool
 }
 
 // usage is what a GPU keeps for Usage between samples.
@@ -66,6 +72,8 @@ type usage struct {
 	// price is the price per hour at the latest sample.
 	price   float64
 	counted bool
+	// reported is when Report was last true.
+	reported int64
 }
 
 // account attributes the interval from the GPU's previous sample to this
@@ -88,13 +96,18 @@ func (g *gpuState) account(s *Sample, t, maxGap int64) {
 	u.price = s.PricePerHour
 }
 
-// usageVerdict is the GPU's Usage after its evaluation.
-func (g *gpuState) usageVerdict() Usage {
+// usageVerdict is the GPU's Usage after its evaluation; every is
+// Config.UsageReport.
+func (g *gpuState) usageVerdict(every int64) Usage {
 	u := &g.usage
 	st := StateOf(g.class, g.podAttributed)
 	prev := u.prev
 	if !u.counted {
 		prev = st
 	}
-	return Usage{Nanos: u.nanos, Cost: u.cost, State: st, PrevState: prev, PricePerHour: u.price}
+	report := !u.counted || prev != st || g.last-u.reported >= every
+	if report {
+		u.reported = g.last
+	}
+	return Usage{Nanos: u.nanos, Cost: u.cost, State: st, PrevState: prev, PricePerHour: u.price, Report: report}
 }

@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -124,4 +126,27 @@ func TestStateOf(t *testing.T) {
 		}
 	}
 	require.Equal(t, Used, StateOf(NumClasses, true), "a class this code does not know is used time")
+}
+
+// TestUsageReport: the counters are due at the first sample, at each change
+// of state, and otherwise every UsageReport.
+func TestUsageReport(t *testing.T) {
+	cfg := testConfig()
+	cfg.UsageReport = 30 * time.Second
+	a := New(cfg)
+	var due []float64
+	collect := func(v map[float64]Verdict) {
+		for ts, x := range v {
+			if x.Usage.Report {
+				due = append(due, ts)
+			}
+		}
+	}
+	collect(feed(t, a, "g", 0, 40, idle(true, 1)))
+	collect(feed(t, a, "g", 41, 80, idle(false, 1)))
+	slices.Sort(due)
+	// 0: the first sample; 30: the interval; 41: the pod is gone, the
+	// sample closes an interval of workload_idle and opens cluster_idle (a
+	// change, both series sent); 71: the interval again.
+	require.Equal(t, []float64{0, 30, 41, 71}, due)
 }
