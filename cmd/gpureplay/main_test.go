@@ -212,9 +212,11 @@ func TestCostSummary(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, `"currency": "USD", "gpu_hours": {"used": 17.225, "workload_idle": 3.398611, "cluster_idle": 0, "unknown": 0}, "cost": {"used": 0, "workload_idle": 0, "cluster_idle": 0, "unknown": 0}`)
 
-	// The example price table loads.
-	_, stderr, code = runReplay(t, "-cost", filepath.Join("..", "..", "examples", "cost", "prices.yaml"), "-o", filepath.Join(t.TempDir(), "out"), tracePath("serving-mixed-5s"))
+	// The example price table: the figures of the processor README.
+	out, stderr, code = runReplay(t, "-cost", filepath.Join("..", "..", "examples", "cost", "prices.yaml"), tracePath("serving-mixed-5s"))
 	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `{"summary": "cost", "namespace": "", "currency": "USD", "gpu_hours": {"used": 0, "workload_idle": 0, "cluster_idle": 0.665278, "unknown": 0}, "cost": {"used": 0, "workload_idle": 0, "cluster_idle": 4.5771, "unknown": 0}`)
+	require.Contains(t, out, `{"summary": "cost", "namespace": "serving", "currency": "USD", "gpu_hours": {"used": 17.225, "workload_idle": 3.398611, "cluster_idle": 0, "unknown": 0}, "cost": {"used": 118.508, "workload_idle": 23.3824, "cluster_idle": 0, "unknown": 0}`)
 }
 
 func TestCostErrors(t *testing.T) {
