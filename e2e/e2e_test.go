@@ -289,6 +289,14 @@ func TestE2EAnalyzerVerdicts(t *testing.T) {
 	if !strings.Contains(c.logs.String(), "GPU is a straggler") || !strings.Contains(c.logs.String(), `"hw.name": "gpu5"`) {
 		t.Error("the straggler should be logged with its hw.name")
 	}
+	// The fleet summary, every 30 s: the notebook's idle GPU is priced.
+	summary := regexp.MustCompile(`16 GPUs: [^\n]*2 idle \(1 held by a pod: \$6\.88/h wasted\)[^\n]*straggler[^\n]*gpu-node-0/gpu5 in ml/llm-pretrain`)
+	for deadline := time.Now().Add(time.Minute); !summary.MatchString(c.logs.String()) && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+	}
+	if !summary.MatchString(c.logs.String()) {
+		t.Errorf("no fleet summary matching %s in the log", summary)
+	}
 	c.stop(t)
 }
 

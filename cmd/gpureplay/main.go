@@ -5,6 +5,7 @@
 //	gpureplay [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-compare | -table] [-o FILE] DEMAND.csv...
+//	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
 //
 // Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
 // receiver's own mapping and goes through a processor made by the
@@ -33,6 +34,14 @@
 // With -whatif, DEMAND.csv drives a closed-loop model of an inference
 // Deployment scaled by the connector with SETTINGS.yaml; see
 // cmd/gpureplay/internal/whatif for the model, the output and the flags.
+//
+// With -cost, FILE holds gpu_analyzer settings too (its `cost:` prices;
+// an empty file means the defaults), read over -config's; after the
+// verdicts gpureplay prints one line per namespace ("" for GPUs without
+// one) with its GPU-hours and cost per usage state and its hours per
+// bottleneck class:
+//
+//	{"summary": "cost", "namespace": "serving", "currency": "USD", "gpu_hours": {"used": 1.2, "workload_idle": 0.3, "cluster_idle": 0, "unknown": 0}, "cost": {...}, "class_hours": {"compute_bound": 0.8, ...}}
 //
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
@@ -63,9 +72,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	outPath := fs.String("o", "", "write the verdicts to `file` instead of standard output")
 	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
 	remediatePath := fs.String("remediate", "", "print the gpu_remediation connector's decisions with the settings in `file` (always a dry run)")
+	costPath := fs.String("cost", "", "after the verdicts, print GPU-hours and cost per namespace, with the gpu_analyzer settings (prices) in `file`")
 	wi := whatif.AddFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE] [-config FILE] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE | -cost FILE] [-config FILE] [-o FILE] TRACE.csv")
 		fmt.Fprintln(stderr, "       "+whatif.Usage)
 		fs.PrintDefaults()
 	}
@@ -87,6 +97,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := replay.LoadConfig(*configPath)
 	if err != nil {
 		return fail(err)
+	}
+	var tally *replay.CostTally
+	if *costPath != "" {
+		if *autoscalePath != "" || *remediatePath != "" {
+			return fail(errors.New("-cost goes with neither -autoscale nor -remediate"))
+		}
+		if err := replay.ApplyCost(cfg, *costPath); err != nil {
+			return fail(err)
+		}
+		tally = replay.NewCostTally(cfg)
 	}
 	var scaler *replay.Autoscale
 	if *autoscalePath != "" {
@@ -116,7 +136,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = file
 	}
 	w := bufio.NewWriterSize(out, 1<<16)
-	replayErr := replay.RunWith(context.Background(), cfg, scaler, remediate, in, tracePath, w)
+	var replayErr error
+	if tally != nil {
+		replayErr = replay.RunCost(context.Background(), cfg, in, tracePath, w, tally)
+	} else {
+		replayErr = replay.RunWith(context.Background(), cfg, scaler, remediate, in, tracePath, w)
+	}
 	flushErr := w.Flush()
 	if file != nil {
 		flushErr = errors.Join(flushErr, file.Close())

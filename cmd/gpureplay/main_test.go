@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -180,4 +182,76 @@ func TestAutoscaleReplay(t *testing.T) {
 	_, stderr, code = runReplay(t, "-autoscale", bad, tracePath("serving-mixed-5s"))
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, bad+": targets must list at least one scale target")
+}
+
+// TestCostSummary replays a trace with -cost and reads the summary lines:
+// one per namespace, after the verdicts, with the keys in the documented
+// order, the same bytes every time.
+func TestCostSummary(t *testing.T) {
+	prices := filepath.Join("testdata", "cost.yaml")
+	out, stderr, code := runReplay(t, "-cost", prices, tracePath("serving-mixed-5s"))
+	require.Equal(t, 0, code, stderr)
+	again, _, _ := runReplay(t, "-cost", prices, tracePath("serving-mixed-5s"))
+	require.Equal(t, out, again, "deterministic")
+
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	verdicts, _, _ := runReplay(t, tracePath("serving-mixed-5s"))
+	n := strings.Count(verdicts, "\n")
+	require.Equal(t, verdicts, strings.Join(lines[:n], "\n")+"\n", "the verdicts come first, unchanged")
+	summary := lines[n:]
+	require.Len(t, summary, 2, "the GPU without a namespace, and serving")
+	keyOrder := regexp.MustCompile(`^\{"summary": "cost", "namespace": "[a-z]*", "currency": "EUR", "gpu_hours": \{"used": [0-9.]+, "workload_idle": [0-9.]+, "cluster_idle": [0-9.]+, "unknown": [0-9.]+\}, "cost": \{"used": [0-9.]+, "workload_idle": [0-9.]+, "cluster_idle": [0-9.]+, "unknown": [0-9.]+\}, "class_hours": \{("[a-z_]+": [0-9.]+(, )?)+\}\}$`)
+	for _, l := range summary {
+		require.Regexp(t, keyOrder, l)
+	}
+	var none, serving struct {
+		Namespace  string
+		GPUHours   map[string]float64 `json:"gpu_hours"`
+		Cost       map[string]float64
+		ClassHours map[string]float64 `json:"class_hours"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(summary[0]), &none))
+	require.NoError(t, json.Unmarshal([]byte(summary[1]), &serving))
+	require.Equal(t, "", none.Namespace)
+	require.Equal(t, "serving", serving.Namespace)
+	// One GPU without a pod, idle for the trace's 2395 s at 2 EUR/h.
+	require.Equal(t, map[string]float64{"used": 0, "workload_idle": 0, "cluster_idle": 0.665278, "unknown": 0}, none.GPUHours)
+	require.InDelta(t, 2395.0/3600*2, none.Cost["cluster_idle"], 1e-4)
+	// 31 serving GPUs over 2395 s; idle time is workload_idle; per class
+	// time adds up to the same total.
+	var states, classes float64
+	for _, h := range serving.GPUHours {
+		states += h
+	}
+	for _, h := range serving.ClassHours {
+		classes += h
+	}
+	require.InDelta(t, 31*2395/3600.0, states, 1e-5)
+	require.InDelta(t, states, classes, 1e-5)
+	require.Equal(t, serving.ClassHours["idle"], serving.GPUHours["workload_idle"])
+	require.InDelta(t, serving.GPUHours["used"]*2, serving.Cost["used"], 1e-3)
+
+	// An empty file means the defaults: USD, no prices.
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	out, stderr, code = runReplay(t, "-cost", empty, tracePath("serving-mixed-5s"))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `"currency": "USD", "gpu_hours": {"used": 17.225, "workload_idle": 3.398611, "cluster_idle": 0, "unknown": 0}, "cost": {"used": 0, "workload_idle": 0, "cluster_idle": 0, "unknown": 0}`)
+
+	// The example price table: the figures of the processor README.
+	out, stderr, code = runReplay(t, "-cost", filepath.Join("..", "..", "examples", "cost", "prices.yaml"), tracePath("serving-mixed-5s"))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `{"summary": "cost", "namespace": "", "currency": "USD", "gpu_hours": {"used": 0, "workload_idle": 0, "cluster_idle": 0.665278, "unknown": 0}, "cost": {"used": 0, "workload_idle": 0, "cluster_idle": 4.5771, "unknown": 0}`)
+	require.Contains(t, out, `{"summary": "cost", "namespace": "serving", "currency": "USD", "gpu_hours": {"used": 17.225, "workload_idle": 3.398611, "cluster_idle": 0, "unknown": 0}, "cost": {"used": 118.508, "workload_idle": 23.3824, "cluster_idle": 0, "unknown": 0}`)
+}
+
+func TestCostErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("cost:\n  overrides:\n    - {attribute: host.type, value: x}\n"), 0o644))
+	_, stderr, code := runReplay(t, "-cost", bad, tracePath("serving-mixed-5s"))
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpureplay: "+bad+": cost::overrides::0: set exactly one of per_gpu_hour and factor\n", stderr)
+	_, stderr, code = runReplay(t, "-cost", bad, "-autoscale", filepath.Join("testdata", "autoscale-serving.yaml"), tracePath("serving-mixed-5s"))
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpureplay: -cost goes with neither -autoscale nor -remediate\n", stderr)
 }

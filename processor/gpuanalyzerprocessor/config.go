@@ -31,6 +31,13 @@ type Config struct {
 	Hints      HintsConfig      `mapstructure:"hints"`
 	MemoryLeak MemoryLeakConfig `mapstructure:"memory_leak"`
 	Alerts     AlertsConfig     `mapstructure:"alerts"`
+	// Cost prices GPU time for nvidia.gpu.cost.
+	Cost CostConfig `mapstructure:"cost"`
+	// SummaryInterval, if set, logs every interval (data time) each GPU
+	// whose class changed and a one-line summary of the fleet. Off by
+	// default: on a gateway with thousands of GPUs the metrics are the
+	// interface, not the log.
+	SummaryInterval time.Duration `mapstructure:"summary_interval"`
 
 	// Storage names a storage extension (file_storage) that keeps alert
 	// timers, straggler and leak state across restarts. Unset: nothing is
@@ -211,6 +218,7 @@ func defaultConfig() *Config {
 			Idle:           alert(600*time.Second, "info"),
 			MemoryLeak:     alert(600*time.Second, "warning"),
 		},
+		Cost: CostConfig{Currency: "USD", ReportInterval: 30 * time.Second},
 	}
 }
 
@@ -228,6 +236,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxGPUs <= 0 {
 		bad("max_gpus must be positive, got %d", cfg.MaxGPUs)
+	}
+	if cfg.SummaryInterval < 0 {
+		bad("summary_interval must not be negative, got %v", cfg.SummaryInterval)
 	}
 	if cfg.GPUTTL < cfg.Window {
 		bad("gpu_ttl (%v) must not be shorter than window (%v)", cfg.GPUTTL, cfg.Window)
@@ -374,8 +385,9 @@ func (cfg *Config) analysisConfig() analysis.Config {
 			MinSMDeviation:  s.MinSMActiveDeviation,
 			Sustain:         s.Sustain,
 		},
-		MaxGPUs: cfg.MaxGPUs,
-		TTL:     cfg.GPUTTL,
+		MaxGPUs:     cfg.MaxGPUs,
+		TTL:         cfg.GPUTTL,
+		UsageReport: cfg.Cost.ReportInterval,
 	}
 	for i, a := range cfg.Alerts.byName() {
 		ac.Alerts[i] = analysis.AlertRule{Enabled: a.Enabled, For: a.For, Threshold: a.Threshold, Resolve: a.Resolve, Severity: a.Severity}

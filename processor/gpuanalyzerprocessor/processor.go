@@ -59,6 +59,11 @@ type analyzerProcessor struct {
 	client   storage.Client
 	chunks   int   // chunks written last
 	lastSave int64 // data time of the last checkpoint
+
+	prices   *pricer
+	costOn   bool          // prices are configured: emit nvidia.gpu.cost
+	costUnit string        // {USD}
+	summary  *fleetSummary // nil unless summary_interval is set
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -74,8 +79,15 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		an:     analysis.New(cfg.analysisConfig()),
 		rms:    map[string]pmetric.ResourceMetrics{},
 		keys:   map[string]string{},
+
+		prices:   newPricer(&cfg.Cost),
+		costOn:   cfg.Cost.enabled(),
+		costUnit: "{" + cfg.Cost.Currency + "}",
 	}
 	p.an.Notify = p.logTransition
+	if cfg.SummaryInterval > 0 {
+		p.summary = newFleetSummary(set.Logger, cfg)
+	}
 	return p, nil
 }
 
@@ -112,6 +124,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		latest = max(latest, s.Time)
 		s.Group = p.groupKey(attrs)
 		_, s.PodAttributed = attrs.Get("k8s.pod.name")
+		if p.costOn {
+			s.PricePerHour = p.prices.of(attrs)
+		}
 		res := p.an.Ingest(id, &s)
 		if res == analysis.Flush {
 			p.an.Evaluate(p.emit)
@@ -130,6 +145,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
 	p.checkpoint(ctx, latest)
+	if p.summary != nil {
+		p.summary.flush()
+	}
 
 	p.tb.ProcessorGpuAnalyzerTrackedGpus.Record(ctx, int64(p.an.Tracked()))
 	if unanalyzed > 0 {
@@ -400,7 +418,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	ms := sm.Metrics()
-	ms.EnsureCapacity(5)
+	ms.EnsureCapacity(7)
 	ts := pcommon.Timestamp(v.Time)
 
 	// State-set and class time: the current class at every sample, and the
@@ -450,6 +468,11 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		dp.SetTimestamp(ts)
 		dp.SetDoubleValue(v.ClassSeconds[c])
 		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
+	}
+
+	p.emitUsage(ms, v, ts)
+	if p.summary != nil {
+		p.summary.observe(v, rm.Resource().Attributes())
 	}
 
 	// A GPU without peers is never a straggler: nothing to report.
@@ -519,6 +542,9 @@ func (p *analyzerProcessor) logTransition(e analysis.Event) {
 	case analysis.StragglerEnded:
 		p.logger.Info("GPU is no longer a straggler", fields...)
 	case analysis.ClassChanged:
+		if p.summary != nil {
+			return // the summary logs each change once per interval, with its hint
+		}
 		fields = append(fields, zap.String("bottleneck", e.Class.String()), zap.String("was", e.Prev.String()))
 		if e.Hint != analysis.NoHint {
 			fields = append(fields, zap.String("hint", e.Hint.String()))

@@ -104,18 +104,22 @@ func (host) GetExtensions() map[component.ID]component.Component { return nil }
 // Run replays the trace read from in (named name in errors) and writes one
 // JSON line per row to out, or, with an autoscaler, one per evaluation.
 func Run(ctx context.Context, cfg component.Config, scaler *Autoscale, in io.Reader, name string, out io.Writer) error {
-	return RunWith(ctx, cfg, scaler, nil, in, name, out)
+	return run(ctx, cfg, scaler, nil, nil, in, name, out)
 }
 
 // RunWith is Run, or, with a remediator, one JSON line per remediation
 // decision instead.
 func RunWith(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate *Remediate, in io.Reader, name string, out io.Writer) error {
+	return run(ctx, cfg, scaler, remediate, nil, in, name, out)
+}
+
+func run(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate *Remediate, cost *CostTally, in io.Reader, name string, out io.Writer) error {
 	tr, err := trace.NewReader(in, name)
 	if err != nil {
 		return err
 	}
 	f := gpuanalyzerprocessor.NewFactory()
-	w := &writer{out: out, scaler: scaler, remediate: remediate}
+	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost}
 	sink, err := consumer.NewMetrics(w.consume)
 	if err != nil {
 		return err
@@ -216,6 +220,7 @@ type writer struct {
 	rows   []trace.Row
 	now    time.Time
 	scaler *Autoscale
+	cost   *CostTally
 	buf    []byte
 	// remediate, when set, replaces the verdict lines with decisions.
 	remediate *Remediate
@@ -223,6 +228,9 @@ type writer struct {
 }
 
 func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
+	if w.cost != nil {
+		w.cost.add(md)
+	}
 	if w.remediate != nil {
 		w.buf = w.remediate.lines(w.buf[:0], md, w.now)
 		if _, err := w.out.Write(w.buf); err != nil && w.err == nil {

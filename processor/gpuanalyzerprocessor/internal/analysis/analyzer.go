@@ -53,6 +53,7 @@ type Sample struct {
 	MemRatio      float64 // used / total
 	Step          float64 // seconds of compute per training step
 	Reasons       uint64  // DCGM clock event reasons
+	PricePerHour  float64 // the GPU's price, for Verdict.Usage
 	RowRemapFail  float64
 	DBE           Counter
 	XIDs          []XIDCount
@@ -102,6 +103,11 @@ type Verdict struct {
 	// ClassSeconds is the time spent in each class since ClassStart.
 	ClassSeconds [NumClasses]float64
 	ClassStart   int64
+	// Usage is the GPU's wall time and cost per usage state since
+	// UsageStart. Unlike the class time, it is not kept across a restart,
+	// so it has a start of its own.
+	Usage      Usage
+	UsageStart int64
 }
 
 // EventKind is a transition worth a log line.
@@ -264,6 +270,7 @@ type gpuState struct {
 	alertSince [NumAlerts]int64
 
 	classSeconds [NumClasses]float64
+	usage        usage
 	inBatch      bool
 }
 
@@ -397,6 +404,7 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 			g.classSeconds[g.class] += float64(g.interval) / 1e9
 		}
 	}
+	g.accountUsage(s, t, int64(a.cfg.Rules.Window))
 	g.seen, g.last = true, t
 
 	p := point{t: t}
@@ -624,7 +632,8 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		a.stepAlerts(g)
 		v = Verdict{ID: g.id, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
 			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint,
-			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart}
+			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
+			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen}
 		fn(&v)
 		g.inBatch = false
 	}

@@ -161,4 +161,7 @@ type Config struct {
 	MaxGPUs int
 	// TTL forgets GPUs that have not reported for this long (data time).
 	TTL time.Duration
+	// UsageReport is the longest time between two Usage.Report verdicts
+	// of a GPU.
+	UsageReport time.Duration
 }

@@ -1,0 +1,76 @@
+package gpuanalyzerprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
+)
+
+// TestFleetSummary runs the default simulated fleet plus a notebook pod that
+// holds gpu-node-1/gpu6 and leaves it idle, at 1 s for 150 s, with a summary
+// every 30 s, and reads the log.
+func TestFleetSummary(t *testing.T) {
+	fc := simulated.DefaultConfig()
+	fc.Workloads = append(fc.Workloads, simulated.Workload{Name: "notebook", Kind: "serving", Namespace: "research", GPUs: "1/6",
+		Phases: []simulated.Phase{{Kind: simulated.Idle}}})
+	f := newFleet(t, fc)
+	cfg := createDefaultConfig().(*Config)
+	cfg.SummaryInterval = 30 * time.Second
+	cfg.Cost.PerGPUHour = map[string]float64{"H100": 6.88}
+	core, logs := observer.New(zapcore.InfoLevel)
+	set := processortest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	p, _ := newProcessor(t, cfg, set)
+	for range 151 {
+		require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
+	}
+
+	var summaries []string
+	changes := map[string][]string{}
+	for _, e := range logs.All() {
+		switch e.Message {
+		case "GPU bottleneck changed":
+			m := e.ContextMap()
+			changes[m["gpu"].(string)] = append(changes[m["gpu"].(string)], m["from"].(string)+">"+m["to"].(string))
+		case "GPU is a straggler", "GPU alert firing", "GPU alert resolved", "GPU is no longer a straggler":
+		default:
+			summaries = append(summaries, e.Message)
+		}
+	}
+	// Summaries at 30, 60, 90, 120 and 150 s of data time (the first
+	// sample opens the first interval).
+	require.Len(t, summaries, 5, "%q", summaries)
+	// At 90 s: the serving GPUs are in their phases, the throttled GPU's
+	// low clock makes it a straggler too, 1/3 (XID) and 1/5 (ECC) faulted.
+	require.Equal(t, "16 GPUs: 8 compute_bound, 2 memory_bound, 1 input_bound, 2 idle (1 held by a pod: $6.88/h wasted), "+
+		"2 stragglers: gpu-node-0/gpu2 in ml/llm-pretrain, gpu-node-0/gpu5 in ml/llm-pretrain, 1 throttled, 2 faulted", summaries[2])
+	// Changes are logged once, at the summary after they happen.
+	require.Equal(t, []string{"compute_bound>throttled"}, changes["gpu-node-0/gpu2"])
+	require.Equal(t, []string{"memory_bound>faulted"}, changes["gpu-node-1/gpu3"], "XID 79 at 45 s")
+	require.NotContains(t, changes, "gpu-node-1/gpu6", "the idle notebook never changed")
+}
+
+func TestSummaryLine(t *testing.T) {
+	f := &fleetSummary{currency: "EUR", gpus: map[string]*gpuLine{}}
+	ids := []string{}
+	add := func(id string, g gpuLine) { f.gpus[id] = &g; ids = append(ids, id) }
+	require.Equal(t, "0 GPUs", f.line(ids))
+	add("a", gpuLine{name: "n/0", class: analysis.ComputeBound, price: 2})
+	require.Equal(t, "1 GPU: 1 compute_bound", f.line(ids))
+	for i, w := range []string{"ml/a", "ml/b", "ml/c", "ml/d"} {
+		add(w, gpuLine{name: "n/" + string(rune('1'+i)), workload: w, class: analysis.MemoryBound, straggler: true})
+	}
+	add("i1", gpuLine{name: "n/8", class: analysis.Idle, held: true, price: 3.5})
+	add("i2", gpuLine{name: "n/9", class: analysis.Idle, price: 3.5})
+	require.Equal(t, "7 GPUs: 4 memory_bound, 1 compute_bound, 2 idle (1 held by a pod: 3.50 EUR/h wasted), 4 stragglers: n/1 in ml/a, n/2 in ml/b, n/3 in ml/c and 1 more", f.line(ids))
+}

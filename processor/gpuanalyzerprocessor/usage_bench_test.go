@@ -1,0 +1,43 @@
+package gpuanalyzerprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
+)
+
+// BenchmarkAnalyzerCostEverySample is BenchmarkAnalyzer's batch with prices
+// and the usage counters sent with every sample (cost::report_interval 0):
+// the cost of nvidia.gpu.time and nvidia.gpu.cost at a sampling interval of
+// report_interval or more.
+func BenchmarkAnalyzerCostEverySample(b *testing.B) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Cost.PerGPUHour = map[string]float64{"H100": 6.88}
+	cfg.Cost.ReportInterval = 0
+	p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	md := benchBatch(benchGPUs)
+	points := md.DataPointCount()
+	t0 := time.Unix(1767225600, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		restamp(md, pcommon.NewTimestampFromTime(t0.Add(time.Duration(i)*time.Second)))
+		b.StartTimer()
+		if err := p.ConsumeMetrics(context.Background(), md); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(perOp/float64(points), "ns/datapoint")
+}
