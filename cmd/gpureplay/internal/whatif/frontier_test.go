@@ -29,6 +29,9 @@ func TestRecommendedBeatsFrontier(t *testing.T) {
 	for _, s := range []Scenario{
 		{"testdata/azure-llm-2023-conv.csv", 5, 180 * time.Second},
 		{"testdata/mooncake-conversation.csv", 1, 180 * time.Second},
+		// Bursty code completion: the headroom cap keeps serving mode from
+		// paying for the bursts' peak all the time.
+		{"testdata/azure-llm-2023-code.csv", 20, 180 * time.Second},
 	} {
 		d := readDemand(t, s.Demand)
 		opts := Options{Startup: s.Startup, Scale: s.Scale}
