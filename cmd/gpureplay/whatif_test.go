@@ -79,6 +79,7 @@ func TestWhatIfTable(t *testing.T) {
 	require.Contains(t, lines[2], "| azure-llm-2023-conv.csv | 5 | 180 s |")
 	require.Contains(t, lines[3], "| azure-llm-2023-conv.csv | 5 | 600 s |")
 	require.Contains(t, out, "- all: mean saving")
+	require.Contains(t, out, "; linear reading ")
 
 	_, stderr, code = runReplay(t, "-whatif", llmServing, "-table", "-scales", "five", convDemand)
 	require.Equal(t, 2, code)

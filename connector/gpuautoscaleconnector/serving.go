@@ -35,6 +35,11 @@ type ServingConfig struct {
 	// (0 disables). Set the window to at least the pods' start-up time.
 	HeadroomWindow   time.Duration `mapstructure:"headroom_window"`
 	HeadroomQuantile float64       `mapstructure:"headroom_quantile"`
+	// HeadroomMaxRatio caps the headroom and the panic window's estimate
+	// at this multiple of the mean arrival rate over headroom_window (0:
+	// no cap): bursts far above the mean wait in the queue instead of
+	// being paid for at their peak.
+	HeadroomMaxRatio float64 `mapstructure:"headroom_max_ratio"`
 }
 
 // withDefaults fills the unset keys (targets are list elements, which
@@ -90,6 +95,12 @@ func (t *TargetConfig) validateServing(key string, bad func(string, ...any)) {
 	if !(s.HeadroomQuantile >= 0 && s.HeadroomQuantile <= 1) {
 		bad("%s::headroom_quantile must be in [0, 1], got %v", k, s.HeadroomQuantile)
 	}
+	if !(s.HeadroomMaxRatio == 0 || (s.HeadroomMaxRatio >= 1 && !math.IsInf(s.HeadroomMaxRatio, 0))) {
+		bad("%s::headroom_max_ratio must be 0 (no cap) or at least 1 (a multiple of the mean arrival rate), got %v", k, s.HeadroomMaxRatio)
+	}
+	if s.HeadroomMaxRatio > 0 && s.HeadroomWindow == 0 {
+		bad("%s::headroom_max_ratio needs headroom_window, over which the mean arrival rate is taken", k)
+	}
 }
 
 // servingTarget is a target's state in serving mode.
@@ -118,6 +129,7 @@ func newServingTarget(t *TargetConfig) *servingTarget {
 			PanicThreshold: c.PanicThreshold,
 			DrainTime:      c.DrainTime,
 			HeadroomWindow: c.HeadroomWindow, HeadroomQuantile: c.HeadroomQuantile,
+			HeadroomMaxRatio: c.HeadroomMaxRatio,
 		}),
 	}
 }

@@ -52,6 +52,8 @@ func TestServingConfigErrorsNameTheKey(t *testing.T) {
 		{map[string]any{"pod_throughput": 20, "drain_time": "-1s"}, nil, "targets[0]::serving::drain_time must be between 1s and 1h"},
 		{map[string]any{"pod_throughput": 20, "headroom_quantile": 1.5}, nil, "targets[0]::serving::headroom_quantile must be in [0, 1]"},
 		{map[string]any{"pod_throughput": 20, "headroom_window": "-1m"}, nil, "targets[0]::serving::headroom_window must be between 0 and 24h"},
+		{map[string]any{"pod_throughput": 20, "headroom_window": "10m", "headroom_max_ratio": 0.5}, nil, "targets[0]::serving::headroom_max_ratio must be 0 (no cap) or at least 1"},
+		{map[string]any{"pod_throughput": 20, "headroom_max_ratio": 2}, nil, "targets[0]::serving::headroom_max_ratio needs headroom_window"},
 		{map[string]any{"pod_throughput": 20}, map[string]any{"target_value": 0, "metrics": []any{
 			map[string]any{"name": "nvidia.gpu.sm.active", "target_value": 0.8},
 			map[string]any{"name": "vllm:kv_cache_usage_perc", "target_value": 0.8},

@@ -86,6 +86,15 @@ type Comparison struct {
 	// "above" (worse than every reactive point: extrapolated linearly from
 	// the two with the most minutes, at least 0).
 	Outside string `json:"outside,omitempty"`
+	// FrontierGPUHoursLinear and SavingLinear read "linear between the two
+	// nearest reactive points" literally also below the range: the line
+	// through the two points of the Pareto frontier (no other point has
+	// both fewer minutes and fewer GPU-hours) with the fewest minutes,
+	// extended to the settings' minutes. Where that line does not fall as
+	// minutes grow (one point, or a flat or rising pair), it is the clamp.
+	// Inside the range and above it they equal the headline figures.
+	FrontierGPUHoursLinear float64 `json:"frontier_gpu_hours_linear"`
+	SavingLinear           float64 `json:"saving_linear"`
 }
 
 // Compare places a result against the frontier.
@@ -127,11 +136,48 @@ func Compare(rec Summary, frontier []Point) Comparison {
 			c.FrontierGPUHours = lerp(pts[i-1], pts[i])
 		}
 	}
-	if c.FrontierGPUHours > 0 {
-		c.Saving = round(1 - c.GPUHours/c.FrontierGPUHours)
+	c.FrontierGPUHoursLinear = c.FrontierGPUHours
+	if c.Outside == "below" {
+		c.FrontierGPUHoursLinear = extrapolateBelow(pts, x)
 	}
+	c.Saving = saving(c.GPUHours, c.FrontierGPUHours)
+	c.SavingLinear = saving(c.GPUHours, c.FrontierGPUHoursLinear)
 	c.FrontierGPUHours = round(c.FrontierGPUHours)
+	c.FrontierGPUHoursLinear = round(c.FrontierGPUHoursLinear)
 	return c
+}
+
+// extrapolateBelow extends the line through the two Pareto-optimal points
+// with the fewest SLO minutes to x minutes, fewer than any point has. pts
+// are sorted by minutes, the cheaper first at equal minutes. Where the line
+// does not rise towards fewer minutes, the answer is the clamp: the first
+// point's GPU-hours.
+func extrapolateBelow(pts []Summary, x float64) float64 {
+	// The Pareto frontier from the fewest minutes: each next point must be
+	// strictly cheaper than every point before it.
+	var pareto []Summary
+	for _, p := range pts {
+		if len(pareto) == 0 || p.GPUHours < pareto[len(pareto)-1].GPUHours {
+			pareto = append(pareto, p)
+		}
+	}
+	a := pts[0]
+	if len(pareto) < 2 {
+		return a.GPUHours
+	}
+	b := pareto[1]
+	slope := (b.GPUHours - a.GPUHours) / (b.SLOViolationMinutes - a.SLOViolationMinutes)
+	if !(slope < 0) {
+		return a.GPUHours
+	}
+	return a.GPUHours + slope*(x-a.SLOViolationMinutes)
+}
+
+func saving(hours, frontier float64) float64 {
+	if frontier > 0 {
+		return round(1 - hours/frontier)
+	}
+	return 0
 }
 
 func cmpFloat(a, b float64) int {

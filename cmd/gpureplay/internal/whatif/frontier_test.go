@@ -29,6 +29,9 @@ func TestRecommendedBeatsFrontier(t *testing.T) {
 	for _, s := range []Scenario{
 		{"testdata/azure-llm-2023-conv.csv", 5, 180 * time.Second},
 		{"testdata/mooncake-conversation.csv", 1, 180 * time.Second},
+		// Bursty code completion: the headroom cap keeps serving mode from
+		// paying for the bursts' peak all the time.
+		{"testdata/azure-llm-2023-code.csv", 20, 180 * time.Second},
 	} {
 		d := readDemand(t, s.Demand)
 		opts := Options{Startup: s.Startup, Scale: s.Scale}
@@ -59,7 +62,22 @@ func TestCompareByHand(t *testing.T) {
 	c = Compare(Summary{SLOViolationMinutes: 5, GPUHours: 50}, frontier)
 	require.Equal(t, "below", c.Outside)
 	require.Equal(t, 100.0, c.FrontierGPUHours)
+	// Read literally: on from (20, 60) through (10, 100), 4 GPU-hours a
+	// minute, to 120 at 5 minutes.
+	require.Equal(t, 120.0, c.FrontierGPUHoursLinear)
+	require.Equal(t, round(1-50.0/120), c.SavingLinear)
+	// A frontier that does not fall as minutes grow gives the clamp.
+	flat := []Point{pt(10, 100), pt(20, 100), pt(30, 120)}
+	c = Compare(Summary{SLOViolationMinutes: 5, GPUHours: 50}, flat)
+	require.Equal(t, 100.0, c.FrontierGPUHours)
+	require.Equal(t, 100.0, c.FrontierGPUHoursLinear)
+	// A dominated point between is not one of the two nearest.
+	c = Compare(Summary{SLOViolationMinutes: 0, GPUHours: 50}, []Point{pt(10, 100), pt(12, 110), pt(20, 80)})
+	require.Equal(t, 120.0, c.FrontierGPUHoursLinear) // through (10, 100) and (20, 80)
+	require.Equal(t, 100.0, c.FrontierGPUHours)
 	c = Compare(Summary{SLOViolationMinutes: 40, GPUHours: 30}, frontier)
 	require.Equal(t, "above", c.Outside)
 	require.Equal(t, 20.0, c.FrontierGPUHours) // on from (20, 60) through (30, 40)
+	require.Equal(t, 20.0, c.FrontierGPUHoursLinear)
+	require.Equal(t, c.Saving, c.SavingLinear)
 }

@@ -43,6 +43,13 @@ type Params struct {
 	// start-up time: demand can vary that much before new pods serve.
 	HeadroomWindow   time.Duration
 	HeadroomQuantile float64
+	// HeadroomMaxRatio caps the headroom and the panic window's estimate
+	// at this multiple of the mean interval arrival rate of the headroom
+	// window (0: no cap). A burst far above the mean is over before a pod
+	// that takes minutes to start serves it: paying for its peak all the
+	// time buys little service, so the queue absorbs it and the drain
+	// term serves it. The stable window's rate is never capped.
+	HeadroomMaxRatio float64
 }
 
 // Observation is what the pods reported at one evaluation.
@@ -115,7 +122,9 @@ func (e *Estimator) Observe(o Observation) Estimate {
 	for len(e.rates) > 0 && o.Now.Sub(e.rates[0].at) > p.HeadroomWindow {
 		e.rates = e.rates[1:]
 	}
-	arrival = max(arrival, e.quantile())
+	headroom, limit := e.quantile(), e.limit()
+	arrival = max(arrival, min(headroom, limit))
+	panicking = min(panicking, max(arrival, limit))
 	drain := backlog / max(p.DrainTime.Seconds(), 1)
 	est := Estimate{Arrival: arrival, Backlog: backlog}
 	est.Pods = (arrival + drain) / p.Target
@@ -155,6 +164,19 @@ func (e *Estimator) arrival(now time.Time, window time.Duration) float64 {
 		growth = (last.backlog - e.history[from].backlog) / dt
 	}
 	return math.Max(0, served+growth)
+}
+
+// limit is HeadroomMaxRatio times the mean interval arrival rate of the
+// headroom window, +Inf without a cap or a rate.
+func (e *Estimator) limit() float64 {
+	if e.p.HeadroomMaxRatio <= 0 || len(e.rates) == 0 {
+		return math.Inf(1)
+	}
+	sum := 0.0
+	for _, r := range e.rates {
+		sum += r.arrival
+	}
+	return e.p.HeadroomMaxRatio * sum / float64(len(e.rates))
 }
 
 // quantile is the headroom quantile of the interval arrival rates of the

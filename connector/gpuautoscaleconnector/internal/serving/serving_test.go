@@ -72,3 +72,45 @@ func TestHeadroomQuantile(t *testing.T) {
 	}
 	require.InDelta(t, 3.0, got[0], 1e-9) // the stable mean (3) is above the median rate (2)
 }
+
+// The cap holds the headroom and the panic window's estimate to a multiple
+// of the mean interval rate of the headroom window; the stable window's
+// rate is not capped.
+func TestHeadroomMaxRatio(t *testing.T) {
+	p := params()
+	p.HeadroomWindow, p.HeadroomQuantile, p.HeadroomMaxRatio = 60*time.Second, 1, 1.5
+	p.StableWindow, p.PanicWindow = 6*time.Second, 6*time.Second // the last interval
+	e := New(p)
+	var got []Estimate
+	for i, l := range []float64{1, 1, 1, 9, 1} {
+		got = append(got, e.Observe(Observation{Now: at(15 * i), Ready: 2, Load: l}))
+	}
+	// At 45 s the rates of the window are 1, 1, 9 (the first observation
+	// has none): mean 11/3, cap 5.5. The burst of 9 is the stable rate
+	// too, so it is not capped; the panic estimate equals it.
+	require.InDelta(t, 9/0.8, got[3].Pods, 1e-9)
+	require.True(t, got[3].Panic)
+	// At 60 s the stable rate is 1; the headroom (peak 9) is capped at
+	// 1.5 × mean(1, 1, 9, 1) = 4.5.
+	require.InDelta(t, 4.5/0.8, got[4].Pods, 1e-9)
+
+	// With Knative's windows, a burst in the last interval panics, but the
+	// panic estimate is capped too: the stable mean of 1, 1, 1, 1, 9 is
+	// 2.6, the cap 1.5 × mean(1, 1, 1, 9) = 4.5.
+	p.StableWindow, p.PanicWindow = 60*time.Second, 6*time.Second
+	e = New(p)
+	for i, l := range []float64{1, 1, 1, 1, 9} {
+		got[i] = e.Observe(Observation{Now: at(15 * i), Ready: 2, Load: l})
+	}
+	require.True(t, got[4].Panic)
+	require.InDelta(t, 4.5/0.8, got[4].Pods, 1e-9)
+
+	// Without the cap the peak is held.
+	p.StableWindow, p.PanicWindow = 6*time.Second, 6*time.Second
+	p.HeadroomMaxRatio = 0
+	e = New(p)
+	for i, l := range []float64{1, 1, 1, 9, 1} {
+		got[i] = e.Observe(Observation{Now: at(15 * i), Ready: 2, Load: l})
+	}
+	require.InDelta(t, 9/0.8, got[4].Pods, 1e-9)
+}
