@@ -6,87 +6,16 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/stretchr/testify/require"
 
 	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlmock"
 )
 
-type gpmSample struct{ mock.GpmSample }
-
-// newMockServer is go-nvml's DGX A100 mock with the calls the backend makes
-// filled in. Device 0 pretends to support GPM, as a Hopper GPU would.
-func newMockServer(t *testing.T) (*dgxa100.Server, *mock.EventSet) {
-	t.Helper()
-	s := dgxa100.New()
-	pending := []nvml.EventData{}
-	events := &mock.EventSet{
-		WaitFunc: func(uint32) (nvml.EventData, nvml.Return) {
-			if len(pending) == 0 {
-				return nvml.EventData{}, nvml.ERROR_TIMEOUT
-			}
-			ev := pending[0]
-			pending = pending[1:]
-			return ev, nvml.SUCCESS
-		},
-	}
-	for i, d := range s.Devices {
-		md := d.(*dgxa100.Device)
-		md.MemoryInfo = nvml.Memory{Total: 40 << 30, Used: 10 << 30, Free: 30 << 30}
-		md.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
-			return nvml.Utilization{Gpu: uint32(80 + i), Memory: 30}, nvml.SUCCESS
-		}
-		md.GetEncoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 0, 0, nvml.SUCCESS }
-		md.GetDecoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED }
-		md.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 250500, nvml.SUCCESS }
-		md.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 123456, nvml.SUCCESS }
-		md.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 61, nvml.SUCCESS }
-		md.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {
-			if c == nvml.CLOCK_SM {
-				return 1410, nvml.SUCCESS
-			}
-			return 1593, nvml.SUCCESS
-		}
-		md.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { return 0x40, nvml.SUCCESS }
-		md.GetTotalEccErrorsFunc = func(t nvml.MemoryErrorType, _ nvml.EccCounterType) (uint64, nvml.Return) {
-			if t == nvml.MEMORY_ERROR_TYPE_CORRECTED {
-				return 5, nvml.SUCCESS
-			}
-			return 1, nvml.SUCCESS
-		}
-		md.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
-		md.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 2, 1, false, i == 3, nvml.SUCCESS }
-		md.GetPcieThroughputFunc = func(nvml.PcieUtilCounter) (uint32, nvml.Return) { return 1000, nvml.SUCCESS }
-		md.RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
-	}
-	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS }
-	s.EventSetFreeFunc = func(nvml.EventSet) nvml.Return { return nvml.SUCCESS }
-	s.GpmQueryDeviceSupportFunc = func(d nvml.Device) (nvml.GpmSupport, nvml.Return) {
-		if d == s.Devices[0] {
-			return nvml.GpmSupport{IsSupportedDevice: 1}, nvml.SUCCESS
-		}
-		return nvml.GpmSupport{}, nvml.SUCCESS
-	}
-	s.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) { return &gpmSample{}, nvml.SUCCESS }
-	s.GpmSampleFreeFunc = func(nvml.GpmSample) nvml.Return { return nvml.SUCCESS }
-	s.GpmSampleGetFunc = func(nvml.Device, nvml.GpmSample) nvml.Return { return nvml.SUCCESS }
-	s.GpmMetricsGetFunc = func(req *nvml.GpmMetricsGetType) nvml.Return {
-		for i := uint32(0); i < req.NumMetrics; i++ {
-			m := &req.Metrics[i]
-			m.NvmlReturn = uint32(nvml.SUCCESS)
-			m.Value = float64(10 * m.MetricId) // percent
-		}
-		return nvml.SUCCESS
-	}
-	// Queue one XID 79 on device 2 for the first drain.
-	pending = append(pending, nvml.EventData{Device: s.Devices[2], EventType: nvml.EventTypeXidCriticalError, EventData: 79})
-	return s, events
-}
-
 func TestNVMLMock(t *testing.T) {
-	srv, _ := newMockServer(t)
+	srv := nvmlmock.New()
 	b := New(Options{Lib: srv, Hostname: "node-a"})
 	ctx := context.Background()
 	require.NoError(t, b.Connect(ctx))
@@ -135,7 +64,7 @@ func TestNVMLMock(t *testing.T) {
 }
 
 func TestNVMLGPULost(t *testing.T) {
-	srv, _ := newMockServer(t)
+	srv := nvmlmock.New()
 	b := New(Options{Lib: srv})
 	ctx := context.Background()
 	require.NoError(t, b.Connect(ctx))
@@ -146,7 +75,7 @@ func TestNVMLGPULost(t *testing.T) {
 }
 
 func TestNVMLLibraryMissing(t *testing.T) {
-	srv, _ := newMockServer(t)
+	srv := nvmlmock.New()
 	srv.InitFunc = func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }
 	err := New(Options{Lib: srv}).Connect(context.Background())
 	require.EqualError(t, err, "NVML library libnvidia-ml.so.1 not found: is the NVIDIA driver installed and its libraries mounted?")
