@@ -52,7 +52,7 @@ type autoscaler struct {
 	metricsOut consumer.Metrics
 	logsOut    consumer.Logs
 	host       component.Host
-	started    int
+	started    bool
 	cancel     context.CancelFunc
 	done       chan struct{}
 
@@ -184,13 +184,12 @@ func podNamespace() string {
 	return "default"
 }
 
-func (a *autoscaler) start(_ context.Context, host component.Host) error {
+// Start starts the evaluation loop; sharedcomponent calls it once for all
+// the connector's instances.
+func (a *autoscaler) Start(_ context.Context, host component.Host) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.started++
-	if a.started > 1 {
-		return nil
-	}
+	a.started = true
 	a.host = host
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel, a.done = cancel, make(chan struct{})
@@ -198,17 +197,15 @@ func (a *autoscaler) start(_ context.Context, host component.Host) error {
 	return nil
 }
 
-func (a *autoscaler) shutdown(context.Context) error {
+// Shutdown stops the loop and releases the Leases, once the last of the
+// connector's instances is shut down.
+func (a *autoscaler) Shutdown(context.Context) error {
 	a.mu.Lock()
-	if a.started == 0 {
+	if !a.started {
 		a.mu.Unlock()
 		return nil
 	}
-	a.started--
-	if a.started > 0 {
-		a.mu.Unlock()
-		return nil
-	}
+	a.started = false
 	cancel, done := a.cancel, a.done
 	a.mu.Unlock()
 	cancel()

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedcomponent"
 )
 
 // consumeWithin runs a pipeline's fan-out as the collector does, one
@@ -121,7 +122,7 @@ func TestSlowDownstreamDoesNotStallThePipeline(t *testing.T) {
 	a := newTestAutoscaler(t, deploymentTarget("ml", "inference"), api)
 	out := &blockingSink{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	a.metricsOut = out
-	h := &harness{a: a, in: &instance{a: a}}
+	h := &harness{a: a, in: &instance{&sharedcomponent.Shared[*autoscaler]{Value: a}}}
 	other := new(consumertest.MetricsSink)
 	now := time.Now()
 	workload := map[string]string{"k8s.deployment.name": "inference"}

@@ -199,8 +199,8 @@ func start(t *testing.T, name string, cfg *Config) *harness {
 		require.NoError(t, mm.Shutdown(context.Background()))
 		require.NoError(t, ml.Shutdown(context.Background()))
 	})
-	h.a, h.in = mm.(*instance).a, mm
-	require.Same(t, h.a, ml.(*instance).a, "one autoscaler per component ID")
+	h.a, h.in = mm.(*instance).Value, mm
+	require.Same(t, h.a, ml.(*instance).Value, "one autoscaler per component ID")
 	return h
 }
 

@@ -78,8 +78,8 @@ func NewSimulator(cfg component.Config, st ScaleTarget) (*Simulator, error) {
 	}
 	// Not started: no ticker and no Kubernetes client. The caller's clock
 	// drives evaluate, and the scale target is in memory.
-	inst.a.api = memoryCluster{st}
-	return &Simulator{conn: conn, a: inst.a}, nil
+	inst.Value.api = memoryCluster{st}
+	return &Simulator{conn: conn, a: inst.Value}, nil
 }
 
 // Interval is the connector's evaluation period.

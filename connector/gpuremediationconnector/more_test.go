@@ -137,7 +137,7 @@ func TestConnectorThroughTheFactory(t *testing.T) {
 	c, err := NewFactory().CreateMetricsToLogs(ctx, set, cfg, logs)
 	require.NoError(t, err)
 	require.NoError(t, c.Start(ctx, componenttest.NewNopHost()))
-	r := c.(*instance).r
+	r := c.(*instance).Value
 	require.Eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.leading }, 20*time.Second, 100*time.Millisecond)
 
 	gpu := gpuID(node, 0)

@@ -116,7 +116,7 @@ type remediator struct {
 	api        nodeAPI
 	leaseNS    string
 	leading    bool
-	starts     int
+	running    bool
 	cancel     context.CancelFunc
 	done       chan struct{}
 	electDone  <-chan struct{}
@@ -211,13 +211,12 @@ func (r *remediator) setLeading(lead bool) {
 	r.leading = lead
 }
 
-func (r *remediator) start(_ context.Context, host component.Host) error {
+// Start connects to the API server and starts the loop; sharedcomponent
+// calls it once for all the connector's instances.
+func (r *remediator) Start(_ context.Context, host component.Host) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.starts++
-	if r.starts > 1 {
-		return nil
-	}
+	r.running = true
 	r.host = host
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan struct{})
@@ -233,17 +232,15 @@ func (r *remediator) start(_ context.Context, host component.Host) error {
 	return nil
 }
 
-func (r *remediator) shutdown(context.Context) error {
+// Shutdown stops the loop, once the last of the connector's instances is
+// shut down.
+func (r *remediator) Shutdown(context.Context) error {
 	r.mu.Lock()
-	if r.starts == 0 {
+	if !r.running {
 		r.mu.Unlock()
 		return nil
 	}
-	r.starts--
-	if r.starts > 0 {
-		r.mu.Unlock()
-		return nil
-	}
+	r.running = false
 	cancel, done := r.cancel, r.done
 	r.mu.Unlock()
 	cancel()
