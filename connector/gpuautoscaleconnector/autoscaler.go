@@ -25,6 +25,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 )
 
@@ -144,7 +145,7 @@ var routeKlog sync.Once
 
 func (a *autoscaler) kubernetesAPI() (cluster, *kube.Leases, error) {
 	routeKlog.Do(func() { klog.SetLogger(zapr.NewLogger(a.logger.Named("client-go"))) })
-	rc, err := kube.RESTConfig(a.cfg.Auth.Type, a.cfg.Auth.Kubeconfig, a.cfg.Auth.Context)
+	rc, err := kubeauth.RESTConfig(a.cfg.Auth.Type, a.cfg.Auth.Kubeconfig, a.cfg.Auth.Context)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
 )
 
 // nodeAPI is what remediation needs from Kubernetes (*kube.Client).
@@ -166,7 +167,7 @@ func (r *remediator) kubernetesAPI(ctx context.Context) (nodeAPI, error) {
 		return nil, nil
 	}
 	routeKlog.Do(func() { klog.SetLogger(zapr.NewLogger(r.logger.Named("client-go"))) })
-	rc, err := kube.RESTConfig(r.cfg.Auth.Type, r.cfg.Auth.Kubeconfig, r.cfg.Auth.Context)
+	rc, err := kubeauth.RESTConfig(r.cfg.Auth.Type, r.cfg.Auth.Kubeconfig, r.cfg.Auth.Context)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
@@ -32,27 +31,6 @@ type Ref struct {
 }
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Kind + "/" + r.Name }
-
-// RESTConfig returns the client configuration for an auth type:
-// in_cluster or kubeconfig.
-func RESTConfig(authType, kubeconfig, context string) (*rest.Config, error) {
-	switch authType {
-	case "in_cluster":
-		c, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("in-cluster Kubernetes config: %w", err)
-		}
-		return c, nil
-	case "kubeconfig":
-		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
-		c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-		}
-		return c, nil
-	}
-	return nil, fmt.Errorf("no Kubernetes API for auth type %q", authType)
-}
 
 // Scaler reads and writes replica counts through the scale subresource of
 // any kind that has one: Deployments, StatefulSets, custom resources.

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Names this component writes on nodes.
@@ -74,26 +73,6 @@ type Client struct {
 	cs      kubernetes.Interface
 	timeout time.Duration
 	now     func() time.Time
-}
-
-// RESTConfig builds a client configuration from the component's auth settings.
-func RESTConfig(authType, kubeconfig, context string) (*rest.Config, error) {
-	switch authType {
-	case "in_cluster":
-		c, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("in-cluster Kubernetes config: %w", err)
-		}
-		return c, nil
-	case "kubeconfig":
-		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
-		c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-		}
-		return c, nil
-	}
-	return nil, fmt.Errorf("no Kubernetes API for auth type %q", authType)
 }
 
 // New returns a client; each call to the API is bounded by timeout.
