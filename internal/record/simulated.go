@@ -29,7 +29,7 @@ func loadSimulated(path string) (simulated.Config, error) {
 	if err := confmap.NewFromStringMap(m).Unmarshal(&cfg); err != nil {
 		return cfg, fmt.Errorf("-simulated %s: %w", path, err)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return cfg, fmt.Errorf("-simulated %s: %w", path, err)
 	}
 	return cfg, nil

@@ -151,8 +151,11 @@ type model struct {
 	nvlink          bool
 }
 
-// Validate checks the fleet; errors name the key under `simulated`.
-func (c *Config) Validate() error {
+// Check checks the fleet; errors name the key under `simulated`. It is not
+// named Validate on purpose: the collector's config walk calls every nested
+// Validate, and the dcgm receiver must check this block only when its
+// backend is simulated.
+func (c *Config) Check() error {
 	if c.Trace != "" {
 		return nil // the trace is read, and checked line by line, at start
 	}

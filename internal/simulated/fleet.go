@@ -65,7 +65,7 @@ type fault struct {
 
 // New builds the fleet. cfg must be valid.
 func New(cfg Config) (*Fleet, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
 	fl := &Fleet{cfg: cfg}

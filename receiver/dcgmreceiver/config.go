@@ -3,6 +3,7 @@ package dcgmreceiver
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
@@ -74,12 +75,12 @@ type PodResourcesConfig struct {
 	RefreshInterval time.Duration `mapstructure:"refresh_interval"`
 }
 
-// Validate checks the configuration; each error names the offending key.
+// Validate checks the settings of this struct only: confmap.Validate, which
+// the collector runs, walks the nested structs and calls their Validate
+// itself (collection_interval is checked by scraperhelper.ControllerConfig,
+// metrics by metadata.MetricsBuilderConfig). Each error names the key.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if cfg.CollectionInterval <= 0 {
-		errs = append(errs, fmt.Errorf("collection_interval must be positive, got %v", cfg.CollectionInterval))
-	}
 	switch cfg.Backend {
 	case BackendAuto, BackendDCGM, BackendNVML, BackendSimulated:
 	default:
@@ -95,26 +96,58 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("endpoint: %w", err))
 		}
 	}
-	if cfg.Reconnect.InitialInterval <= 0 {
-		errs = append(errs, fmt.Errorf("reconnect::initial_interval must be positive, got %v", cfg.Reconnect.InitialInterval))
-	}
-	if cfg.Reconnect.MaxInterval < cfg.Reconnect.InitialInterval {
-		errs = append(errs, fmt.Errorf("reconnect::max_interval (%v) must not be less than reconnect::initial_interval (%v)", cfg.Reconnect.MaxInterval, cfg.Reconnect.InitialInterval))
-	}
-	if cfg.PodResources.Enabled {
-		if cfg.PodResources.Endpoint == "" {
-			errs = append(errs, errors.New("pod_resources::endpoint must be set when pod_resources::enabled is true"))
-		}
-		if cfg.PodResources.RefreshInterval <= 0 {
-			errs = append(errs, fmt.Errorf("pod_resources::refresh_interval must be positive, got %v", cfg.PodResources.RefreshInterval))
-		}
-	}
+	// The simulated block is read only by the simulated backend, so it is
+	// checked here, where the backend is known, and not by the walk.
 	if cfg.Backend == BackendSimulated {
-		if err := cfg.Simulated.Validate(); err != nil {
+		for _, err := range unjoin(cfg.Simulated.Check()) {
 			errs = append(errs, fmt.Errorf("simulated: %w", err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Validate checks the back-off. A maximum is compared with the initial
+// interval only once that is valid.
+func (c *ReconnectConfig) Validate() error {
+	if c.InitialInterval <= 0 {
+		return fmt.Errorf("initial_interval must be positive, got %v", c.InitialInterval)
+	}
+	if c.MaxInterval < c.InitialInterval {
+		return fmt.Errorf("max_interval (%v) must not be less than initial_interval (%v)", c.MaxInterval, c.InitialInterval)
+	}
+	return nil
+}
+
+// Validate checks the kubelet client's settings when it is enabled. Its
+// problems are reported on one line: confmap.Validate puts the struct's key
+// (pod_resources) before the first line of the error only.
+func (c *PodResourcesConfig) Validate() error {
+	if !c.Enabled {
+		return nil
+	}
+	var problems []string
+	if c.Endpoint == "" {
+		problems = append(problems, "endpoint must be set when enabled is true")
+	}
+	if c.RefreshInterval <= 0 {
+		problems = append(problems, fmt.Sprintf("refresh_interval must be positive, got %v", c.RefreshInterval))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// unjoin returns the errors that errors.Join joined, err alone if it is
+// not a join, and nothing if it is nil.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // ParseEndpoint turns an nv-hostengine endpoint into go-dcgm's address and

@@ -2,6 +2,7 @@ package dcgmreceiver
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,16 +52,18 @@ func TestConfigValidationErrors(t *testing.T) {
 		{"unknown_backend", []string{`backend: unknown backend "rocm"; want one of auto, dcgm, nvml, simulated`}},
 		{"bad_endpoint", []string{`endpoint: "localhost:notaport" has an invalid port "notaport"`}},
 		{"relative_socket", []string{`endpoint: "unix://run/nv-hostengine.sock": a unix socket path must be absolute`}},
-		{"zero_interval", []string{"collection_interval must be positive, got 0s"}},
+		{"zero_interval", []string{`"collection_interval": requires positive value`}},
 		{"bad_naming", []string{`naming: unknown naming "prometheus"; want otel or dcgm_exporter`}},
-		{"bad_backoff", []string{"reconnect::max_interval (1s) must not be less than reconnect::initial_interval (10s)"}},
-		{"pods_without_socket", []string{"pod_resources::endpoint must be set when pod_resources::enabled is true"}},
+		{"bad_backoff", []string{"reconnect: max_interval (1s) must not be less than initial_interval (10s)"}},
+		{"zero_backoff", []string{"reconnect: initial_interval must be positive, got 0s"}},
+		{"pods_without_socket", []string{"pod_resources: endpoint must be set when enabled is true"}},
+		{"pods_all_wrong", []string{"pod_resources: endpoint must be set when enabled is true; refresh_interval must be positive, got 0s"}},
 		{"bad_fleet", []string{
 			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4 or p100`,
-			`workloads[0]::kind: unknown kind "batch"; want training or serving`,
-			`workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
-			`workloads[0]::phases[0]::kind: unknown phase "busy"`,
-			`faults[0]::kind: unknown fault "meltdown"`,
+			`simulated: workloads[0]::kind: unknown kind "batch"; want training or serving`,
+			`simulated: workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
+			`simulated: workloads[0]::phases[0]::kind: unknown phase "busy"`,
+			`simulated: faults[0]::kind: unknown fault "meltdown"`,
 		}},
 	}
 	for _, tt := range tests {
@@ -72,6 +75,26 @@ func TestConfigValidationErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConfigValidationReportsEachErrorOnce goes through confmap.Validate, as
+// the collector does: it walks nested structs itself, so an error must come
+// from one Validate only, and a block the chosen backend does not read is not
+// checked.
+func TestConfigValidationReportsEachErrorOnce(t *testing.T) {
+	t.Run("no duplicates", func(t *testing.T) {
+		err := confmap.Validate(loadConfig(t, "zero_interval_empty_fleet"))
+		require.Error(t, err)
+		lines := strings.Split(err.Error(), "\n")
+		require.Len(t, lines, 2, "want one error per bad key, got:\n%v", err)
+		all := strings.Join(lines, "\n")
+		require.Contains(t, all, `"collection_interval": requires positive value`)
+		require.Contains(t, all, "simulated: hosts and gpus_per_host must be positive, got 0 and 8")
+	})
+	t.Run("unused block", func(t *testing.T) {
+		require.NoError(t, confmap.Validate(loadConfig(t, "unused_fleet")),
+			"the simulated block is not read with backend nvml")
+	})
 }
 
 func TestParseEndpoint(t *testing.T) {

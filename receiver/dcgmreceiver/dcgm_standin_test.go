@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -178,7 +179,7 @@ func TestDCGMStandinEmbedded(t *testing.T) {
 	cfg.Backend = BackendDCGM
 	cfg.Embedded = true
 	cfg.Endpoint = "" // not needed, and not validated, in embedded mode
-	require.NoError(t, cfg.Validate())
+	require.NoError(t, confmap.Validate(cfg))
 	s := newGPUScraper(cfg, receivertest.NewNopSettings(metadata.Type))
 	ctx := context.Background()
 	require.NoError(t, s.start(ctx, &statusHost{}))
