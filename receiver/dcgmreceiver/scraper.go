@@ -20,7 +20,15 @@ import (
 
 // gpuScraper drives a backend: it connects, collects, maps, and when the
 // backend fails it reports a recoverable status, backs off and reconnects.
-// It never returns an error that would stop the collector.
+//
+// An outage is not returned as a scrape error. Such an error would not stop
+// the collector: scraperhelper logs it at error level, marks the scrape's
+// span failed and goes on. But it would do so on every interval of the
+// outage, while the recoverable status and one warning per distinct failure
+// already say it. Nor is there a partial failure to return as a
+// scrapererror.PartialScrapeError: a backend's Collect returns every device
+// or an error (see backend.Backend), and a field a GPU does not support is
+// not a failure.
 type gpuScraper struct {
 	cfg    *Config
 	set    receiver.Settings
