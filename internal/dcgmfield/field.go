@@ -179,9 +179,6 @@ func (vs *Values) Set(f Field, v float64) {
 	vs.v[f] = v
 }
 
-// Unset forgets f's value.
-func (vs *Values) Unset(f Field) { vs.present &^= 1 << f }
-
 // Get returns f's value and whether it was set.
 func (vs *Values) Get(f Field) (float64, bool) {
 	return vs.v[f], vs.present&(1<<f) != 0

@@ -85,7 +85,6 @@ type Reader struct {
 	err    error // a read-ahead error, returned after the rows before it
 	last   float64
 	seen   map[string]int // uuid -> line, within the current timestamp
-	rows   int
 	eof    bool
 }
 
@@ -130,9 +129,6 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	}
 	return tr, nil
 }
-
-// Rows is the number of rows read so far.
-func (tr *Reader) Rows() int { return tr.rows }
 
 // NextBatch returns the rows of the next timestamp, or io.EOF after the last.
 // A bad row is reported after the batches before it.
@@ -262,7 +258,6 @@ func (tr *Reader) readRow() (Row, error) {
 			Msg: fmt.Sprintf("second row for %s at timestamp %s (first on line %d)", row.UUID, row.TimeText, prev)}
 	}
 	tr.seen[row.UUID] = line
-	tr.rows++
 	return row, nil
 }
 

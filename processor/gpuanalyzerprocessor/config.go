@@ -390,7 +390,7 @@ func (cfg *Config) analysisConfig() analysis.Config {
 		UsageReport: cfg.Cost.ReportInterval,
 	}
 	for i, a := range cfg.Alerts.byName() {
-		ac.Alerts[i] = analysis.AlertRule{Enabled: a.Enabled, For: a.For, Threshold: a.Threshold, Resolve: a.Resolve, Severity: a.Severity}
+		ac.Alerts[i] = analysis.AlertRule{Enabled: a.Enabled, For: a.For, Threshold: a.Threshold, Resolve: a.Resolve}
 	}
 	return ac
 }

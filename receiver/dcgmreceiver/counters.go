@@ -36,7 +36,7 @@ type counterState struct {
 	epoch      uint64
 	epochStart pcommon.Timestamp
 	samples    int
-	prev, last time.Time
+	last       time.Time
 	src        [numSources]sourceCounter
 	// bytes integrates PCIe tx, rx and NVLink tx, rx rates.
 	bytes [4]float64

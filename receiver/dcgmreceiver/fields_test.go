@@ -47,11 +47,13 @@ func TestNeededFieldsKeepEveryMetric(t *testing.T) {
 			d := *c.Device
 			d.UUID += "-noprof"
 			c.Device = &d
+			var vs f.Values
 			for _, field := range f.All() {
-				if field.Info().Profiling {
-					c.Values.Unset(field)
+				if v, ok := c.Values.Get(field); ok && !field.Info().Profiling {
+					vs.Set(field, v)
 				}
 			}
+			c.Values = vs
 			s = append(s, c)
 		}
 		samples = append(samples, s)

@@ -286,7 +286,6 @@ func (m *Mapper) record(s *gpu.Sample, cs *counterState) {
 		mb.RecordNvidiaGpuRowRemapRowsDataPoint(ts, int64(v), metadata.AttributeErrorTypeUncorrected)
 	}
 
-	cs.prev = cs.last
 	cs.last = s.Time
 	cs.samples++
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func testConfig() Config {
-	alert := func(f time.Duration) AlertRule { return AlertRule{Enabled: true, For: f, Severity: "warning"} }
+	alert := func(f time.Duration) AlertRule { return AlertRule{Enabled: true, For: f} }
 	c := Config{
 		Rules: Rules{
 			Window: 30 * time.Second, FaultLookback: 5 * time.Minute,

@@ -147,7 +147,6 @@ type AlertRule struct {
 	For       time.Duration
 	Threshold float64
 	Resolve   float64
-	Severity  string
 }
 
 // Config is everything the analyzer needs.
