@@ -37,11 +37,17 @@ func TestFleetSummary(t *testing.T) {
 
 	var summaries []string
 	changes := map[string][]string{}
+	hints := map[string]string{}
 	for _, e := range logs.All() {
 		switch e.Message {
 		case "GPU bottleneck changed":
 			m := e.ContextMap()
-			changes[m["gpu"].(string)] = append(changes[m["gpu"].(string)], m["from"].(string)+">"+m["to"].(string))
+			require.NotContains(t, m, "was", "with a summary, a change is logged once, at the summary")
+			gpu := m["gpu"].(string)
+			changes[gpu] = append(changes[gpu], m["from"].(string)+">"+m["to"].(string))
+			if h, ok := m["hint"].(string); ok {
+				hints[gpu] = h
+			}
 		case "GPU is a straggler", "GPU alert firing", "GPU alert resolved", "GPU is no longer a straggler":
 		default:
 			summaries = append(summaries, e.Message)
@@ -57,6 +63,8 @@ func TestFleetSummary(t *testing.T) {
 	// Changes are logged once, at the summary after they happen.
 	require.Equal(t, []string{"compute_bound>throttled"}, changes["gpu-node-0/gpu2"])
 	require.Equal(t, []string{"memory_bound>faulted"}, changes["gpu-node-1/gpu3"], "XID 79 at 45 s")
+	require.Equal(t, "replace_or_drain", hints["gpu-node-1/gpu3"], "the change carries its hint")
+	require.Equal(t, "check_cooling_or_power", hints["gpu-node-0/gpu2"])
 	require.NotContains(t, changes, "gpu-node-1/gpu6", "the idle notebook never changed")
 }
 
