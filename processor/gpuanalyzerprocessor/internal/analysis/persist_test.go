@@ -98,3 +98,21 @@ func TestStateEncodingSize(t *testing.T) {
 	t.Logf("saved state: %d bytes", n)
 	require.LessOrEqual(t, n, 2048)
 }
+
+// TestRestartStartsUsageAfresh: the usage counters are not kept across a
+// restart, so they start at the first sample after it, with a start time of
+// their own; the downtime is not counted into them.
+func TestRestartStartsUsageAfresh(t *testing.T) {
+	a := New(testConfig())
+	v := feed(t, a, "g", 0, 100, nil)[100]
+	require.Equal(t, 100.0, seconds(v.Usage)[Used])
+
+	a = restart(t, a)
+	out := feed(t, a, "g", 700, 760, nil) // ten minutes down
+	first, last := out[700], out[760]
+	require.Equal(t, [NumUsageStates]float64{}, seconds(first.Usage), "nothing counted at the first sample after the restart")
+	require.Equal(t, int64(700e9), first.UsageStart)
+	require.Equal(t, 60.0, seconds(last.Usage)[Used], "only the time since the restart")
+	require.Equal(t, 0.0, seconds(last.Usage)[UsageUnknown], "the downtime is not in the new counters")
+	require.Equal(t, int64(0), last.ClassStart, "the class time is kept, with its start")
+}

@@ -76,11 +76,13 @@ type usage struct {
 	reported int64
 }
 
-// account attributes the interval from the GPU's previous sample to this
+// accountUsage attributes the interval from the GPU's previous sample to this
 // one, s at time t: all of it to the state the GPU was in at the previous
 // sample (its class and pod then), at the price it had then. An interval
 // longer than maxGap is time the analyzer did not see: unknown. Called
-// before the sample's readings replace the previous ones.
+// before the sample's readings replace the previous ones. A GPU restored
+// after a restart is not yet seen: its usage counters, not kept across the
+// restart, start at its first sample after it.
 func (g *gpuState) accountUsage(s *Sample, t, maxGap int64) {
 	u := &g.usage
 	if g.seen {
