@@ -39,7 +39,13 @@ AGENT_BIN := bin/otelcol-gpu-agent
 build-agent: $(AGENT_BIN)
 $(AGENT_BIN): $(BUILDER) $(GO_SOURCES) builder-config-agent.yaml
 	GOFLAGS="-mod=mod -e" $(BUILDER) --config builder-config-agent.yaml --skip-compilation
-	cd _build-agent && $(GO) build -trimpath -o ../$(AGENT_BIN) .
+	@# -s -w: no symbol table or DWARF, about 30 % smaller on disk and in an image;
+	@# resident memory is the same (stack traces and pprof keep their pclntab).
+	cd _build-agent && $(GO) build -trimpath -ldflags "-s -w" -o otelcol-gpu-agent .
+	@# A copy, as an image or package installs it: run straight from the
+	@# linker's output file, the same bytes kept ~8 MB more of the binary's
+	@# pages resident (Linux 6.18, ext4), which would skew its measured RSS.
+	install -m 0755 _build-agent/otelcol-gpu-agent $(AGENT_BIN)
 	@echo "built $(AGENT_BIN)"
 
 # gpurecord, its own small binary: records this machine's GPUs as a trace
