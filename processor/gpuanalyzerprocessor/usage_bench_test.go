@@ -3,10 +3,8 @@ package gpuanalyzerprocessor
 import (
 	"context"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
@@ -24,20 +22,5 @@ func BenchmarkAnalyzerCostEverySample(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	md := benchBatch(benchGPUs)
-	points := md.DataPointCount()
-	t0 := time.Unix(1767225600, 0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		b.StopTimer()
-		restamp(md, pcommon.NewTimestampFromTime(t0.Add(time.Duration(i)*time.Second)))
-		b.StartTimer()
-		if err := p.ConsumeMetrics(context.Background(), md); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	b.ReportMetric(perOp/float64(points), "ns/datapoint")
+	benchConsume(b, p)
 }
