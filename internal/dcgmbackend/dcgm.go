@@ -52,6 +52,9 @@ const (
 type Backend struct {
 	opts      Options
 	connected bool
+	// epoch counts connections: counters read after a reconnect are not
+	// comparable with those before (gpu.Sample.Epoch).
+	epoch uint64
 
 	entities     []entity
 	pairs        []dcgm.GroupEntityPair // every entity, for device fields
@@ -125,6 +128,7 @@ func (b *Backend) Connect(context.Context) error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	b.connected = true
+	b.epoch++
 	if err := b.discover(); err != nil {
 		b.closeLocked()
 		return err
@@ -363,7 +367,7 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 	}
 	samples := make([]gpu.Sample, len(b.entities))
 	for i := range b.entities {
-		samples[i] = gpu.Sample{Device: &b.entities[i].dev, Time: now, Epoch: 0}
+		samples[i] = gpu.Sample{Device: &b.entities[i].dev, Time: now, Epoch: b.epoch}
 	}
 	// DCGM samples once per UpdateEvery, so the newest value is up to one
 	// period old when read, plus the host engine's scheduling delay. Half a

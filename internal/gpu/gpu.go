@@ -69,5 +69,7 @@ type Sample struct {
 	XIDs []uint32
 	// Epoch changes whenever the backend lost its source and reconnected,
 	// or the driver was reloaded: counters from before are not comparable.
+	// The backend that produced the sample owns it; nothing downstream
+	// changes it.
 	Epoch uint64
 }

@@ -34,6 +34,9 @@ type Backend struct {
 	devices []*device
 	events  nvml.EventSet
 	inited  bool
+	// epoch counts initializations: counters read after a reconnect are not
+	// comparable with those before (gpu.Sample.Epoch).
+	epoch uint64
 }
 
 type device struct {
@@ -72,6 +75,7 @@ func (b *Backend) Connect(context.Context) error {
 		return fmt.Errorf("nvml init: %v", nvml.ErrorString(ret))
 	}
 	b.inited = true
+	b.epoch++
 	if err := b.discover(); err != nil {
 		_ = b.Close()
 		return err
@@ -150,7 +154,7 @@ func (b *Backend) Collect(_ context.Context, now time.Time, _ time.Duration) ([]
 	}
 	out := make([]gpu.Sample, 0, len(b.devices))
 	for _, d := range b.devices {
-		s := gpu.Sample{Device: &d.dev, Time: now}
+		s := gpu.Sample{Device: &d.dev, Time: now, Epoch: b.epoch}
 		if err := b.read(d, &s.Values); err != nil {
 			return nil, err
 		}

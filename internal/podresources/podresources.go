@@ -14,12 +14,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
-)
 
-// Pod is a container that devices are allocated to.
-type Pod struct {
-	Namespace, Name, Container string
-}
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+)
 
 // Cache holds the device-to-pod map and refreshes it at most once per
 // interval. When the socket is missing or the kubelet fails, it keeps the
@@ -31,7 +28,7 @@ type Cache struct {
 	logger   *zap.Logger
 
 	mu        sync.RWMutex
-	byDevice  map[string]Pod
+	byDevice  map[string]gpu.Pod
 	refreshed time.Time
 	lastGood  time.Time
 	warned    bool
@@ -76,7 +73,7 @@ func (c *Cache) Refresh(ctx context.Context, now time.Time) {
 }
 
 // Lookup returns the container a device UUID is allocated to.
-func (c *Cache) Lookup(uuid string) (Pod, bool) {
+func (c *Cache) Lookup(uuid string) (gpu.Pod, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	p, ok := c.byDevice[uuid]
@@ -91,7 +88,7 @@ func (c *Cache) Close() error {
 	return nil
 }
 
-func (c *Cache) list(ctx context.Context) (map[string]Pod, error) {
+func (c *Cache) list(ctx context.Context) (map[string]gpu.Pod, error) {
 	if _, err := os.Stat(c.socket); err != nil {
 		return nil, fmt.Errorf("kubelet pod-resources socket: %w", err)
 	}
@@ -113,8 +110,8 @@ func (c *Cache) list(ctx context.Context) (map[string]Pod, error) {
 
 // devicesToPods indexes NVIDIA devices (whole GPUs and MIG instances) by
 // UUID. Shared GPUs (time-slicing) appear as UUID::N; they map to the UUID.
-func devicesToPods(resp *podresourcesv1.ListPodResourcesResponse) map[string]Pod {
-	m := make(map[string]Pod)
+func devicesToPods(resp *podresourcesv1.ListPodResourcesResponse) map[string]gpu.Pod {
+	m := make(map[string]gpu.Pod)
 	for _, p := range resp.GetPodResources() {
 		for _, ctr := range p.GetContainers() {
 			for _, d := range ctr.GetDevices() {
@@ -123,7 +120,7 @@ func devicesToPods(resp *podresourcesv1.ListPodResourcesResponse) map[string]Pod
 				}
 				for _, id := range d.GetDeviceIds() {
 					id, _, _ = strings.Cut(id, "::")
-					m[id] = Pod{Namespace: p.GetNamespace(), Name: p.GetName(), Container: ctr.GetName()}
+					m[id] = gpu.Pod{Namespace: p.GetNamespace(), Name: p.GetName(), Container: ctr.GetName()}
 				}
 			}
 		}

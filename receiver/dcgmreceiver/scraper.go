@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
-	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/podresources"
 )
 
@@ -40,7 +39,6 @@ type gpuScraper struct {
 	// connected, or nil.
 	candidates []backend.Backend
 	active     backend.Backend
-	epoch      uint64
 
 	backoff     time.Duration
 	nextAttempt time.Time
@@ -101,7 +99,6 @@ func (s *gpuScraper) connect(ctx context.Context) bool {
 		err := b.Connect(ctx)
 		if err == nil {
 			s.active = b
-			s.epoch++
 			s.backoff = s.cfg.Reconnect.InitialInterval
 			s.logger.Info("Connected to GPU backend", zap.String("backend", b.Name()))
 			s.reportOK()
@@ -139,11 +136,11 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	for i := range samples {
 		smp := &samples[i]
-		smp.Epoch = smp.Epoch<<32 | s.epoch
 		if s.pods != nil {
 			if p, ok := s.pods.Lookup(smp.Device.UUID); ok {
 				d := *smp.Device
-				d.Pod = gpu.Pod{Namespace: p.Namespace, Name: p.Name, Container: p.Container, Job: d.Pod.Job}
+				p.Job = d.Pod.Job // the kubelet does not know the job
+				d.Pod = p
 				smp.Device = &d
 			}
 		}
