@@ -27,6 +27,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
 // cluster is what the autoscaler needs from Kubernetes: the target's scale
@@ -75,6 +76,9 @@ type autoscaler struct {
 	// newAPI builds the Kubernetes client; tests replace it.
 	newAPI func() (cluster, *kube.Leases, error)
 	now    func() time.Time
+
+	// replayedAt is the data time of a replay's latest evaluation.
+	replayedAt time.Time
 }
 
 type target struct {
@@ -95,7 +99,7 @@ type target struct {
 
 	// sim, in a replay, is the target's state as the replay says it is.
 	sim  *simState
-	last evaluation
+	last offline.Evaluation
 	// serving is the state of mode serving; nil in other modes.
 	serving *servingTarget
 }
@@ -497,7 +501,7 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 	}
 	d := t.decide(o)
 	a.tb.ConnectorGpuAutoscaleEvaluations.Add(ctx, 1)
-	t.last = evaluation{Time: now, Target: t.ref.String(), Current: o.Current, Desired: d.Desired, Reason: string(d.Reason), Metric: d.Metric, Value: d.Value}
+	t.last = offline.Evaluation{Time: now, Target: t.ref.String(), Current: o.Current, Desired: d.Desired, Reason: string(d.Reason), Metric: d.Metric, Value: d.Value}
 	if d.Desired != o.Current {
 		switch {
 		case t.cfg.DryRun:

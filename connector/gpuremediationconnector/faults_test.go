@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
 func shadow(t *testing.T) *remediator {
@@ -107,7 +108,7 @@ func TestShadowDecisions(t *testing.T) {
 	r := shadow(t)
 	t0 := time.Unix(1000, 0)
 	ts := func(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t0.Add(d)) }
-	batch := func(d time.Duration, fill map[string]func(ms pmetric.MetricSlice)) []Decision {
+	batch := func(d time.Duration, fill map[string]func(ms pmetric.MetricSlice)) []offline.Decision {
 		md := pmetric.NewMetrics()
 		for _, host := range []string{"a", "b", "c", "d"} {
 			rm := resource(host, "gpu-"+host, func(ms pmetric.MetricSlice) {
@@ -120,7 +121,7 @@ func TestShadowDecisions(t *testing.T) {
 		}
 		require.NoError(t, r.consume(t.Context(), md))
 		r.tick(t.Context(), t0.Add(d))
-		return append([]Decision(nil), r.out...)
+		return append([]offline.Decision(nil), r.out...)
 	}
 	require.Empty(t, batch(0, nil))
 	ds := batch(time.Second, map[string]func(pmetric.MetricSlice){

@@ -28,6 +28,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
 var (
@@ -237,7 +238,7 @@ type gpuReport struct {
 }
 
 // feed sends one batch at the fixture's time and runs one tick.
-func (f *fixture) feed(reports ...gpuReport) []Decision {
+func (f *fixture) feed(reports ...gpuReport) []offline.Decision {
 	f.t.Helper()
 	md := pmetric.NewMetrics()
 	ts := pcommon.NewTimestampFromTime(f.now)
@@ -286,15 +287,15 @@ func (f *fixture) feed(reports ...gpuReport) []Decision {
 	}
 	require.NoError(f.t, f.r.consume(context.Background(), md))
 	f.r.tick(context.Background(), f.now)
-	return append([]Decision(nil), f.r.out...)
+	return append([]offline.Decision(nil), f.r.out...)
 }
 
 // step moves the fixture's clock on.
 func (f *fixture) step(d time.Duration) { f.now = f.now.Add(d) }
 
-func (f *fixture) tick() []Decision {
+func (f *fixture) tick() []offline.Decision {
 	f.r.tick(context.Background(), f.now)
-	return append([]Decision(nil), f.r.out...)
+	return append([]offline.Decision(nil), f.r.out...)
 }
 
 // counter reads gpu.remediation.actions{action, reason} from the last
@@ -349,7 +350,7 @@ func (f *fixture) logRecords() []plog.LogRecord {
 	return out
 }
 
-func reasons(ds []Decision) []string {
+func reasons(ds []offline.Decision) []string {
 	var out []string
 	for _, d := range ds {
 		out = append(out, d.Fault+":"+d.Action+":"+d.Reason)

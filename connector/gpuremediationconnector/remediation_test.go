@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
 // XID 79 on one node: condition, taint, cordon, and a drain through the
@@ -242,7 +243,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	require.Len(t, ds, 1)
 	require.True(t, ds[0].Time.Equal(f.now))
 	ds[0].Time = f.now
-	require.Equal(t, Decision{Time: f.now, Node: node, UUID: gpu, Fault: "xid_79", Action: "drain", Reason: reasonPolicy, DryRun: true}, ds[0])
+	require.Equal(t, offline.Decision{Time: f.now, Node: node, UUID: gpu, Fault: "xid_79", Action: "drain", Reason: reasonPolicy, DryRun: true}, ds[0])
 	after := f.getNode(node)
 	require.Equal(t, before.ResourceVersion, after.ResourceVersion, "the node is not written")
 	require.Empty(t, f.events(node))

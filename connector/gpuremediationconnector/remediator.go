@@ -27,6 +27,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
 // nodeAPI is what remediation needs from Kubernetes (*kube.Client).
@@ -68,17 +69,6 @@ const (
 	stepRequest   = "request"
 	stepUncordon  = "uncordon"
 )
-
-// Decision is one decision, as gpureplay prints it.
-type Decision struct {
-	Time   time.Time
-	Node   string
-	UUID   string
-	Fault  string
-	Action string
-	Reason string
-	DryRun bool
-}
 
 // plan is the remediation of one fault on one GPU, worked through step by
 // step; a failed step is retried, with back-off, from where it stopped.
@@ -133,7 +123,7 @@ type remediator struct {
 	counts  map[[2]string]int64 // {action, reason} → count
 	firstTS pcommon.Timestamp
 	logs    plog.Logs
-	out     []Decision // decisions of the current tick
+	out     []offline.Decision // decisions of the current tick
 
 	// newAPI builds the Kubernetes client at start; tests replace it.
 	newAPI func(ctx context.Context) (nodeAPI, error)
@@ -760,7 +750,7 @@ func (r *remediator) decision(d detected, rem policy.Remediation, reason, why st
 }
 
 func (r *remediator) decisionNamed(d detected, fault, action, reason, why string, dry bool) {
-	r.out = append(r.out, Decision{Time: d.at, Node: d.node, UUID: d.gpu, Fault: fault, Action: action, Reason: reason, DryRun: dry})
+	r.out = append(r.out, offline.Decision{Time: d.at, Node: d.node, UUID: d.gpu, Fault: fault, Action: action, Reason: reason, DryRun: dry})
 	lr := r.record(d.node, d.at)
 	lr.Body().SetStr(why)
 	at := lr.Attributes()

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadatatest"
@@ -26,26 +27,28 @@ import (
 // fleetBatches maps a simulated fleet at 1 s intervals with the receiver's
 // own mapping, so that the processor sees exactly what the receiver emits.
 type fleetBatches struct {
-	fl     *simulated.Fleet
-	mapper *dcgmreceiver.Mapper
-	t0     time.Time
-	n      int
+	fl  *simulated.Fleet
+	rcv offline.Receiver
+	t0  time.Time
+	n   int
 }
 
 func newFleet(t testing.TB, cfg simulated.Config) *fleetBatches {
 	fl, err := simulated.New(cfg)
 	require.NoError(t, err)
-	return &fleetBatches{fl: fl, mapper: dcgmreceiver.NewDefaultMapper(receivertest.NewNopSettings(receivertest.NopType)), t0: time.Unix(1767225600, 0)}
+	f := dcgmreceiver.NewFactory()
+	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), consumertest.NewNop())
+	require.NoError(t, err)
+	rcv, ok := r.(offline.Receiver)
+	require.True(t, ok, "the dcgm receiver maps samples for replay")
+	return &fleetBatches{fl: fl, rcv: rcv, t0: time.Unix(1767225600, 0)}
 }
 
 func (f *fleetBatches) next(t testing.TB) pmetric.Metrics {
 	samples, err := f.fl.Collect(context.Background(), f.t0.Add(time.Duration(f.n)*time.Second), time.Second)
 	require.NoError(t, err)
 	f.n++
-	for i := range samples {
-		f.mapper.Append(&samples[i])
-	}
-	return f.mapper.Emit()
+	return f.rcv.Map(samples)
 }
 
 func newProcessor(t testing.TB, cfg *Config, set processor.Settings) (processor.Metrics, *consumertest.MetricsSink) {

@@ -12,7 +12,7 @@ import (
 // newBackends returns the backends to try, in order of preference.
 func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
 	dcgm := func() backend.Backend {
-		addr, unix, _ := ParseEndpoint(cfg.Endpoint)
+		addr, unix, _ := dcgmbackend.ParseEndpoint(cfg.Endpoint)
 		return dcgmbackend.New(dcgmbackend.Options{
 			Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Hostname: cfg.Hostname, Logger: logger,
 			UpdateEvery: cfg.CollectionInterval, Fields: neededFields(cfg),

@@ -92,7 +92,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("naming: unknown naming %q; want otel or dcgm_exporter", cfg.Naming))
 	}
 	if !cfg.Embedded && (cfg.Backend == BackendAuto || cfg.Backend == BackendDCGM) {
-		if _, _, err := ParseEndpoint(cfg.Endpoint); err != nil {
+		if _, _, err := dcgmbackend.ParseEndpoint(cfg.Endpoint); err != nil {
 			errs = append(errs, fmt.Errorf("endpoint: %w", err))
 		}
 	}
@@ -148,11 +148,4 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
-}
-
-// ParseEndpoint turns an nv-hostengine endpoint into go-dcgm's address and
-// whether it is a unix socket. It accepts host:port, unix:///path and a bare
-// absolute socket path.
-func ParseEndpoint(endpoint string) (address string, unix bool, err error) {
-	return dcgmbackend.ParseEndpoint(endpoint)
 }

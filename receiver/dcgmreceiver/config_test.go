@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmbackend"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 
@@ -38,7 +39,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, ReconnectConfig{InitialInterval: 2 * time.Second, MaxInterval: 30 * time.Second}, c.Reconnect)
 	require.Equal(t, PodResourcesConfig{Enabled: true, Endpoint: "/var/lib/kubelet/pod-resources/kubelet.sock", RefreshInterval: 10 * time.Second}, c.PodResources)
 	require.False(t, c.Metrics.NvidiaGpuClockEventActive.Enabled)
-	addr, unix, err := ParseEndpoint(c.Endpoint)
+	addr, unix, err := dcgmbackend.ParseEndpoint(c.Endpoint)
 	require.NoError(t, err)
 	require.True(t, unix)
 	require.Equal(t, "/run/nvidia/nv-hostengine.sock", addr)
@@ -95,32 +96,4 @@ func TestConfigValidationReportsEachErrorOnce(t *testing.T) {
 		require.NoError(t, confmap.Validate(loadConfig(t, "unused_fleet")),
 			"the simulated block is not read with backend nvml")
 	})
-}
-
-func TestParseEndpoint(t *testing.T) {
-	for _, tt := range []struct {
-		in, addr string
-		unix     bool
-		err      string
-	}{
-		{in: "localhost:5555", addr: "localhost:5555"},
-		{in: "10.0.0.7:5555", addr: "10.0.0.7:5555"},
-		{in: "[::1]:5555", addr: "[::1]:5555"},
-		{in: "unix:///tmp/dcgm.sock", addr: "/tmp/dcgm.sock", unix: true},
-		{in: "/tmp/dcgm.sock", addr: "/tmp/dcgm.sock", unix: true},
-		{in: "", err: "is empty"},
-		{in: "localhost", err: "is not host:port or unix:///path"},
-		{in: ":5555", err: "has no host"},
-		{in: "localhost:70000", err: `has an invalid port "70000"`},
-		{in: "localhost:05555", err: `has an invalid port "05555"`},
-	} {
-		addr, unix, err := ParseEndpoint(tt.in)
-		if tt.err != "" {
-			require.ErrorContains(t, err, tt.err, tt.in)
-			continue
-		}
-		require.NoError(t, err, tt.in)
-		require.Equal(t, tt.addr, addr)
-		require.Equal(t, tt.unix, unix)
-	}
 }

@@ -7,10 +7,13 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
@@ -55,5 +58,21 @@ func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg compone
 	if err != nil {
 		return nil, err
 	}
-	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+	ctrl, err := scraperhelper.NewMetricsController(&c.ControllerConfig, set, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+	if err != nil {
+		return nil, err
+	}
+	return &dcgmReceiver{Metrics: ctrl, scraper: s}, nil
 }
+
+// dcgmReceiver is the scraper controller, which the collector runs, with
+// the scraper's mapping reachable for trace replay.
+type dcgmReceiver struct {
+	receiver.Metrics
+	scraper *gpuScraper
+}
+
+var _ offline.Receiver = (*dcgmReceiver)(nil)
+
+// Map implements offline.Receiver.
+func (r *dcgmReceiver) Map(samples []gpu.Sample) pmetric.Metrics { return r.scraper.Map(samples) }

@@ -59,7 +59,7 @@ func TestNeededFieldsKeepEveryMetric(t *testing.T) {
 		samples = append(samples, s)
 	}
 	mapAll := func(cfg *Config, keep []f.Field) pmetric.Metrics {
-		m := NewMapper(cfg.MetricsBuilderConfig, cfg.Naming, receivertest.NewNopSettings(metadata.Type))
+		m := newMapper(cfg.MetricsBuilderConfig, cfg.Naming, receivertest.NewNopSettings(metadata.Type))
 		for _, batch := range samples {
 			for _, s := range batch {
 				if keep != nil {

@@ -40,7 +40,7 @@ func mapFleet(t *testing.T, naming string) pmetric.Metrics {
 	t.Helper()
 	fl, err := simulated.New(goldenFleet())
 	require.NoError(t, err)
-	m := NewMapper(metadata.NewDefaultMetricsBuilderConfig(), naming, receivertest.NewNopSettings(metadata.Type))
+	m := newMapper(metadata.NewDefaultMetricsBuilderConfig(), naming, receivertest.NewNopSettings(metadata.Type))
 	t0 := time.Unix(1767225600, 0)
 	for k := range 3 {
 		samples, err := fl.Collect(context.Background(), t0.Add(time.Duration(k)*10*time.Second), time.Second)

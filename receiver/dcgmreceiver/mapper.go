@@ -15,12 +15,13 @@ import (
 
 const mib = 1 << 20
 
-// Mapper turns GPU samples into OTLP metrics. It keeps the state that
+// mapper turns GPU samples into OTLP metrics. It keeps the state that
 // cumulative counters need (start times, baselines, integrated byte counts),
-// so one Mapper must see every sample of the devices it maps, in time order.
-// It is the receiver's own mapping; trace replay uses it too, so that a
-// replay exercises the shipped code. A Mapper is not safe for concurrent use.
-type Mapper struct {
+// so one mapper must see every sample of the devices it maps, in time order.
+// It is the receiver's own mapping; trace replay reaches it through the
+// factory (offline.Receiver), so that a replay exercises the shipped code.
+// A mapper is not safe for concurrent use.
+type mapper struct {
 	naming  string
 	mb      *metadata.MetricsBuilder
 	rb      *metadata.ResourceBuilder
@@ -31,10 +32,10 @@ type Mapper struct {
 	lastSweep time.Time
 }
 
-// NewMapper returns a Mapper for the given metric settings and naming mode
+// newMapper returns a mapper for the given metric settings and naming mode
 // (NamingOTel or NamingDCGMExporter).
-func NewMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Settings) *Mapper {
-	return &Mapper{
+func newMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Settings) *mapper {
+	return &mapper{
 		naming:  naming,
 		mb:      metadata.NewMetricsBuilder(mbc, set),
 		rb:      metadata.NewResourceBuilder(mbc.ResourceAttributes),
@@ -44,14 +45,8 @@ func NewMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Se
 	}
 }
 
-// NewDefaultMapper returns a Mapper with the default metric settings and
-// the otel naming, as trace replay uses it.
-func NewDefaultMapper(set receiver.Settings) *Mapper {
-	return NewMapper(metadata.NewDefaultMetricsBuilderConfig(), NamingOTel, set)
-}
-
 // Append maps one sample. Samples of one device must come in time order.
-func (m *Mapper) Append(s *gpu.Sample) {
+func (m *mapper) Append(s *gpu.Sample) {
 	cs := m.state(s)
 	if m.naming == NamingDCGMExporter {
 		appendDCGMExporter(m.out, s)
@@ -68,7 +63,7 @@ func (m *Mapper) Append(s *gpu.Sample) {
 }
 
 // Emit returns everything appended since the last Emit.
-func (m *Mapper) Emit() pmetric.Metrics {
+func (m *mapper) Emit() pmetric.Metrics {
 	out := m.out
 	m.out = pmetric.NewMetrics()
 	return out
@@ -77,7 +72,7 @@ func (m *Mapper) Emit() pmetric.Metrics {
 // state returns the counter state of the sample's device, starting it anew
 // when the device is new or its source's epoch changed (a reconnect or a
 // driver reload): counters from before are not comparable with those after.
-func (m *Mapper) state(s *gpu.Sample) *counterState {
+func (m *mapper) state(s *gpu.Sample) *counterState {
 	cs, ok := m.devices[s.Device.UUID]
 	if !ok || cs.epoch != s.Epoch {
 		cs = newCounterState(s.Epoch, s.Time)
@@ -94,7 +89,7 @@ func (m *Mapper) state(s *gpu.Sample) *counterState {
 	return cs
 }
 
-func (m *Mapper) setResource(d *gpu.Device) {
+func (m *mapper) setResource(d *gpu.Device) {
 	rb := m.rb
 	rb.SetHwID(d.UUID)
 	rb.SetHwName(d.Name())
@@ -132,7 +127,7 @@ func value(vs *f.Values, field f.Field) (float64, bool) {
 	return v, true
 }
 
-func (m *Mapper) record(s *gpu.Sample, cs *counterState) {
+func (m *mapper) record(s *gpu.Sample, cs *counterState) {
 	mb := m.mb
 	vs := &s.Values
 	ts := pcommon.NewTimestampFromTime(s.Time)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/podresources"
 )
 
@@ -45,7 +46,7 @@ type gpuScraper struct {
 	lastErr     string
 	healthy     bool
 
-	mapper *Mapper
+	mapper *mapper
 	pods   *podresources.Cache
 }
 
@@ -56,7 +57,7 @@ func newGPUScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 		logger:  set.Logger,
 		now:     time.Now,
 		backoff: cfg.Reconnect.InitialInterval,
-		mapper:  NewMapper(cfg.MetricsBuilderConfig, cfg.Naming, set),
+		mapper:  newMapper(cfg.MetricsBuilderConfig, cfg.Naming, set),
 	}
 }
 
@@ -134,6 +135,12 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.pods != nil {
 		s.pods.Refresh(ctx, now)
 	}
+	return s.Map(samples), nil
+}
+
+// Map attributes the samples of one collection to their pods and maps
+// them; trace replay calls it through offline.Receiver.
+func (s *gpuScraper) Map(samples []gpu.Sample) pmetric.Metrics {
 	for i := range samples {
 		smp := &samples[i]
 		if s.pods != nil {
@@ -146,7 +153,7 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 		s.mapper.Append(smp)
 	}
-	return s.mapper.Emit(), nil
+	return s.mapper.Emit()
 }
 
 func (s *gpuScraper) reportError(err error, retry time.Duration) {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 )
 
@@ -37,11 +38,11 @@ var usageStates = [...]string{"used", "workload_idle", "cluster_idle", "unknown"
 // gave, or the defaults) and validates the result. An empty file changes
 // nothing.
 func ApplyCost(cfg component.Config, path string) error {
-	m, err := readYAML(path)
+	m, err := components.ReadYAML(path)
 	if err != nil {
 		return err
 	}
-	if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
+	if err := components.Unmarshal(m, cfg); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := confmap.Validate(cfg); err != nil {

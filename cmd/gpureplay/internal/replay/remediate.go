@@ -5,28 +5,27 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-
-	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector"
 )
 
 // Remediate replays through the gpu_remediation connector's decisions.
 type Remediate struct {
-	r *gpuremediationconnector.Replayer
+	r *components.Remediator
 }
 
 // LoadRemediate reads the connector's settings from a YAML file; an empty
 // file gives the defaults.
 func LoadRemediate(path string) (*Remediate, error) {
-	m, err := readYAML(path)
+	m, err := components.ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := gpuremediationconnector.LoadConfig(m)
+	cfg, err := components.RemediationSettings(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r, err := gpuremediationconnector.NewReplayer(cfg)
+	r, err := components.ReplayRemediator(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -37,7 +36,7 @@ func LoadRemediate(path string) (*Remediate, error) {
 //
 //	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-…","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
 func (rm *Remediate) lines(b []byte, md pmetric.Metrics, now time.Time) []byte {
-	for _, d := range rm.r.Batch(md, now) {
+	for _, d := range rm.r.ReplayBatch(md, now) {
 		b = append(b, `{"time":`...)
 		b = strconv.AppendFloat(b, float64(d.Time.UnixNano())/1e9, 'f', -1, 64)
 		b = append(b, `,"node":`...)

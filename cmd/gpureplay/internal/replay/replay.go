@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -17,41 +16,35 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/otel/metric/noop"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
-	"go.uber.org/zap"
-	"go.yaml.in/yaml/v3"
+	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
-	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
 )
 
 // Autoscale replays through the gpu_autoscale connector's algorithm.
 type Autoscale struct {
-	r *gpuautoscaleconnector.Replayer
+	a *components.Autoscaler
 }
 
 // LoadAutoscale reads the connector's settings from a YAML file.
 func LoadAutoscale(path string) (*Autoscale, error) {
-	m, err := readYAML(path)
+	m, err := components.ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := gpuautoscaleconnector.LoadConfig(m)
+	cfg, err := components.AutoscaleSettings(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r, err := gpuautoscaleconnector.NewReplayer(cfg)
+	a, err := components.ReplayAutoscaler(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Autoscale{r: r}, nil
+	return &Autoscale{a: a}, nil
 }
 
 // LoadConfig reads the processor's settings from a YAML file: the keys that
@@ -62,39 +55,17 @@ func LoadConfig(path string) (component.Config, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	m, err := readYAML(path)
+	m, err := components.ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
+	if err := components.Unmarshal(m, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := confmap.Validate(cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
-}
-
-// readYAML reads a settings file into a map; errors name the file.
-func readYAML(path string) (map[string]any, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
-}
-
-func telemetry() component.TelemetrySettings {
-	return component.TelemetrySettings{
-		Logger:         zap.NewNop(),
-		MeterProvider:  noop.NewMeterProvider(),
-		TracerProvider: tracenoop.NewTracerProvider(),
-		Resource:       pcommon.NewResource(),
-	}
 }
 
 type host struct{}
@@ -124,7 +95,7 @@ func run(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate
 	if err != nil {
 		return err
 	}
-	proc, err := f.CreateMetrics(ctx, processor.Settings{ID: component.NewID(f.Type()), TelemetrySettings: telemetry()}, cfg, sink)
+	proc, err := f.CreateMetrics(ctx, processortest.NewNopSettings(f.Type()), cfg, sink)
 	if err != nil {
 		return err
 	}
@@ -133,8 +104,10 @@ func run(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate
 	}
 	defer func() { _ = proc.Shutdown(ctx) }()
 
-	rset := receiver.Settings{ID: component.MustNewID("dcgm"), TelemetrySettings: telemetry()}
-	mapper := dcgmreceiver.NewDefaultMapper(rset)
+	rcv, err := components.Receiver()
+	if err != nil {
+		return err
+	}
 	devices := map[string]*gpu.Device{}
 	var samples []gpu.Sample
 	for {
@@ -149,10 +122,7 @@ func run(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate
 		for i := range batch {
 			samples = append(samples, sample(&batch[i], devices))
 		}
-		for i := range samples {
-			mapper.Append(&samples[i])
-		}
-		md := mapper.Emit()
+		md := rcv.Map(samples)
 		rms := md.ResourceMetrics()
 		if rms.Len() != len(batch) {
 			return fmt.Errorf("%s:%d: mapping produced %d resources for %d rows", name, batch[0].Line, rms.Len(), len(batch))
@@ -239,7 +209,7 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		return nil
 	}
 	if w.scaler != nil {
-		for _, e := range w.scaler.r.Batch(md, w.now) {
+		for _, e := range w.scaler.a.ReplayBatch(md, w.now) {
 			b := w.buf[:0]
 			b = append(b, `{"time":`...)
 			b = strconv.AppendFloat(b, w.rows[0].Time, 'f', -1, 64)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 )
 
 // Point is one reactive setting's result.
@@ -57,7 +57,7 @@ func Frontier(demand *Demand, opts Options) ([]Point, error) {
 	maxReplicas := int(math.Ceil(10 * demand.Peak() * opts.Scale))
 	var out []Point
 	for _, s := range reactiveSettings(max(maxReplicas, 1)) {
-		cfg, err := gpuautoscaleconnector.LoadConfig(s.m)
+		cfg, err := components.AutoscaleSettings(s.m)
 		if err != nil {
 			return nil, err
 		}

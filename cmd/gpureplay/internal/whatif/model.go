@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
 // replica is one pod of the simulated Deployment.
@@ -86,10 +86,10 @@ func (d *Deployment) Scale(n int32) {
 
 // Pods lists the replicas as the connector sees them: all Running (a
 // replica not yet ready is loading its model: running, without values).
-func (d *Deployment) Pods() []gpuautoscaleconnector.ReplayPod {
-	out := make([]gpuautoscaleconnector.ReplayPod, 0, len(d.replicas))
+func (d *Deployment) Pods() []offline.Pod {
+	out := make([]offline.Pod, 0, len(d.replicas))
 	for _, r := range d.replicas {
-		out = append(out, gpuautoscaleconnector.ReplayPod{Name: d.name + "-" + strconv.Itoa(r.ordinal), Phase: "Running"})
+		out = append(out, offline.Pod{Name: d.name + "-" + strconv.Itoa(r.ordinal), Phase: "Running"})
 	}
 	return out
 }

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.yaml.in/yaml/v3"
 
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
 )
 
@@ -93,15 +92,11 @@ type Evaluation struct {
 // LoadSettings reads the connector's settings (the keys under
 // `connectors: gpu_autoscale:`) from a YAML file.
 func LoadSettings(path string) (component.Config, error) {
-	raw, err := os.ReadFile(path)
+	m, err := components.ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]any
-	if err := yaml.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	cfg, err := gpuautoscaleconnector.LoadConfig(m)
+	cfg, err := components.AutoscaleSettings(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -125,7 +120,7 @@ func Run(settings component.Config, demand *Demand, opts Options, out io.Writer)
 	}
 	target := cfg.Targets[0]
 	dep := NewDeployment(target.ScaleTargetRef.Name, target.MinReplicas, opts.Startup)
-	sim, err := gpuautoscaleconnector.NewSimulator(settings, dep)
+	sim, err := components.SimulateAutoscaler(cfg, dep)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -172,7 +167,7 @@ func Run(settings component.Config, demand *Demand, opts Options, out io.Writer)
 		}
 		if now > 0 && now-lastEval >= interval {
 			lastEval = now
-			e := sim.Evaluate(epoch.Add(now))
+			e := sim.Evaluate(epoch.Add(now))[0]
 			if w != nil {
 				line, _ := json.Marshal(Evaluation{
 					Time: int64(now / time.Second), Current: e.Current, Desired: e.Desired,
