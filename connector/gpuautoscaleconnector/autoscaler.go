@@ -125,10 +125,9 @@ func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
 	a := &autoscaler{cfg: cfg, logger: set.Logger, tb: tb, now: time.Now, noCluster: cfg.Auth.Type == "none"}
 	for i := range cfg.Targets {
 		t := &cfg.Targets[i]
-		r := t.ScaleTargetRef
 		tg := &target{
 			cfg:     t,
-			ref:     kube.Ref{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name},
+			ref:     t.ScaleTargetRef,
 			match:   t.match(),
 			metrics: t.metrics(),
 			hpa:     hpa.New(t.spec()),

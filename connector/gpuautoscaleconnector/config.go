@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 )
 
 // Config is the gpu_autoscale connector's configuration.
@@ -49,19 +50,10 @@ type LeaderElectionConfig struct {
 	Identity string `mapstructure:"identity"`
 }
 
-// ScaleTargetRef names the object to scale, as an HPA does.
-type ScaleTargetRef struct {
-	APIVersion string `mapstructure:"api_version"`
-	Kind       string `mapstructure:"kind"`
-	Name       string `mapstructure:"name"`
-	Namespace  string `mapstructure:"namespace"`
-}
-
-func (r ScaleTargetRef) String() string { return r.Namespace + "/" + r.Kind + "/" + r.Name }
-
 // TargetConfig is one workload to scale.
 type TargetConfig struct {
-	ScaleTargetRef ScaleTargetRef `mapstructure:"scale_target_ref"`
+	// ScaleTargetRef names the object to scale, as an HPA does.
+	ScaleTargetRef kube.Ref `mapstructure:"scale_target_ref"`
 	// Match lists the resource attributes that recognise the target's GPUs.
 	// Default: k8s.namespace.name and, for a Deployment or StatefulSet,
 	// k8s.deployment.name or k8s.statefulset.name (as the k8s_attributes

@@ -3,6 +3,7 @@ package gpuautoscaleconnector
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -219,7 +220,7 @@ func kubeConfig(t *testing.T, s *kubetest.Server, token string, targets ...Targe
 
 func deploymentTarget(ns, name string) TargetConfig {
 	return TargetConfig{
-		ScaleTargetRef: ScaleTargetRef{APIVersion: "apps/v1", Kind: "Deployment", Name: name, Namespace: ns},
+		ScaleTargetRef: kube.Ref{APIVersion: "apps/v1", Kind: "Deployment", Name: name, Namespace: ns},
 		TargetValue:    0.5, MinReplicas: 1, MaxReplicas: 10,
 	}
 }
@@ -241,12 +242,12 @@ func TestScaleDeploymentStatefulSetAndCustomResource(t *testing.T) {
 	pool := createInferencePool(t, s, ns, "pool", 2)
 
 	crTarget := TargetConfig{
-		ScaleTargetRef: ScaleTargetRef{APIVersion: "gpu.example.com/v1", Kind: "InferencePool", Name: "pool", Namespace: ns},
+		ScaleTargetRef: kube.Ref{APIVersion: "gpu.example.com/v1", Kind: "InferencePool", Name: "pool", Namespace: ns},
 		Match:          map[string]string{"k8s.namespace.name": ns, "app": "pool"},
 		TargetValue:    0.5, MinReplicas: 1, MaxReplicas: 10,
 	}
 	stsTarget := TargetConfig{
-		ScaleTargetRef: ScaleTargetRef{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "kv-cache", Namespace: ns},
+		ScaleTargetRef: kube.Ref{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "kv-cache", Namespace: ns},
 		TargetValue:    0.5, MinReplicas: 1, MaxReplicas: 10,
 	}
 	for _, app := range []string{"inference", "kv-cache", "pool"} {
@@ -348,21 +349,31 @@ func TestConflictIsRetried(t *testing.T) {
 	createDeployment(t, cs, ns, "inference", 2)
 	syncPods(t, cs, ns, "inference", 2)
 	h := start(t, "conflict", kubeConfig(t, s, kubetest.AdminToken, deploymentTarget(ns, "inference")))
-	scaler := h.connected(t).(*kube.Scaler)
-	var reads atomic.Int32
-	scaler.BeforeUpdate = func() {
-		// The first time, someone else changes the Deployment between our
-		// read and our write: the write gets 409 Conflict.
-		if reads.Add(1) == 1 {
-			_, err := cs.AppsV1().Deployments(ns).Patch(context.Background(), "inference", types.MergePatchType,
-				[]byte(`{"metadata":{"labels":{"touched":"yes"}}}`), metav1.PatchOptions{})
-			require.NoError(t, err)
-		}
-	}
+	// The first time, someone else changes the Deployment between our read
+	// and our write: the write gets 409 Conflict. The change is made by the
+	// client's transport, just before it sends the write.
+	var writes atomic.Int32
+	rc := s.Config(kubetest.AdminToken)
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/scale") && writes.Add(1) == 1 {
+				_, err := cs.AppsV1().Deployments(ns).Patch(context.Background(), "inference", types.MergePatchType,
+					[]byte(`{"metadata":{"labels":{"touched":"yes"}}}`), metav1.PatchOptions{})
+				require.NoError(t, err)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	scaler, err := kube.NewScaler(rc, 10*time.Second)
+	require.NoError(t, err)
+	h.connected(t)
+	h.a.evalMu.Lock()
+	h.a.api = scaler
+	h.a.evalMu.Unlock()
 	now := time.Now()
 	require.NoError(t, h.a.consume(context.Background(), gpuMetrics(ns, map[string]string{"k8s.deployment.name": "inference"}, 2, 1.0, now)))
 	h.a.evaluate(context.Background(), now)
-	require.Equal(t, int32(2), reads.Load(), "read, conflict, read again")
+	require.Equal(t, int32(2), writes.Load(), "write, conflict, read again, write")
 	require.Equal(t, int32(4), deploymentReplicas(t, cs, ns, "inference"))
 }
 
@@ -501,3 +512,7 @@ func TestBoundsWithoutMetrics(t *testing.T) {
 	lr := h.logs.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	require.Contains(t, lr.Body().Str(), "from 1 to 3 replicas: TooFewReplicas")
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -139,6 +139,22 @@ func (b *Backend) Connect(context.Context) error {
 // discover finds the GPUs and MIG instances, their identities and their
 // profiling support, and sets up the watches.
 func (b *Backend) discover() error {
+	if err := b.listEntities(); err != nil {
+		return err
+	}
+	if err := b.createGroup(); err != nil {
+		return err
+	}
+	if err := b.readIdentities(); err != nil {
+		return err
+	}
+	b.nameMIGInstances()
+	b.checkProfiling()
+	return b.watchFields()
+}
+
+// listEntities lists the GPUs and the MIG instances DCGM supports.
+func (b *Backend) listEntities() error {
 	gpuIDs, err := dcgm.GetSupportedDevices()
 	if err != nil {
 		return fmt.Errorf("list GPUs: %w", err)
@@ -173,7 +189,12 @@ func (b *Backend) discover() error {
 	if len(b.entities) == 0 {
 		return errors.New("DCGM reports no supported GPUs")
 	}
+	return nil
+}
 
+// createGroup puts every entity in one DCGM group, which the watches use.
+func (b *Backend) createGroup() error {
+	var err error
 	b.group, err = dcgm.CreateGroup(fmt.Sprintf("otelcol-gpu-%d", time.Now().UnixNano()))
 	if err != nil {
 		return fmt.Errorf("create GPU group: %w", err)
@@ -187,8 +208,12 @@ func (b *Backend) discover() error {
 		b.pairs = append(b.pairs, e.pair)
 		b.byEntity[e.pair] = i
 	}
+	return nil
+}
 
-	// Identity strings.
+// readIdentities reads each entity's model, UUID, PCI bus ID and the
+// driver version.
+func (b *Backend) readIdentities() error {
 	idFields := []dcgm.Short{fieldName, fieldUUID, fieldPCIBusID}
 	idGroup, err := dcgm.FieldGroupCreate("otelcol-gpu-identity", idFields)
 	if err != nil {
@@ -220,13 +245,23 @@ func (b *Backend) discover() error {
 			d.PCIBusID = v.String()
 		}
 	}
-	gpuUUID := map[uint]string{}
 	for i := range b.entities {
 		e := &b.entities[i]
 		e.dev.DriverVersion = driver
 		e.dev.Host = b.opts.Hostname
 		if e.pair.EntityGroupId == dcgm.FE_GPU {
 			e.dev.Index = int(e.pair.EntityId)
+		}
+	}
+	return nil
+}
+
+// nameMIGInstances completes each MIG instance's identity from its parent
+// GPU: parent UUID, a UUID where the driver reports none, model, bus ID.
+func (b *Backend) nameMIGInstances() {
+	gpuUUID := map[uint]string{}
+	for _, e := range b.entities {
+		if e.pair.EntityGroupId == dcgm.FE_GPU {
 			gpuUUID[e.pair.EntityId] = e.dev.UUID
 		}
 	}
@@ -250,8 +285,12 @@ func (b *Backend) discover() error {
 			}
 		}
 	}
+}
 
-	// Profiling support, per GPU; a MIG instance inherits its parent's.
+// checkProfiling finds which profiling fields each GPU supports (a MIG
+// instance inherits its parent's), warns once of a wanted field that is
+// not, and splits the wanted fields into device and profiling fields.
+func (b *Backend) checkProfiling() {
 	profSupported := map[int]map[uint16]bool{}
 	for i := range b.entities {
 		e := &b.entities[i]
@@ -300,11 +339,15 @@ func (b *Backend) discover() error {
 			b.profPairs = append(b.profPairs, e.pair)
 		}
 	}
+}
 
-	// DCGM samples each watched field once per collection interval: the
-	// host engine's work is one sample per field per collection, as with
-	// dcgm-exporter, and the newest value is at most about one interval
-	// old when read (see Collect).
+// watchFields sets up the watches of the wanted fields.
+//
+// DCGM samples each watched field once per collection interval: the
+// host engine's work is one sample per field per collection, as with
+// dcgm-exporter, and the newest value is at most about one interval old
+// when read (see Collect).
+func (b *Backend) watchFields() error {
 	updateEvery := b.opts.UpdateEvery
 	watch := func(name string, ids []dcgm.Short) (dcgm.FieldHandle, error) {
 		fg, err := dcgm.FieldGroupCreate(name, ids)
@@ -330,6 +373,7 @@ func (b *Backend) discover() error {
 	if !b.wanted[f.XIDErrors] {
 		return nil
 	}
+	var err error
 	if b.xidFields, err = watch("otelcol-gpu-xid", []dcgm.Short{dcgm.Short(f.XIDErrors.Info().ID)}); err != nil {
 		return err
 	}

@@ -172,6 +172,7 @@ func (fl *Fleet) Collect(_ context.Context, now time.Time, maxAge time.Duration)
 	return out, nil
 }
 
+// sample reads one simulated GPU at now.
 func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 	elapsed := now.Sub(fl.t0)
 	dt := 0.0
@@ -179,25 +180,47 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 		dt = now.Sub(g.last).Seconds()
 	}
 	g.last = now
-	tick := uint64(elapsed / (100 * time.Millisecond))
-	noise := func(field f.Field, rel float64) float64 {
-		return 1 + rel*(2*unit(uint64(fl.cfg.Seed), uint64(g.id), uint64(field), tick)-1)
+	c := fl.conditions(g, elapsed, dt)
+	n := noise{seed: uint64(fl.cfg.Seed), gpu: uint64(g.id), tick: uint64(elapsed / (100 * time.Millisecond))}
+	var vs f.Values
+	deviceValues(&vs, g, &c, dt, n)
+	if g.model.profiling {
+		profilingValues(&vs, g.model, &c.lv, n)
 	}
+	return gpu.Sample{Device: &g.dev, Time: now, Values: vs, XIDs: c.xids, Epoch: 1}
+}
 
+// noise is the deterministic jitter of one GPU at one 100 ms tick.
+type noise struct{ seed, gpu, tick uint64 }
+
+// of returns a factor within 1 ± rel for the field.
+func (n noise) of(field f.Field, rel float64) float64 {
+	return 1 + rel*(2*unit(n.seed, n.gpu, uint64(field), n.tick)-1)
+}
+
+// conditions is what a GPU does at one instant: its phase's levels as the
+// active faults change them.
+type conditions struct {
+	lv      levels
+	smClock float64
+	reasons int
+	fbFrac  float64
+	xids    []uint32 // XIDs that occurred since the previous sample
+}
+
+// conditions applies the workload's phase and the faults active at elapsed
+// to g, over the dt seconds since its previous sample: a fault's one-off
+// events (ECC, XID) fire once, and throttling time accumulates.
+func (fl *Fleet) conditions(g *simGPU, elapsed time.Duration, dt float64) conditions {
 	phase := Idle
 	if g.workload != nil {
 		phase = phaseAt(g.workload, elapsed+g.phaseBase)
 	}
-	lv := phases[phase]
-	m := g.model
-	smClock := m.maxSM
-	reasons := 0
+	c := conditions{lv: phases[phase], smClock: g.model.maxSM}
 	if phase == Idle {
-		smClock, reasons = 345, f.ClocksEventGPUIdle
+		c.smClock, c.reasons = 345, f.ClocksEventGPUIdle
 	}
-	fbFrac := lv.fb
-	var xids []uint32
-
+	c.fbFrac = c.lv.fb
 	for fi, flt := range fl.faults {
 		if !flt.sel.matches(g.host, g.idx) || elapsed < flt.Start ||
 			(flt.Duration > 0 && elapsed >= flt.Start+flt.Duration) {
@@ -205,28 +228,28 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 		}
 		switch flt.Kind {
 		case ThermalThrottle:
-			smClock *= 0.7
-			reasons = f.ClocksEventSWThermal | f.ClocksEventHWThermal
-			lv.sm *= 0.85
-			lv.power *= 0.8
+			c.smClock *= 0.7
+			c.reasons = f.ClocksEventSWThermal | f.ClocksEventHWThermal
+			c.lv.sm *= 0.85
+			c.lv.power *= 0.8
 			g.thermalUS += dt * 1e6
 		case SlowClock:
-			smClock *= 0.8
+			c.smClock *= 0.8
 		case SlowRank:
-			lv.sm *= 0.6
-			lv.tensor *= 0.6
-			lv.occupancy *= 0.6
+			c.lv.sm *= 0.6
+			c.lv.tensor *= 0.6
+			c.lv.occupancy *= 0.6
 		case ECC:
 			if !g.firedECC[fi] {
 				g.firedECC[fi] = true
 				g.dbe++
 				g.sbe += 3
-				xids = append(xids, 48)
+				c.xids = append(c.xids, 48)
 			}
 		case XID:
 			if !g.firedXID[fi] {
 				g.firedXID[fi] = true
-				xids = append(xids, flt.XID)
+				c.xids = append(c.xids, flt.XID)
 			}
 		case MemoryGrowth:
 			d := flt.Ramp
@@ -234,23 +257,29 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 				d = 5 * time.Minute
 			}
 			p := math.Min(1, float64(elapsed-flt.Start)/float64(d))
-			fbFrac = lv.fb + (0.99-lv.fb)*p
+			c.fbFrac = c.lv.fb + (0.99-c.lv.fb)*p
 		}
 	}
+	return c
+}
 
-	power := (m.idleW + (m.tdp-m.idleW)*lv.power) * noise(f.PowerUsage, 0.03)
+// deviceValues sets the fields every GPU reports (utilization, memory,
+// power and energy, temperatures, clocks, errors), integrating energy over
+// dt seconds.
+func deviceValues(vs *f.Values, g *simGPU, c *conditions, dt float64, n noise) {
+	m := g.model
+	power := (m.idleW + (m.tdp-m.idleW)*c.lv.power) * n.of(f.PowerUsage, 0.03)
 	g.energyMJ += power * dt * 1000
-	temp := 30 + 50*lv.power*noise(f.GPUTemp, 0.02)
-	if reasons&f.ClocksEventHWThermal != 0 {
-		temp = 89 + 2*unit(uint64(fl.cfg.Seed), uint64(g.id), 999, tick)
+	temp := 30 + 50*c.lv.power*n.of(f.GPUTemp, 0.02)
+	if c.reasons&f.ClocksEventHWThermal != 0 {
+		temp = 89 + 2*unit(n.seed, n.gpu, 999, n.tick)
 	}
 
-	var vs f.Values
-	vs.Set(f.GPUUtil, math.Round(math.Min(100, lv.gpuUtil*noise(f.GPUUtil, 0.02))))
-	vs.Set(f.MemCopyUtil, math.Round(math.Min(100, 100*lv.dram*noise(f.MemCopyUtil, 0.05))))
+	vs.Set(f.GPUUtil, math.Round(math.Min(100, c.lv.gpuUtil*n.of(f.GPUUtil, 0.02))))
+	vs.Set(f.MemCopyUtil, math.Round(math.Min(100, 100*c.lv.dram*n.of(f.MemCopyUtil, 0.05))))
 	vs.Set(f.EncUtil, 0)
 	vs.Set(f.DecUtil, 0)
-	used := math.Round(m.fbMiB * math.Min(0.99, fbFrac))
+	used := math.Round(m.fbMiB * math.Min(0.99, c.fbFrac))
 	vs.Set(f.FBTotal, m.fbMiB)
 	vs.Set(f.FBUsed, used)
 	vs.Set(f.FBFree, m.fbMiB-used)
@@ -259,40 +288,42 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 	vs.Set(f.TotalEnergy, math.Round(g.energyMJ))
 	vs.Set(f.GPUTemp, math.Round(temp))
 	vs.Set(f.MemoryTemp, math.Round(temp+4))
-	vs.Set(f.SMClock, math.Round(smClock))
+	vs.Set(f.SMClock, math.Round(c.smClock))
 	vs.Set(f.MemClock, m.memClock)
-	vs.Set(f.ClocksEventReasons, float64(reasons))
+	vs.Set(f.ClocksEventReasons, float64(c.reasons))
 	vs.Set(f.PowerViolation, 0)
 	vs.Set(f.ThermalViolation, math.Round(g.thermalUS))
 	vs.Set(f.ECCSBEVolTotal, g.sbe)
 	vs.Set(f.ECCDBEVolTotal, g.dbe)
 	xidField := 0.0
-	if len(xids) > 0 {
-		xidField = float64(xids[len(xids)-1])
+	if len(c.xids) > 0 {
+		xidField = float64(c.xids[len(c.xids)-1])
 	}
 	vs.Set(f.XIDErrors, xidField)
 	vs.Set(f.RowRemapFailure, 0)
 	vs.Set(f.CorrectableRemappedRows, 0)
 	vs.Set(f.UncorrectableRemappedRows, g.dbe)
 	vs.Set(f.PCIeReplayCounter, 0)
-	if m.profiling {
-		ratio := func(field f.Field, v float64) { vs.Set(field, round4(math.Min(1, v*noise(field, 0.03)))) }
-		ratio(f.GREngineActive, math.Min(1, lv.gpuUtil/100))
-		ratio(f.SMActive, lv.sm)
-		ratio(f.SMOccupancy, lv.occupancy)
-		ratio(f.PipeTensorActive, lv.tensor)
-		ratio(f.DRAMActive, lv.dram)
-		ratio(f.PipeFP64Active, lv.sm*0.02)
-		ratio(f.PipeFP32Active, lv.sm*0.25)
-		ratio(f.PipeFP16Active, lv.sm*0.05)
-		vs.Set(f.PCIeTxBytes, math.Round(lv.pcie*0.4*noise(f.PCIeTxBytes, 0.1)))
-		vs.Set(f.PCIeRxBytes, math.Round(lv.pcie*noise(f.PCIeRxBytes, 0.1)))
-		if m.nvlink {
-			vs.Set(f.NVLinkTxBytes, math.Round(lv.nvlink*noise(f.NVLinkTxBytes, 0.1)))
-			vs.Set(f.NVLinkRxBytes, math.Round(lv.nvlink*noise(f.NVLinkRxBytes, 0.1)))
-		}
+}
+
+// profilingValues sets the profiling fields (DCGM's DCP metrics) of a
+// model that has them.
+func profilingValues(vs *f.Values, m model, lv *levels, n noise) {
+	ratio := func(field f.Field, v float64) { vs.Set(field, round4(math.Min(1, v*n.of(field, 0.03)))) }
+	ratio(f.GREngineActive, math.Min(1, lv.gpuUtil/100))
+	ratio(f.SMActive, lv.sm)
+	ratio(f.SMOccupancy, lv.occupancy)
+	ratio(f.PipeTensorActive, lv.tensor)
+	ratio(f.DRAMActive, lv.dram)
+	ratio(f.PipeFP64Active, lv.sm*0.02)
+	ratio(f.PipeFP32Active, lv.sm*0.25)
+	ratio(f.PipeFP16Active, lv.sm*0.05)
+	vs.Set(f.PCIeTxBytes, math.Round(lv.pcie*0.4*n.of(f.PCIeTxBytes, 0.1)))
+	vs.Set(f.PCIeRxBytes, math.Round(lv.pcie*n.of(f.PCIeRxBytes, 0.1)))
+	if m.nvlink {
+		vs.Set(f.NVLinkTxBytes, math.Round(lv.nvlink*n.of(f.NVLinkTxBytes, 0.1)))
+		vs.Set(f.NVLinkRxBytes, math.Round(lv.nvlink*n.of(f.NVLinkRxBytes, 0.1)))
 	}
-	return gpu.Sample{Device: &g.dev, Time: now, Values: vs, XIDs: xids, Epoch: 1}
 }
 
 func phaseAt(w *Workload, t time.Duration) string {

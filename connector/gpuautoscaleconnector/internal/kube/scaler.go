@@ -25,9 +25,13 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 )
 
-// Ref names a scalable object.
+// Ref names a scalable object, as an HPA's scaleTargetRef does; it is
+// also the connector's scale_target_ref setting.
 type Ref struct {
-	APIVersion, Kind, Namespace, Name string
+	APIVersion string `mapstructure:"api_version"`
+	Kind       string `mapstructure:"kind"`
+	Name       string `mapstructure:"name"`
+	Namespace  string `mapstructure:"namespace"`
 }
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Kind + "/" + r.Name }
@@ -39,9 +43,6 @@ type Scaler struct {
 	pods    corev1.PodsGetter
 	mapper  meta.ResettableRESTMapper
 	timeout time.Duration
-	// BeforeUpdate, if set, runs between reading and writing a scale; tests
-	// use it to force a conflict.
-	BeforeUpdate func()
 }
 
 // NewScaler returns a scaler. Discovery is lazy and cached.
@@ -147,9 +148,6 @@ func (s *Scaler) Set(ctx context.Context, ref Ref, replicas int32) (int32, error
 		before = sc.Spec.Replicas
 		if before == replicas {
 			return nil
-		}
-		if s.BeforeUpdate != nil {
-			s.BeforeUpdate()
 		}
 		sc.Spec.Replicas = replicas
 		if _, err := s.scales.Scales(ref.Namespace).Update(ctx, gr, sc, metav1.UpdateOptions{}); err != nil {
