@@ -3,9 +3,8 @@ package gpuautoscaleconnector
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
@@ -145,7 +144,11 @@ var workloadAttribute = map[string]string{
 	"ReplicaSet":  "k8s.replicaset.name",
 }
 
-// Validate checks the configuration; errors name the key.
+// Validate checks the settings that are not a nested struct's own, and
+// those that span structs (auth and the targets, the targets between
+// them). confmap.Validate, which the collector runs, walks the nested
+// structs and calls their Validate itself, putting each one's key before
+// its error. Each error names the key.
 func (cfg *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -158,128 +161,170 @@ func (cfg *Config) Validate() error {
 	if cfg.APITimeout <= 0 {
 		bad("api_timeout must be positive, got %v", cfg.APITimeout)
 	}
-	switch cfg.Auth.Type {
-	case "in_cluster", "none":
-	case "kubeconfig":
-		if cfg.Auth.Kubeconfig == "" {
-			bad("auth::kubeconfig must name a file when auth::type is kubeconfig")
-		}
-	default:
-		bad("auth::type: unknown type %q; want in_cluster, kubeconfig or none", cfg.Auth.Type)
-	}
-	if le := cfg.LeaderElection; le.Enabled {
-		if cfg.Auth.Type == "none" {
-			bad("leader_election needs the Kubernetes API: disable it when auth::type is none")
-		}
-		if le.LeaseName == "" {
-			bad("leader_election::lease_name must be set")
-		}
-		if !(le.LeaseDuration > le.RenewDeadline && le.RenewDeadline > le.RetryPeriod && le.RetryPeriod > 0) {
-			bad("leader_election: want lease_duration > renew_deadline > retry_period > 0, got %v, %v, %v", le.LeaseDuration, le.RenewDeadline, le.RetryPeriod)
-		}
+	if cfg.LeaderElection.Enabled && cfg.Auth.Type == "none" {
+		bad("leader_election needs the Kubernetes API: disable it when auth::type is none")
 	}
 	if len(cfg.Targets) == 0 {
 		bad("targets must list at least one scale target")
 	}
 	seen := map[string]int{}
 	for i, t := range cfg.Targets {
-		key := fmt.Sprintf("targets[%d]", i)
-		ref := t.ScaleTargetRef
-		if ref.APIVersion == "" || ref.Kind == "" || ref.Name == "" || ref.Namespace == "" {
-			bad("%s::scale_target_ref needs api_version, kind, name and namespace", key)
-		} else if _, err := schema.ParseGroupVersion(ref.APIVersion); err != nil {
-			bad("%s::scale_target_ref::api_version: %v", key, err)
+		ref := t.ScaleTargetRef.String()
+		if prev, dup := seen[ref]; dup {
+			bad("targets::%d: %s is also targets::%d; two autoscalers on one object fight", i, ref, prev)
 		}
-		if prev, dup := seen[ref.String()]; dup {
-			bad("%s: %s is also targets[%d]; two autoscalers on one object fight", key, ref, prev)
-		}
-		seen[ref.String()] = i
-		if _, known := workloadAttribute[ref.Kind]; !known && len(t.Match) == 0 {
-			bad("%s::match must list the resource attributes of %s's GPUs (no default for kind %s)", key, ref, ref.Kind)
-		}
-		if len(t.Metrics) == 0 {
-			if t.TargetValue <= 0 {
-				bad("%s::target_value must be positive, got %v", key, t.TargetValue)
-			}
-		} else if t.Metric != "" || t.TargetValue != 0 || len(t.MetricAttributes) > 0 || t.Aggregation != "" {
-			bad("%s: set either metric, target_value, metric_attributes and aggregation, or metrics, not both", key)
-		}
-		names := map[string]int{}
-		for j, m := range t.Metrics {
-			mk := fmt.Sprintf("%s::metrics[%d]", key, j)
-			if m.Name == "" {
-				bad("%s::name must name a metric", mk)
-			}
-			if m.TargetValue <= 0 {
-				bad("%s::target_value must be positive, got %v", mk, m.TargetValue)
-			}
-			switch m.Aggregation {
-			case "", "avg", "max", "sum":
-			default:
-				bad("%s::aggregation: unknown aggregation %q; want avg, max or sum", mk, m.Aggregation)
-			}
-			id := m.Name + fmt.Sprint(m.Attributes)
-			if prev, dup := names[id]; dup {
-				bad("%s: the same metric as metrics[%d]", mk, prev)
-			}
-			names[id] = j
-		}
-		if t.MinReplicas < 1 {
-			bad("%s::min_replicas must be at least 1, got %d", key, t.MinReplicas)
-		}
-		if t.MaxReplicas < t.MinReplicas {
-			bad("%s::max_replicas (%d) must not be less than min_replicas (%d)", key, t.MaxReplicas, t.MinReplicas)
-		}
-		switch t.Aggregation {
-		case "", "avg", "max", "sum":
-		default:
-			bad("%s::aggregation: unknown aggregation %q; want avg, max or sum", key, t.Aggregation)
-		}
-		switch t.Mode {
-		case "", "reactive":
-		case "predictive":
-			if t.LeadTime <= 0 {
-				bad("%s::lead_time must be positive in predictive mode (the pods' start-up time)", key)
-			}
-		case "serving":
-			t.validateServing(key, bad)
-		default:
-			bad("%s::mode: unknown mode %q; want reactive, predictive or serving", key, t.Mode)
-		}
+		seen[ref] = i
 		if cfg.Auth.Type == "none" && !t.DryRun {
-			bad("%s::dry_run must be true when auth::type is none: there is no API to write to", key)
-		}
-		for dir, r := range map[string]*RulesConfig{"scale_up": t.Behavior.ScaleUp, "scale_down": t.Behavior.ScaleDown} {
-			if r == nil {
-				continue
-			}
-			k := key + "::behavior::" + dir
-			if r.StabilizationWindow != nil && (*r.StabilizationWindow < 0 || *r.StabilizationWindow > time.Hour) {
-				bad("%s::stabilization_window must be between 0 and 1h, got %v", k, *r.StabilizationWindow)
-			}
-			switch r.SelectPolicy {
-			case "", string(hpa.SelectMax), string(hpa.SelectMin), string(hpa.SelectDisabled):
-			default:
-				bad("%s::select_policy: unknown policy %q; want Max, Min or Disabled", k, r.SelectPolicy)
-			}
-			if r.Tolerance != nil && (*r.Tolerance < 0 || *r.Tolerance >= 1) {
-				bad("%s::tolerance must be in [0, 1), got %v", k, *r.Tolerance)
-			}
-			for j, p := range r.Policies {
-				pk := fmt.Sprintf("%s::policies[%d]", k, j)
-				if p.Type != string(hpa.Pods) && p.Type != string(hpa.Percent) {
-					bad("%s::type: unknown type %q; want Pods or Percent", pk, p.Type)
-				}
-				if p.Value <= 0 {
-					bad("%s::value must be positive, got %d", pk, p.Value)
-				}
-				if p.Period <= 0 || p.Period > 30*time.Minute {
-					bad("%s::period must be between 1s and 30m, got %v", pk, p.Period)
-				}
-			}
+			bad("targets::%d::dry_run must be true when auth::type is none: there is no API to write to", i)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// problems collects one struct's problems and reports them on one line:
+// confmap.Validate puts the struct's key before the first line of an
+// error only.
+type problems []string
+
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(p, "; "))
+}
+
+// Validate checks the authentication settings.
+func (c *AuthConfig) Validate() error {
+	switch c.Type {
+	case "in_cluster", "none":
+	case "kubeconfig":
+		if c.Kubeconfig == "" {
+			return errors.New("kubeconfig must name a file when type is kubeconfig")
+		}
+	default:
+		return fmt.Errorf("type: unknown type %q; want in_cluster, kubeconfig or none", c.Type)
+	}
+	return nil
+}
+
+// Validate checks the Lease settings when leader election is enabled.
+func (c *LeaderElectionConfig) Validate() error {
+	if !c.Enabled {
+		return nil
+	}
+	var p problems
+	if c.LeaseName == "" {
+		p.add("lease_name must be set")
+	}
+	if !(c.LeaseDuration > c.RenewDeadline && c.RenewDeadline > c.RetryPeriod && c.RetryPeriod > 0) {
+		p.add("want lease_duration > renew_deadline > retry_period > 0, got %v, %v, %v", c.LeaseDuration, c.RenewDeadline, c.RetryPeriod)
+	}
+	return p.err()
+}
+
+// Validate checks one target's settings but its scale_target_ref, metrics
+// and behavior, which have their own Validate. The serving block is
+// checked here, in mode serving only: no other mode reads it.
+func (t *TargetConfig) Validate() error {
+	var p problems
+	ref := t.ScaleTargetRef
+	if _, known := workloadAttribute[ref.Kind]; !known && len(t.Match) == 0 {
+		p.add("match must list the resource attributes of %s's GPUs (no default for kind %s)", ref, ref.Kind)
+	}
+	if len(t.Metrics) == 0 {
+		if t.TargetValue <= 0 {
+			p.add("target_value must be positive, got %v", t.TargetValue)
+		}
+	} else if t.Metric != "" || t.TargetValue != 0 || len(t.MetricAttributes) > 0 || t.Aggregation != "" {
+		p.add("set either metric, target_value, metric_attributes and aggregation, or metrics, not both")
+	}
+	names := map[string]int{}
+	for j, m := range t.Metrics {
+		id := m.Name + fmt.Sprint(m.Attributes)
+		if prev, dup := names[id]; dup {
+			p.add("metrics::%d: the same metric as metrics::%d", j, prev)
+		}
+		names[id] = j
+	}
+	if t.MinReplicas < 1 {
+		p.add("min_replicas must be at least 1, got %d", t.MinReplicas)
+	}
+	if t.MaxReplicas < t.MinReplicas {
+		p.add("max_replicas (%d) must not be less than min_replicas (%d)", t.MaxReplicas, t.MinReplicas)
+	}
+	if err := validAggregation(t.Aggregation); err != nil {
+		p.add("aggregation: %v", err)
+	}
+	switch t.Mode {
+	case "", "reactive":
+	case "predictive":
+		if t.LeadTime <= 0 {
+			p.add("lead_time must be positive in predictive mode (the pods' start-up time)")
+		}
+	case "serving":
+		t.validateServing(p.add)
+	default:
+		p.add("mode: unknown mode %q; want reactive, predictive or serving", t.Mode)
+	}
+	return p.err()
+}
+
+func validAggregation(a string) error {
+	switch a {
+	case "", "avg", "max", "sum":
+		return nil
+	}
+	return fmt.Errorf("unknown aggregation %q; want avg, max or sum", a)
+}
+
+// Validate checks one metric of a target.
+func (m *MetricConfig) Validate() error {
+	var p problems
+	if m.Name == "" {
+		p.add("name must name a metric")
+	}
+	if m.TargetValue <= 0 {
+		p.add("target_value must be positive, got %v", m.TargetValue)
+	}
+	if err := validAggregation(m.Aggregation); err != nil {
+		p.add("aggregation: %v", err)
+	}
+	return p.err()
+}
+
+// Validate checks one direction's rules; its policies have their own
+// Validate.
+func (r *RulesConfig) Validate() error {
+	var p problems
+	if r.StabilizationWindow != nil && (*r.StabilizationWindow < 0 || *r.StabilizationWindow > time.Hour) {
+		p.add("stabilization_window must be between 0 and 1h, got %v", *r.StabilizationWindow)
+	}
+	switch r.SelectPolicy {
+	case "", string(hpa.SelectMax), string(hpa.SelectMin), string(hpa.SelectDisabled):
+	default:
+		p.add("select_policy: unknown policy %q; want Max, Min or Disabled", r.SelectPolicy)
+	}
+	if r.Tolerance != nil && (*r.Tolerance < 0 || *r.Tolerance >= 1) {
+		p.add("tolerance must be in [0, 1), got %v", *r.Tolerance)
+	}
+	return p.err()
+}
+
+// Validate checks one scaling policy.
+func (c *PolicyConfig) Validate() error {
+	var p problems
+	if c.Type != string(hpa.Pods) && c.Type != string(hpa.Percent) {
+		p.add("type: unknown type %q; want Pods or Percent", c.Type)
+	}
+	if c.Value <= 0 {
+		p.add("value must be positive, got %d", c.Value)
+	}
+	if c.Period <= 0 || c.Period > 30*time.Minute {
+		p.add("period must be between 1s and 30m, got %v", c.Period)
+	}
+	return p.err()
 }
 
 // match returns the resource attributes that identify a target's GPUs.

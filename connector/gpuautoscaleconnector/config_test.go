@@ -2,6 +2,7 @@ package gpuautoscaleconnector
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,28 +44,56 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, hpa.DefaultBehavior().ScaleDown.Policies, spec.Behavior.ScaleDown.Policies)
 }
 
+// TestConfigErrors goes through confmap.Validate, as the collector does:
+// it walks the nested structs and puts each one's key before its error.
+// Each problem is reported once, under the key of the struct it is in.
 func TestConfigErrors(t *testing.T) {
-	for name, wants := range map[string][]string{
+	for name, want := range map[string][]string{
 		"no_targets": {"targets must list at least one scale target"},
 		"bad_target": {
-			"targets[0]::match must list the resource attributes of ns/Pool/p's GPUs (no default for kind Pool)",
-			"targets[0]::target_value must be positive, got 0",
-			"targets[0]::max_replicas (2) must not be less than min_replicas (4)",
-			`targets[0]::mode: unknown mode "eager"; want reactive, predictive or serving`,
-			"targets[1]::lead_time must be positive in predictive mode",
-			`targets[1]::dry_run must be true when auth::type is none`,
-			`targets[1]::behavior::scale_up::select_policy: unknown policy "Fastest"; want Max, Min or Disabled`,
-			`targets[1]::behavior::scale_up::policies[0]::type: unknown type "Replicas"; want Pods or Percent`,
-			"targets[1]::behavior::scale_up::policies[0]::value must be positive, got 0",
+			`targets::1::dry_run must be true when auth::type is none: there is no API to write to`,
+			"targets::0: match must list the resource attributes of ns/Pool/p's GPUs (no default for kind Pool); " +
+				"target_value must be positive, got 0; max_replicas (2) must not be less than min_replicas (4); " +
+				`mode: unknown mode "eager"; want reactive, predictive or serving`,
+			"targets::1: lead_time must be positive in predictive mode (the pods' start-up time)",
+			`targets::1::behavior::scale_up: select_policy: unknown policy "Fastest"; want Max, Min or Disabled`,
+			`targets::1::behavior::scale_up::policies::0: type: unknown type "Replicas"; want Pods or Percent; ` +
+				"value must be positive, got 0; period must be between 1s and 30m, got 0s",
 		},
-		"bad_auth":  {`auth::type: unknown type "token"; want in_cluster, kubeconfig or none`},
+		"bad_auth":  {`auth: type: unknown type "token"; want in_cluster, kubeconfig or none`},
 		"bad_lease": {"leader_election: want lease_duration > renew_deadline > retry_period > 0, got 5s, 10s, 2s"},
+		"bad_refs_and_metrics": {
+			"targets::1: example/Deployment/d is also targets::0; two autoscalers on one object fight",
+			"targets::0: metrics::1: the same metric as metrics::0",
+			"targets::0::scale_target_ref: api_version: unexpected GroupVersion string: a/b/c",
+			"targets::0::metrics::0: target_value must be positive, got 0",
+			`targets::0::metrics::1: target_value must be positive, got -1; aggregation: unknown aggregation "median"; want avg, max or sum`,
+			"targets::1::scale_target_ref: needs api_version, kind, name and namespace",
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))
-			for _, w := range wants {
-				require.ErrorContains(t, err, w)
-			}
+			require.Error(t, err)
+			require.ElementsMatch(t, want, strings.Split(err.Error(), "\n"))
 		})
 	}
+}
+
+// TestConfigValidationReportsEachErrorOnce: a problem is reported by the
+// one Validate of the struct it is in, never again by its parent, and a
+// block the settings do not use (serving outside mode serving, the Lease
+// settings with leader election off) is not checked.
+func TestConfigValidationReportsEachErrorOnce(t *testing.T) {
+	t.Run("no duplicates", func(t *testing.T) {
+		err := confmap.Validate(loadConfig(t, "zero_interval_bad_policy"))
+		require.Error(t, err)
+		require.Equal(t, []string{
+			"interval must be positive, got 0s",
+			"targets::0::behavior::scale_down::policies::0: value must be positive, got 0",
+		}, strings.Split(err.Error(), "\n"))
+	})
+	t.Run("unused blocks", func(t *testing.T) {
+		require.NoError(t, confmap.Validate(loadConfig(t, "unused_blocks")),
+			"serving is read in mode serving only, the Lease settings with leader election only")
+	})
 }

@@ -64,42 +64,42 @@ func (s ServingConfig) withDefaults() ServingConfig {
 	return s
 }
 
-// validate checks a serving target's settings; key is the target's.
-func (t *TargetConfig) validateServing(key string, bad func(string, ...any)) {
+// validateServing checks the serving block of a target in mode serving,
+// reporting each problem to bad.
+func (t *TargetConfig) validateServing(bad func(string, ...any)) {
 	s := t.Serving.withDefaults()
-	k := key + "::serving"
 	if s.QueueMetric == "" {
-		bad("%s::queue_metric must name the per-pod gauge of waiting requests", k)
+		bad("serving::queue_metric must name the per-pod gauge of waiting requests")
 	}
 	if !(s.PodThroughput > 0) || math.IsInf(s.PodThroughput, 0) {
-		bad("%s::pod_throughput must be positive (requests per second one pod serves at full load), got %v", k, s.PodThroughput)
+		bad("serving::pod_throughput must be positive (requests per second one pod serves at full load), got %v", s.PodThroughput)
 	}
 	if s.StableWindow <= 0 || s.StableWindow > time.Hour {
-		bad("%s::stable_window must be between 1s and 1h, got %v", k, s.StableWindow)
+		bad("serving::stable_window must be between 1s and 1h, got %v", s.StableWindow)
 	}
 	if s.PanicWindow <= 0 || s.PanicWindow > s.StableWindow {
-		bad("%s::panic_window must be positive and at most stable_window, got %v", k, s.PanicWindow)
+		bad("serving::panic_window must be positive and at most stable_window, got %v", s.PanicWindow)
 	}
 	if !(s.PanicThreshold >= 1) || math.IsInf(s.PanicThreshold, 0) {
-		bad("%s::panic_threshold must be at least 1 (a multiple of the ready pods), got %v", k, s.PanicThreshold)
+		bad("serving::panic_threshold must be at least 1 (a multiple of the ready pods), got %v", s.PanicThreshold)
 	}
 	if len(t.metrics()) != 1 {
-		bad("%s: mode serving sizes on one load metric (metric and target_value, or one entry of metrics)", key)
+		bad("mode serving sizes on one load metric (metric and target_value, or one entry of metrics)")
 	}
 	if s.DrainTime <= 0 || s.DrainTime > time.Hour {
-		bad("%s::drain_time must be between 1s and 1h, got %v", k, s.DrainTime)
+		bad("serving::drain_time must be between 1s and 1h, got %v", s.DrainTime)
 	}
 	if s.HeadroomWindow < 0 || s.HeadroomWindow > 24*time.Hour {
-		bad("%s::headroom_window must be between 0 and 24h, got %v", k, s.HeadroomWindow)
+		bad("serving::headroom_window must be between 0 and 24h, got %v", s.HeadroomWindow)
 	}
 	if !(s.HeadroomQuantile >= 0 && s.HeadroomQuantile <= 1) {
-		bad("%s::headroom_quantile must be in [0, 1], got %v", k, s.HeadroomQuantile)
+		bad("serving::headroom_quantile must be in [0, 1], got %v", s.HeadroomQuantile)
 	}
 	if !(s.HeadroomMaxRatio == 0 || (s.HeadroomMaxRatio >= 1 && !math.IsInf(s.HeadroomMaxRatio, 0))) {
-		bad("%s::headroom_max_ratio must be 0 (no cap) or at least 1 (a multiple of the mean arrival rate), got %v", k, s.HeadroomMaxRatio)
+		bad("serving::headroom_max_ratio must be 0 (no cap) or at least 1 (a multiple of the mean arrival rate), got %v", s.HeadroomMaxRatio)
 	}
 	if s.HeadroomMaxRatio > 0 && s.HeadroomWindow == 0 {
-		bad("%s::headroom_max_ratio needs headroom_window, over which the mean arrival rate is taken", k)
+		bad("serving::headroom_max_ratio needs headroom_window, over which the mean arrival rate is taken")
 	}
 }
 

@@ -155,7 +155,7 @@ func TestSettingsErrorsNameTheKey(t *testing.T) {
 	cfg, err := LoadSettings(path)
 	require.NoError(t, err)
 	_, err = Run(cfg, demand(t, "t_seconds,demand_pods\n0,1\n"), Options{}, nil)
-	require.ErrorContains(t, err, "targets[0]::serving::pod_throughput must be positive")
+	require.ErrorContains(t, err, "targets::0: serving::pod_throughput must be positive")
 
 	require.NoError(t, writeFile(path, target+"    min_replicas: 1\n    max_replicas: 4\n    target_vlaue: 3\n"))
 	_, err = LoadSettings(path)

@@ -4,6 +4,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +36,17 @@ type Ref struct {
 }
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Kind + "/" + r.Name }
+
+// Validate checks that the reference names one object.
+func (r *Ref) Validate() error {
+	if r.APIVersion == "" || r.Kind == "" || r.Name == "" || r.Namespace == "" {
+		return errors.New("needs api_version, kind, name and namespace")
+	}
+	if _, err := schema.ParseGroupVersion(r.APIVersion); err != nil {
+		return fmt.Errorf("api_version: %w", err)
+	}
+	return nil
+}
 
 // Scaler reads and writes replica counts through the scale subresource of
 // any kind that has one: Deployments, StatefulSets, custom resources.
