@@ -49,6 +49,8 @@ type autoscaler struct {
 	cfg    *Config
 	logger *zap.Logger
 	tb     *metadata.TelemetryBuilder
+	// mb builds the evaluations' metrics; guarded by evalMu.
+	mb *metadata.MetricsBuilder
 
 	mu         sync.Mutex
 	metricsOut consumer.Metrics
@@ -122,7 +124,10 @@ func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &autoscaler{cfg: cfg, logger: set.Logger, tb: tb, now: time.Now, noCluster: cfg.Auth.Type == "none"}
+	a := &autoscaler{
+		cfg: cfg, logger: set.Logger, tb: tb, now: time.Now, noCluster: cfg.Auth.Type == "none",
+		mb: metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+	}
 	for i := range cfg.Targets {
 		t := &cfg.Targets[i]
 		tg := &target{
@@ -569,86 +574,47 @@ func (a *autoscaler) statusHost() component.Host {
 	return a.host
 }
 
+// emitMetrics adds the target's evaluation to md, as one resource: the
+// target, named as k8s_attributes names a workload.
 func (a *autoscaler) emitMetrics(md pmetric.Metrics, now time.Time, t *target, current int32, reporting int, d hpa.Decision) {
-	rm := md.ResourceMetrics().AppendEmpty()
-	res := rm.Resource().Attributes()
-	res.PutStr("k8s.namespace.name", t.ref.Namespace)
-	res.PutStr("gpu.autoscale.target.kind", t.ref.Kind)
-	res.PutStr("gpu.autoscale.target.name", t.ref.Name)
-	if attr, ok := workloadAttribute[t.ref.Kind]; ok {
-		res.PutStr(attr, t.ref.Name)
-	}
-	sm := rm.ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName(metadata.ScopeName)
-	ms := sm.Metrics()
 	ts := pcommon.NewTimestampFromTime(now)
 	if t.start == 0 {
 		t.start = ts
 	}
-	gauge := func(name, unit, desc string, v float64, integer bool) pmetric.NumberDataPoint {
-		m := ms.AppendEmpty()
-		m.SetName(name)
-		m.SetUnit(unit)
-		m.SetDescription(desc)
-		dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
-		if integer {
-			dp.SetIntValue(int64(v))
-		} else {
-			dp.SetDoubleValue(v)
-		}
-		return dp
-	}
-	gauge("gpu.autoscale.replicas.desired", "{replica}", "Replicas the autoscaler wants.", float64(d.Desired), true)
-	gauge("gpu.autoscale.replicas.current", "{replica}", "Replicas the target has (spec.replicas).", float64(current), true)
-	gauge("gpu.autoscale.pods.reporting", "{pod}", "Pods with a fresh metric value.", float64(reporting), true)
+	mb := a.mb
+	mb.RecordGpuAutoscaleReplicasDesiredDataPoint(ts, int64(d.Desired))
+	mb.RecordGpuAutoscaleReplicasCurrentDataPoint(ts, int64(current))
+	mb.RecordGpuAutoscalePodsReportingDataPoint(ts, int64(reporting))
 	// One data point per metric: its average per pod (when it had one) and
 	// its target.
-	values := pmetric.NewGauge()
-	targets := pmetric.NewGauge()
 	for i, mc := range t.metrics {
 		if i < len(d.Proposals) && d.Proposals[i].Err == nil {
-			dp := values.DataPoints().AppendEmpty()
-			dp.SetTimestamp(ts)
-			dp.SetDoubleValue(d.Proposals[i].Value)
-			dp.Attributes().PutStr("gpu.autoscale.metric", mc.Name)
+			mb.RecordGpuAutoscaleMetricValueDataPoint(ts, d.Proposals[i].Value, mc.Name)
 		}
-		dp := targets.DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetDoubleValue(mc.TargetValue)
-		dp.Attributes().PutStr("gpu.autoscale.metric", mc.Name)
+		mb.RecordGpuAutoscaleMetricTargetDataPoint(ts, mc.TargetValue, mc.Name)
 	}
-	if values.DataPoints().Len() > 0 {
-		m := ms.AppendEmpty()
-		m.SetName("gpu.autoscale.metric.value")
-		m.SetUnit("1")
-		m.SetDescription("Each metric's average per pod, as the HPA computes it (milli-units, rounded down).")
-		values.MoveTo(m.SetEmptyGauge())
-	}
-	m := ms.AppendEmpty()
-	m.SetName("gpu.autoscale.metric.target")
-	m.SetUnit("1")
-	m.SetDescription("Each metric's target per pod.")
-	targets.MoveTo(m.SetEmptyGauge())
 	if t.cfg.Mode == "predictive" {
-		gauge("gpu.autoscale.metric.forecast", "1", "The forecast average per current pod at the lead time.", d.Forecast, false).Attributes().PutStr("gpu.autoscale.metric", t.metrics[0].Name)
+		mb.RecordGpuAutoscaleMetricForecastDataPoint(ts, d.Forecast, t.metrics[0].Name)
 	}
-	gauge("gpu.autoscale.decision", "{decision}", "1, with the reason that decided or limited the last evaluation.", 1, true).Attributes().PutStr("gpu.autoscale.reason", string(d.Reason))
+	mb.RecordGpuAutoscaleDecisionDataPoint(ts, 1, string(d.Reason))
+	mb.RecordGpuAutoscaleActionsDataPoint(ts, t.actions[0], metadata.AttributeGpuAutoscaleDirectionUp)
+	mb.RecordGpuAutoscaleActionsDataPoint(ts, t.actions[1], metadata.AttributeGpuAutoscaleDirectionDown)
 
-	m = ms.AppendEmpty()
-	m.SetName("gpu.autoscale.actions")
-	m.SetUnit("{action}")
-	m.SetDescription("Scale actions written, by direction.")
-	sum := m.SetEmptySum()
-	sum.SetIsMonotonic(true)
-	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	for i, dir := range []string{"up", "down"} {
-		dp := sum.DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(t.start)
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(t.actions[i])
-		dp.Attributes().PutStr("gpu.autoscale.direction", dir)
+	rb := mb.NewResourceBuilder()
+	rb.SetK8sNamespaceName(t.ref.Namespace)
+	rb.SetGpuAutoscaleTargetKind(t.ref.Kind)
+	rb.SetGpuAutoscaleTargetName(t.ref.Name)
+	switch t.ref.Kind {
+	case "Deployment":
+		rb.SetK8sDeploymentName(t.ref.Name)
+	case "StatefulSet":
+		rb.SetK8sStatefulsetName(t.ref.Name)
+	case "ReplicaSet":
+		rb.SetK8sReplicasetName(t.ref.Name)
 	}
+	// The counts of actions start at the target's first evaluation.
+	mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(t.start))
+	mb.Emit().ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
 }
 
 // logAction adds one log record for a scale action (or, in dry run, the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 )
 
 // Config is the gpu_autoscale connector's configuration.
@@ -22,6 +23,9 @@ type Config struct {
 	Auth           AuthConfig           `mapstructure:"auth"`
 	LeaderElection LeaderElectionConfig `mapstructure:"leader_election"`
 	Targets        []TargetConfig       `mapstructure:"targets"`
+	// MetricsBuilderConfig turns the connector's own metrics and resource
+	// attributes on and off (metrics, resource_attributes).
+	metadata.MetricsBuilderConfig `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -123,10 +127,11 @@ type PolicyConfig struct {
 
 func createDefaultConfig() *Config {
 	return &Config{
-		Interval:     15 * time.Second,
-		MetricMaxAge: time.Minute,
-		APITimeout:   10 * time.Second,
-		Auth:         AuthConfig{Type: "in_cluster"},
+		Interval:             15 * time.Second,
+		MetricMaxAge:         time.Minute,
+		APITimeout:           10 * time.Second,
+		Auth:                 AuthConfig{Type: "in_cluster"},
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		LeaderElection: LeaderElectionConfig{
 			Enabled:       true,
 			LeaseName:     "otelcol-gpu-autoscaler",

@@ -31,6 +31,8 @@ func TestLoadConfig(t *testing.T) {
 	require.NoError(t, confmap.Validate(c))
 	require.Equal(t, 10*time.Second, c.Interval)
 	require.Equal(t, "obs", c.LeaderElection.LeaseNamespace)
+	require.False(t, c.Metrics.GpuAutoscaleMetricForecast.Enabled)
+	require.True(t, c.Metrics.GpuAutoscaleMetricValue.Enabled)
 	tc := c.Targets[0]
 	require.Equal(t, map[string]string{"k8s.namespace.name": "serving", "k8s.deployment.name": "infer"}, tc.match())
 	spec := tc.spec()
