@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
 )
 
@@ -29,6 +30,9 @@ type Config struct {
 	// OptOutLabel: a node with this label set to "true" is never acted on.
 	OptOutLabel string         `mapstructure:"opt_out_label"`
 	Uncordon    UncordonConfig `mapstructure:"uncordon"`
+	// MetricsBuilderConfig turns the connector's own metrics on and off
+	// (metrics).
+	metadata.MetricsBuilderConfig `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -118,10 +122,11 @@ type UncordonConfig struct {
 
 func createDefaultConfig() *Config {
 	return &Config{
-		DryRun:     true,
-		Interval:   10 * time.Second,
-		APITimeout: 10 * time.Second,
-		Auth:       AuthConfig{Type: "in_cluster"},
+		DryRun:               true,
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Interval:             10 * time.Second,
+		APITimeout:           10 * time.Second,
+		Auth:                 AuthConfig{Type: "in_cluster"},
 		LeaderElection: LeaderElectionConfig{
 			Enabled:       true,
 			LeaseName:     "otelcol-gpu-remediation",

@@ -52,6 +52,8 @@ func TestLoadConfig(t *testing.T) {
 	cfg, err := load(t, "live")
 	require.NoError(t, err)
 	require.False(t, cfg.DryRun)
+	require.False(t, cfg.Metrics.GpuRemediationNodes.Enabled)
+	require.True(t, cfg.Metrics.GpuRemediationActions.Enabled)
 	require.Equal(t, 30*time.Second, cfg.Drain.GracePeriod)
 	require.True(t, cfg.Drain.OnlyGPUPods)
 	p, err := cfg.policy()

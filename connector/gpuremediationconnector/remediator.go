@@ -97,6 +97,7 @@ type remediator struct {
 	cfg     *Config
 	logger  *zap.Logger
 	tb      *metadata.TelemetryBuilder
+	mb      *metadata.MetricsBuilder // guarded by mu
 	policy  *policy.Policy
 	breaker *breaker.Breaker
 
@@ -141,6 +142,7 @@ func newRemediator(cfg *Config, set connector.Settings) (*remediator, error) {
 	}
 	r := &remediator{
 		cfg: cfg, logger: set.Logger, tb: tb, policy: p,
+		mb:      metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		breaker: &breaker.Breaker{MaxShare: cfg.Breaker.MaxShare, MaxNodes: cfg.Breaker.MaxNodes, Window: cfg.Breaker.Window},
 		leading: !cfg.LeaderElection.Enabled,
 		gpus:    map[string]*gpuState{}, seen: map[string]time.Time{}, handled: map[string]*handled{},
@@ -809,53 +811,30 @@ func (r *remediator) emit(ctx context.Context, now time.Time) {
 	if r.metricsOut == nil {
 		return
 	}
-	md := pmetric.NewMetrics()
-	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName(metadata.ScopeName)
 	ts := pcommon.NewTimestampFromTime(now)
 	if r.firstTS == 0 {
 		r.firstTS = ts
 	}
-	m := sm.Metrics().AppendEmpty()
-	m.SetName("gpu.remediation.actions")
-	m.SetUnit("{action}")
-	m.SetDescription("Remediation actions taken, and decisions not to act, by action and reason.")
-	sum := m.SetEmptySum()
-	sum.SetIsMonotonic(true)
-	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	keys := make([][2]string, 0, len(r.counts))
 	for k := range r.counts {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+"/"+keys[i][1] < keys[j][0]+"/"+keys[j][1] })
 	for _, k := range keys {
-		dp := sum.DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(r.firstTS)
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(r.counts[k])
-		dp.Attributes().PutStr("gpu.remediation.action", k[0])
-		dp.Attributes().PutStr("gpu.remediation.reason", k[1])
-	}
-	open, _, _ := r.breaker.Open()
-	gauge := func(name, unit, desc string, v int64) {
-		g := sm.Metrics().AppendEmpty()
-		g.SetName(name)
-		g.SetUnit(unit)
-		g.SetDescription(desc)
-		dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(v)
+		r.mb.RecordGpuRemediationActionsDataPoint(ts, r.counts[k], k[0], k[1])
 	}
 	state := int64(0)
-	if open {
+	if open, _, _ := r.breaker.Open(); open {
 		state = 1
 	}
-	gauge("gpu.remediation.breaker.state", "{state}", "1 while the circuit breaker is open and every action is stopped.", state)
+	r.mb.RecordGpuRemediationBreakerStateDataPoint(ts, state)
 	nodes := map[string]bool{}
 	for _, h := range r.handled {
 		nodes[h.node] = true
 	}
-	gauge("gpu.remediation.nodes", "{node}", "Nodes under remediation (taken out of service for a GPU fault, not yet returned).", int64(len(nodes)))
+	r.mb.RecordGpuRemediationNodesDataPoint(ts, int64(len(nodes)))
+	// The counts start at the first emission.
+	md := r.mb.Emit(metadata.WithStartTimeOverride(r.firstTS))
 	if err := r.metricsOut.ConsumeMetrics(ctx, md); err != nil {
 		r.logger.Warn("Could not emit remediation metrics", zap.Error(err))
 	}
