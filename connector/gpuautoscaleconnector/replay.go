@@ -23,6 +23,26 @@ func (i *instance) Interval() time.Duration { return i.Value.cfg.Interval }
 // of its distinct pods in the batch. With auth none nothing is written.
 func (i *instance) ReplayBatch(md pmetric.Metrics, now time.Time) []offline.Evaluation {
 	a := i.Value
+	a.replayPods(md)
+	_ = a.consume(context.Background(), md)
+	if !a.replayedAt.IsZero() && now.Sub(a.replayedAt) < a.cfg.Interval {
+		return nil
+	}
+	a.replayedAt = now
+	var out []offline.Evaluation
+	for _, e := range i.Evaluate(now) {
+		if e.Time.Equal(now) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// replayPods sets each target's replicas and pods to its distinct pods in
+// the batch, all running.
+func (a *autoscaler) replayPods(md pmetric.Metrics) {
+	a.evalMu.Lock() // evaluate reads each target's sim
+	defer a.evalMu.Unlock()
 	for _, t := range a.targets {
 		t.sim = &simState{}
 	}
@@ -50,27 +70,22 @@ func (i *instance) ReplayBatch(md pmetric.Metrics, now time.Time) []offline.Eval
 	for _, t := range a.targets {
 		t.sim.replicas = int32(len(t.sim.pods))
 	}
-	_ = a.consume(context.Background(), md)
-	if !a.replayedAt.IsZero() && now.Sub(a.replayedAt) < a.cfg.Interval {
-		return nil
-	}
-	a.replayedAt = now
-	var out []offline.Evaluation
-	for _, e := range i.Evaluate(now) {
-		if e.Time.Equal(now) {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // Simulate implements offline.Autoscaler.
-func (i *instance) Simulate(st offline.ScaleTarget) { i.Value.api = memoryCluster{st} }
+func (i *instance) Simulate(st offline.ScaleTarget) {
+	a := i.Value
+	a.evalMu.Lock()
+	a.api = memoryCluster{st}
+	a.evalMu.Unlock()
+}
 
 // Evaluate implements offline.Autoscaler.
 func (i *instance) Evaluate(now time.Time) []offline.Evaluation {
 	a := i.Value
 	a.evaluate(context.Background(), now)
+	a.evalMu.Lock()
+	defer a.evalMu.Unlock()
 	out := make([]offline.Evaluation, 0, len(a.targets))
 	for _, t := range a.targets {
 		out = append(out, t.last)

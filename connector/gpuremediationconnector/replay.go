@@ -17,8 +17,12 @@ var _ offline.Remediator = (*instance)(nil)
 // cluster.
 func (i *instance) ReplayBatch(md pmetric.Metrics, now time.Time) []offline.Decision {
 	r := i.Value
+	r.mu.Lock()
 	r.now = func() time.Time { return now }
+	r.mu.Unlock()
 	_ = r.consume(context.Background(), md)
 	r.tick(context.Background(), now)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return append([]offline.Decision(nil), r.out...)
 }
