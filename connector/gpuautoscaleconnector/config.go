@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 // Config is the gpu_autoscale connector's configuration.
@@ -148,9 +149,9 @@ func createDefaultConfig() *Config {
 
 // workloadAttribute is the resource attribute k8s_attributes sets for a kind.
 var workloadAttribute = map[string]string{
-	"Deployment":  "k8s.deployment.name",
-	"StatefulSet": "k8s.statefulset.name",
-	"ReplicaSet":  "k8s.replicaset.name",
+	"Deployment":  metricnames.AttrK8sDeploymentName,
+	"StatefulSet": metricnames.AttrK8sStatefulsetName,
+	"ReplicaSet":  metricnames.AttrK8sReplicasetName,
 }
 
 // Validate checks the configuration; errors name the key.
@@ -296,7 +297,7 @@ func (t *TargetConfig) match() map[string]string {
 		return t.Match
 	}
 	return map[string]string{
-		"k8s.namespace.name":                     t.ScaleTargetRef.Namespace,
+		metricnames.AttrK8sNamespaceName:         t.ScaleTargetRef.Namespace,
 		workloadAttribute[t.ScaleTargetRef.Kind]: t.ScaleTargetRef.Name,
 	}
 }
@@ -308,7 +309,7 @@ func (t *TargetConfig) metrics() []MetricConfig {
 	}
 	name := t.Metric
 	if name == "" {
-		name = "nvidia.gpu.sm.active"
+		name = metricnames.NvidiaGPUSMActive
 	}
 	return []MetricConfig{{Name: name, TargetValue: t.TargetValue, Attributes: t.MetricAttributes, Aggregation: t.Aggregation}}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 // Evaluation is one target's decision at one evaluation, as gpureplay
@@ -111,9 +112,9 @@ func (r *Replayer) Batch(md pmetric.Metrics, now time.Time) []Evaluation {
 				if !matches(attrs, t.match) {
 					continue
 				}
-				pod := str(attrs, "k8s.pod.name")
+				pod := str(attrs, metricnames.AttrK8sPodName)
 				if pod == "" {
-					pod = str(attrs, "hw.id")
+					pod = str(attrs, metricnames.AttrHWID)
 				}
 				if seen[t] == nil {
 					seen[t] = map[string]bool{}

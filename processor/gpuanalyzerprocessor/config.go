@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 )
 
@@ -168,7 +169,7 @@ func defaultConfig() *Config {
 	memory.Threshold, memory.Resolve = 0.95, 0.90
 	return &Config{
 		Window:  30 * time.Second,
-		GroupBy: []string{"k8s.namespace.name", "k8s.job.name"},
+		GroupBy: []string{metricnames.AttrK8sNamespaceName, metricnames.AttrK8sJobName},
 		MaxGPUs: 100_000,
 		GPUTTL:  10 * time.Minute,
 		Bottleneck: BottleneckConfig{
