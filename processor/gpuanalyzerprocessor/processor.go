@@ -63,6 +63,9 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		costUnit: "{" + cfg.Cost.Currency + "}",
 	}
 	p.an.Notify = p.logTransition
+	for _, w := range cfg.deprecations() {
+		set.Logger.Warn(w)
+	}
 	if cfg.SummaryInterval > 0 {
 		p.summary = newFleetSummary(set.Logger, cfg)
 	}
@@ -256,11 +259,11 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 		ok = ratio(&s.MemRatio, analysis.HasMemRatio)
 	case metricnames.HWGPUMemoryUsage:
 		if ok = in(0, math.MaxFloat64); ok {
-			fb.used, fb.hasUsed = v/(1<<20), true
+			fb.used, fb.hasUsed = v, true
 		}
 	case metricnames.HWGPUMemoryLimit:
 		if ok = in(0, math.MaxFloat64); ok {
-			fb.limit, fb.hasLimit = v/(1<<20), true
+			fb.limit, fb.hasLimit = v, true
 		}
 	case metricnames.NvidiaGPUSMOccupancy:
 		ok = ratio(&s.Occupancy, analysis.HasOccupancy)
@@ -293,7 +296,7 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 			break
 		}
 		if ok = in(0, 1); ok {
-			s.GPUUtil, s.Has = v*100, s.Has|analysis.HasGPUUtil
+			s.GPUUtil, s.Has = v, s.Has|analysis.HasGPUUtil
 		}
 	case metricnames.NvidiaGPUClockFrequency:
 		if attrStr(dp, metricnames.AttrNvidiaGPUClock) != metricnames.AttrNvidiaGPUClockSM {
@@ -301,7 +304,7 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 			break
 		}
 		if ok = in(0, 1e11); ok {
-			s.SMClock, s.Has = v/1e6, s.Has|analysis.HasSMClock
+			s.SMClock, s.Has = v, s.Has|analysis.HasSMClock
 		}
 	case metricnames.HWTemperature:
 		if ok = in(0, 200); ok {
@@ -347,7 +350,7 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 // frameBuffer gathers the memory readings of one GPU, which give the frame
 // buffer's free memory only together.
 type frameBuffer struct {
-	used, limit       float64 // MiB
+	used, limit       float64 // bytes
 	hasUsed, hasLimit bool
 }
 

@@ -47,8 +47,8 @@ type Sample struct {
 	Has           uint16
 	SMActive      float64 // ratio
 	DRAMActive    float64 // ratio
-	GPUUtil       float64 // percent
-	SMClock       float64 // MHz
+	GPUUtil       float64 // ratio
+	SMClock       float64 // Hz
 	Temp          float64 // Celsius
 	MemRatio      float64 // used / total
 	Step          float64 // seconds of compute per training step
@@ -63,8 +63,8 @@ type Sample struct {
 	PCIeRx    Counter
 	Occupancy float64 // ratio
 	Tensor    float64 // tensor pipe activity, ratio
-	FBUsed    float64 // MiB
-	FBFree    float64 // MiB
+	FBUsed    float64 // bytes
+	FBFree    float64 // bytes
 }
 
 // Reset empties the sample for reuse, keeping its XID slice's storage.
