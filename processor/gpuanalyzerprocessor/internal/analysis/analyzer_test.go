@@ -328,3 +328,17 @@ func TestNotify(t *testing.T) {
 	require.Equal(t, Event{ID: "g", Time: sec(60), Kind: AlertFiring, Alert: GPUOverheating, Class: ComputeBound}, events[0])
 	require.Equal(t, AlertResolved, events[1].Kind)
 }
+
+// TestUtilizationAtThreshold: DCGM reports GPU utilization in whole percent
+// and the receiver as a ratio. A window whose mean is exactly the launch-bound
+// threshold (70, 70 and 100 %: 80 %) meets it, as the contract's
+// "mean GPU_UTIL >= 80" says, although the same mean taken over the ratios
+// in floating point would be 0.7999999999999999.
+func TestUtilizationAtThreshold(t *testing.T) {
+	pct := []float64{70, 70, 100}
+	require.Less(t, (pct[0]/100+pct[1]/100+pct[2]/100)/3, 0.8, "the rounding this test is about")
+	v := run(New(testConfig()), "g", 0, 2, func(s *Sample) {
+		s.SMActive, s.GPUUtil = 0.2, pct[s.Time/1e9]/100
+	})
+	require.Equal(t, LaunchBound, v.Class)
+}
