@@ -12,13 +12,14 @@ package metricnames
 // Metric is one metric of the table.
 type Metric struct {
 	Name, Unit string
-	// Origin is the directory whose metadata.yaml declares the metric,
-	// relative to the module root.
+	// Origin is the directory, relative to the module root, of the file
+	// that declares the metric: a component's (its metadata.yaml), or
+	// internal/metricnames (undeclared.yaml).
 	Origin string
 }
 
 // Attribute is one attribute (or resource attribute) of the table.
 type Attribute struct {
 	Name   string
-	Origin string
+	Origin string // as Metric.Origin
 }

@@ -4,167 +4,167 @@ package metricnames
 
 // Metric names, and their units as NAMEUnit.
 const (
-	// HWEnergy: Energy used since the counter's start time (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION). (receiver/dcgmreceiver)
+	// HWEnergy (receiver/dcgmreceiver): Energy used since the counter's start time (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION).
 	HWEnergy     = "hw.energy"
 	HWEnergyUnit = "J"
-	// HWErrors: ECC errors since the counter's start time (DCGM_FI_DEV_ECC_SBE/DBE_VOL_TOTAL). (receiver/dcgmreceiver)
+	// HWErrors (receiver/dcgmreceiver): ECC errors since the counter's start time (DCGM_FI_DEV_ECC_SBE/DBE_VOL_TOTAL).
 	HWErrors     = "hw.errors"
 	HWErrorsUnit = "{error}"
-	// HWGPUIO: Bytes moved over PCIe, integrated from DCGM_FI_PROF_PCIE_TX/RX_BYTES rates. (receiver/dcgmreceiver)
+	// HWGPUIO (receiver/dcgmreceiver): Bytes moved over PCIe, integrated from DCGM_FI_PROF_PCIE_TX/RX_BYTES rates.
 	HWGPUIO     = "hw.gpu.io"
 	HWGPUIOUnit = "By"
-	// HWGPUMemoryLimit: Frame buffer memory size (DCGM_FI_DEV_FB_TOTAL, or used + free + reserved). (receiver/dcgmreceiver)
+	// HWGPUMemoryLimit (receiver/dcgmreceiver): Frame buffer memory size (DCGM_FI_DEV_FB_TOTAL, or used + free + reserved).
 	HWGPUMemoryLimit     = "hw.gpu.memory.limit"
 	HWGPUMemoryLimitUnit = "By"
-	// HWGPUMemoryUsage: Frame buffer memory in use (DCGM_FI_DEV_FB_USED). (receiver/dcgmreceiver)
+	// HWGPUMemoryUsage (receiver/dcgmreceiver): Frame buffer memory in use (DCGM_FI_DEV_FB_USED).
 	HWGPUMemoryUsage     = "hw.gpu.memory.usage"
 	HWGPUMemoryUsageUnit = "By"
-	// HWGPUMemoryUtilization: Fraction of the frame buffer in use. (receiver/dcgmreceiver)
+	// HWGPUMemoryUtilization (receiver/dcgmreceiver): Fraction of the frame buffer in use.
 	HWGPUMemoryUtilization     = "hw.gpu.memory.utilization"
 	HWGPUMemoryUtilizationUnit = "1"
-	// HWGPUUtilization: Fraction of time one or more kernels (or the encoder, decoder) ran on the GPU (DCGM_FI_DEV_GPU_UTIL, ENC_UTIL, DEC_UTIL). (receiver/dcgmreceiver)
+	// HWGPUUtilization (receiver/dcgmreceiver): Fraction of time one or more kernels (or the encoder, decoder) ran on the GPU (DCGM_FI_DEV_GPU_UTIL, ENC_UTIL, DEC_UTIL).
 	HWGPUUtilization     = "hw.gpu.utilization"
 	HWGPUUtilizationUnit = "1"
-	// HWPower: Board power draw (DCGM_FI_DEV_POWER_USAGE). (receiver/dcgmreceiver)
+	// HWPower (receiver/dcgmreceiver): Board power draw (DCGM_FI_DEV_POWER_USAGE).
 	HWPower     = "hw.power"
 	HWPowerUnit = "W"
-	// HWTemperature: GPU die temperature (DCGM_FI_DEV_GPU_TEMP). (receiver/dcgmreceiver)
+	// HWTemperature (receiver/dcgmreceiver): GPU die temperature (DCGM_FI_DEV_GPU_TEMP).
 	HWTemperature     = "hw.temperature"
 	HWTemperatureUnit = "Cel"
-	// NvidiaGPUAlerts: 1 for each pending or firing alert of the GPU, like Prometheus' ALERTS (gpu_analyzer output). (internal/metricnames)
+	// NvidiaGPUAlerts (internal/metricnames): 1 for each pending or firing alert of the GPU, like Prometheus' ALERTS (gpu_analyzer output).
 	NvidiaGPUAlerts     = "nvidia.gpu.alerts"
 	NvidiaGPUAlertsUnit = "{alert}"
-	// NvidiaGPUBottleneckState: 1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left (gpu_analyzer output). (internal/metricnames)
+	// NvidiaGPUBottleneckState (internal/metricnames): 1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left (gpu_analyzer output).
 	NvidiaGPUBottleneckState     = "nvidia.gpu.bottleneck.state"
 	NvidiaGPUBottleneckStateUnit = "{state}"
-	// NvidiaGPUBottleneckTime: Time the GPU spent in each bottleneck class (gpu_analyzer output). (internal/metricnames)
+	// NvidiaGPUBottleneckTime (internal/metricnames): Time the GPU spent in each bottleneck class (gpu_analyzer output).
 	NvidiaGPUBottleneckTime     = "nvidia.gpu.bottleneck.time"
 	NvidiaGPUBottleneckTimeUnit = "s"
-	// NvidiaGPUClockEventActive: 1 while a reason holds the clocks below their maximum, 0 otherwise; one series per reason. (receiver/dcgmreceiver)
+	// NvidiaGPUClockEventActive (receiver/dcgmreceiver): 1 while a reason holds the clocks below their maximum, 0 otherwise; one series per reason.
 	NvidiaGPUClockEventActive     = "nvidia.gpu.clock.event.active"
 	NvidiaGPUClockEventActiveUnit = "{state}"
-	// NvidiaGPUClockEventReasons: The DCGM_FI_DEV_CLOCKS_EVENT_REASONS bitmask, as reported. (receiver/dcgmreceiver)
+	// NvidiaGPUClockEventReasons (receiver/dcgmreceiver): The DCGM_FI_DEV_CLOCKS_EVENT_REASONS bitmask, as reported.
 	NvidiaGPUClockEventReasons     = "nvidia.gpu.clock.event_reasons"
 	NvidiaGPUClockEventReasonsUnit = "{bitmask}"
-	// NvidiaGPUClockFrequency: Current clock frequency (DCGM_FI_DEV_SM_CLOCK, MEM_CLOCK). (receiver/dcgmreceiver)
+	// NvidiaGPUClockFrequency (receiver/dcgmreceiver): Current clock frequency (DCGM_FI_DEV_SM_CLOCK, MEM_CLOCK).
 	NvidiaGPUClockFrequency     = "nvidia.gpu.clock.frequency"
 	NvidiaGPUClockFrequencyUnit = "Hz"
-	// NvidiaGPUCost: The cost of the GPU's time per usage state, in the configured currency, whose code in braces is the unit (gpu_analyzer output). (internal/metricnames)
+	// NvidiaGPUCost (internal/metricnames): The cost of the GPU's time per usage state, in the configured currency, whose code in braces is the unit (gpu_analyzer output).
 	NvidiaGPUCost     = "nvidia.gpu.cost"
 	NvidiaGPUCostUnit = "{USD}"
-	// NvidiaGPUDRAMActive: Fraction of cycles the device memory interface was active (DCGM_FI_PROF_DRAM_ACTIVE; falls back to MEM_COPY_UTIL where profiling is unsupported). (receiver/dcgmreceiver)
+	// NvidiaGPUDRAMActive (receiver/dcgmreceiver): Fraction of cycles the device memory interface was active (DCGM_FI_PROF_DRAM_ACTIVE; falls back to MEM_COPY_UTIL where profiling is unsupported).
 	NvidiaGPUDRAMActive     = "nvidia.gpu.dram.active"
 	NvidiaGPUDRAMActiveUnit = "1"
-	// NvidiaGPUGraphicsEngineActive: Fraction of time the graphics or compute engine was active (DCGM_FI_PROF_GR_ENGINE_ACTIVE; falls back to GPU_UTIL where profiling is unsupported). (receiver/dcgmreceiver)
+	// NvidiaGPUGraphicsEngineActive (receiver/dcgmreceiver): Fraction of time the graphics or compute engine was active (DCGM_FI_PROF_GR_ENGINE_ACTIVE; falls back to GPU_UTIL where profiling is unsupported).
 	NvidiaGPUGraphicsEngineActive     = "nvidia.gpu.graphics_engine.active"
 	NvidiaGPUGraphicsEngineActiveUnit = "1"
-	// NvidiaGPUMemoryTemperature: HBM temperature (DCGM_FI_DEV_MEMORY_TEMP). (receiver/dcgmreceiver)
+	// NvidiaGPUMemoryTemperature (receiver/dcgmreceiver): HBM temperature (DCGM_FI_DEV_MEMORY_TEMP).
 	NvidiaGPUMemoryTemperature     = "nvidia.gpu.memory.temperature"
 	NvidiaGPUMemoryTemperatureUnit = "Cel"
-	// NvidiaGPUMemoryCopyUtilization: Fraction of time the memory controller was busy (DCGM_FI_DEV_MEM_COPY_UTIL). (receiver/dcgmreceiver)
+	// NvidiaGPUMemoryCopyUtilization (receiver/dcgmreceiver): Fraction of time the memory controller was busy (DCGM_FI_DEV_MEM_COPY_UTIL).
 	NvidiaGPUMemoryCopyUtilization     = "nvidia.gpu.memory_copy.utilization"
 	NvidiaGPUMemoryCopyUtilizationUnit = "1"
-	// NvidiaGPUNVLinkIO: Bytes moved over NVLink, integrated from DCGM_FI_PROF_NVLINK_TX/RX_BYTES rates. (receiver/dcgmreceiver)
+	// NvidiaGPUNVLinkIO (receiver/dcgmreceiver): Bytes moved over NVLink, integrated from DCGM_FI_PROF_NVLINK_TX/RX_BYTES rates.
 	NvidiaGPUNVLinkIO     = "nvidia.gpu.nvlink.io"
 	NvidiaGPUNVLinkIOUnit = "By"
-	// NvidiaGPUPCIeReplays: PCIe replays since the counter's start time (DCGM_FI_DEV_PCIE_REPLAY_COUNTER). (receiver/dcgmreceiver)
+	// NvidiaGPUPCIeReplays (receiver/dcgmreceiver): PCIe replays since the counter's start time (DCGM_FI_DEV_PCIE_REPLAY_COUNTER).
 	NvidiaGPUPCIeReplays     = "nvidia.gpu.pcie.replays"
 	NvidiaGPUPCIeReplaysUnit = "{replay}"
-	// NvidiaGPUPipeActive: Fraction of cycles a pipe was active (DCGM_FI_PROF_PIPE_*_ACTIVE). (receiver/dcgmreceiver)
+	// NvidiaGPUPipeActive (receiver/dcgmreceiver): Fraction of cycles a pipe was active (DCGM_FI_PROF_PIPE_*_ACTIVE).
 	NvidiaGPUPipeActive     = "nvidia.gpu.pipe.active"
 	NvidiaGPUPipeActiveUnit = "1"
-	// NvidiaGPURowRemapFailure: 1 if a row remapping failed and the GPU needs service (DCGM_FI_DEV_ROW_REMAP_FAILURE). (receiver/dcgmreceiver)
+	// NvidiaGPURowRemapFailure (receiver/dcgmreceiver): 1 if a row remapping failed and the GPU needs service (DCGM_FI_DEV_ROW_REMAP_FAILURE).
 	NvidiaGPURowRemapFailure     = "nvidia.gpu.row_remap.failure"
 	NvidiaGPURowRemapFailureUnit = "{state}"
-	// NvidiaGPURowRemapRows: Rows remapped because of correctable or uncorrectable errors (DCGM_FI_DEV_*_REMAPPED_ROWS). (receiver/dcgmreceiver)
+	// NvidiaGPURowRemapRows (receiver/dcgmreceiver): Rows remapped because of correctable or uncorrectable errors (DCGM_FI_DEV_*_REMAPPED_ROWS).
 	NvidiaGPURowRemapRows     = "nvidia.gpu.row_remap.rows"
 	NvidiaGPURowRemapRowsUnit = "{row}"
-	// NvidiaGPUSMActive: Fraction of time at least one warp was resident per SM, averaged over SMs (DCGM_FI_PROF_SM_ACTIVE). (receiver/dcgmreceiver)
+	// NvidiaGPUSMActive (receiver/dcgmreceiver): Fraction of time at least one warp was resident per SM, averaged over SMs (DCGM_FI_PROF_SM_ACTIVE).
 	NvidiaGPUSMActive     = "nvidia.gpu.sm.active"
 	NvidiaGPUSMActiveUnit = "1"
-	// NvidiaGPUSMOccupancy: Resident warps as a fraction of the maximum, averaged over SMs (DCGM_FI_PROF_SM_OCCUPANCY). (receiver/dcgmreceiver)
+	// NvidiaGPUSMOccupancy (receiver/dcgmreceiver): Resident warps as a fraction of the maximum, averaged over SMs (DCGM_FI_PROF_SM_OCCUPANCY).
 	NvidiaGPUSMOccupancy     = "nvidia.gpu.sm.occupancy"
 	NvidiaGPUSMOccupancyUnit = "1"
-	// NvidiaGPUStragglerScore: The GPU's largest deviation from its peers; 1 is the straggler threshold (gpu_analyzer output). (internal/metricnames)
+	// NvidiaGPUStragglerScore (internal/metricnames): The GPU's largest deviation from its peers; 1 is the straggler threshold (gpu_analyzer output).
 	NvidiaGPUStragglerScore     = "nvidia.gpu.straggler.score"
 	NvidiaGPUStragglerScoreUnit = "1"
-	// NvidiaGPUStragglerState: 1 while the GPU is a straggler among its peers (gpu_analyzer output). (internal/metricnames)
+	// NvidiaGPUStragglerState (internal/metricnames): 1 while the GPU is a straggler among its peers (gpu_analyzer output).
 	NvidiaGPUStragglerState     = "nvidia.gpu.straggler.state"
 	NvidiaGPUStragglerStateUnit = "{state}"
-	// NvidiaGPUThrottleTime: Time the clocks were held down, since the counter's start time (DCGM_FI_DEV_POWER_VIOLATION, THERMAL_VIOLATION). (receiver/dcgmreceiver)
+	// NvidiaGPUThrottleTime (receiver/dcgmreceiver): Time the clocks were held down, since the counter's start time (DCGM_FI_DEV_POWER_VIOLATION, THERMAL_VIOLATION).
 	NvidiaGPUThrottleTime     = "nvidia.gpu.throttle.time"
 	NvidiaGPUThrottleTimeUnit = "s"
-	// NvidiaGPUTime: Wall time of the GPU per usage state (gpu_analyzer output). (internal/metricnames)
+	// NvidiaGPUTime (internal/metricnames): Wall time of the GPU per usage state (gpu_analyzer output).
 	NvidiaGPUTime     = "nvidia.gpu.time"
 	NvidiaGPUTimeUnit = "s"
-	// NvidiaGPUXIDErrors: XID events, counted per XID code (DCGM_FI_DEV_XID_ERRORS read as events). (receiver/dcgmreceiver)
+	// NvidiaGPUXIDErrors (receiver/dcgmreceiver): XID events, counted per XID code (DCGM_FI_DEV_XID_ERRORS read as events).
 	NvidiaGPUXIDErrors     = "nvidia.gpu.xid.errors"
 	NvidiaGPUXIDErrorsUnit = "{event}"
-	// TrainingStepComputeDuration: One rank's compute time per training step, excluding time waiting in collectives, on the GPU's resource (hw.id); reported by a training framework, read by gpu_analyzer. (internal/metricnames)
+	// TrainingStepComputeDuration (internal/metricnames): One rank's compute time per training step, excluding time waiting in collectives, on the GPU's resource (hw.id); reported by a training framework, read by gpu_analyzer.
 	TrainingStepComputeDuration     = "training.step.compute.duration"
 	TrainingStepComputeDurationUnit = "s"
 )
 
 // Attribute names (AttrNAME) and their values (AttrNAMEVALUE).
 const (
-	// AttrAlertname, a attribute: The alert's name, as Prometheus' ALERTS labels it (gpu_analyzer output). (internal/metricnames)
+	// AttrAlertname (attribute, internal/metricnames): The alert's name, as Prometheus' ALERTS labels it (gpu_analyzer output).
 	AttrAlertname = "alertname"
-	// AttrAlertstate, a attribute: pending or firing, as Prometheus' ALERTS labels it (gpu_analyzer output). (internal/metricnames)
+	// AttrAlertstate (attribute, internal/metricnames): pending or firing, as Prometheus' ALERTS labels it (gpu_analyzer output).
 	AttrAlertstate        = "alertstate"
 	AttrAlertstatePending = "pending"
 	AttrAlertstateFiring  = "firing"
-	// AttrErrorType, a attribute: The kind of error. (receiver/dcgmreceiver)
+	// AttrErrorType (attribute, receiver/dcgmreceiver): The kind of error.
 	AttrErrorType            = "error.type"
 	AttrErrorTypeCorrected   = "corrected"
 	AttrErrorTypeUncorrected = "uncorrected"
-	// AttrHostName, a resource attribute: The host the GPU is on. (receiver/dcgmreceiver)
+	// AttrHostName (resource attribute, receiver/dcgmreceiver): The host the GPU is on.
 	AttrHostName = "host.name"
-	// AttrHWDriverVersion, a resource attribute: The NVIDIA driver version. (receiver/dcgmreceiver)
+	// AttrHWDriverVersion (resource attribute, receiver/dcgmreceiver): The NVIDIA driver version.
 	AttrHWDriverVersion = "hw.driver_version"
-	// AttrHWGPUTask, a attribute: The engine the utilization is of. (receiver/dcgmreceiver)
+	// AttrHWGPUTask (attribute, receiver/dcgmreceiver): The engine the utilization is of.
 	AttrHWGPUTask        = "hw.gpu.task"
 	AttrHWGPUTaskGeneral = "general"
 	AttrHWGPUTaskEncoder = "encoder"
 	AttrHWGPUTaskDecoder = "decoder"
-	// AttrHWID, a resource attribute: The GPU's (or MIG instance's) UUID, as DCGM spells it (GPU-..., MIG-...). (receiver/dcgmreceiver)
+	// AttrHWID (resource attribute, receiver/dcgmreceiver): The GPU's (or MIG instance's) UUID, as DCGM spells it (GPU-..., MIG-...).
 	AttrHWID = "hw.id"
-	// AttrHWModel, a resource attribute: The product name, e.g. NVIDIA H100 80GB HBM3. (receiver/dcgmreceiver)
+	// AttrHWModel (resource attribute, receiver/dcgmreceiver): The product name, e.g. NVIDIA H100 80GB HBM3.
 	AttrHWModel = "hw.model"
-	// AttrHWName, a resource attribute: A readable name of the device on its host, e.g. gpu3 or gpu3/mig1.0. (receiver/dcgmreceiver)
+	// AttrHWName (resource attribute, receiver/dcgmreceiver): A readable name of the device on its host, e.g. gpu3 or gpu3/mig1.0.
 	AttrHWName = "hw.name"
-	// AttrHWType, a resource attribute: Always gpu. (receiver/dcgmreceiver)
+	// AttrHWType (resource attribute, receiver/dcgmreceiver): Always gpu.
 	AttrHWType = "hw.type"
-	// AttrHWVendor, a resource attribute: Always NVIDIA. (receiver/dcgmreceiver)
+	// AttrHWVendor (resource attribute, receiver/dcgmreceiver): Always NVIDIA.
 	AttrHWVendor = "hw.vendor"
-	// AttrK8sContainerName, a resource attribute: Name of the container the device is allocated to. (receiver/dcgmreceiver)
+	// AttrK8sContainerName (resource attribute, receiver/dcgmreceiver): Name of the container the device is allocated to.
 	AttrK8sContainerName = "k8s.container.name"
-	// AttrK8sDeploymentName, a resource attribute: The pod's Deployment; set by the k8s_attributes processor. (internal/metricnames)
+	// AttrK8sDeploymentName (resource attribute, internal/metricnames): The pod's Deployment; set by the k8s_attributes processor.
 	AttrK8sDeploymentName = "k8s.deployment.name"
-	// AttrK8sJobName, a resource attribute: Job the pod belongs to. Set by the simulated fleet; on a cluster, the k8s_attributes processor adds it. (receiver/dcgmreceiver)
+	// AttrK8sJobName (resource attribute, receiver/dcgmreceiver): Job the pod belongs to. Set by the simulated fleet; on a cluster, the k8s_attributes processor adds it.
 	AttrK8sJobName = "k8s.job.name"
-	// AttrK8sNamespaceName, a resource attribute: Namespace of the pod the device is allocated to (kubelet pod-resources API). (receiver/dcgmreceiver)
+	// AttrK8sNamespaceName (resource attribute, receiver/dcgmreceiver): Namespace of the pod the device is allocated to (kubelet pod-resources API).
 	AttrK8sNamespaceName = "k8s.namespace.name"
-	// AttrK8sNodeName, a resource attribute: The node the GPU is on; set by the k8s_attributes processor. (internal/metricnames)
+	// AttrK8sNodeName (resource attribute, internal/metricnames): The node the GPU is on; set by the k8s_attributes processor.
 	AttrK8sNodeName = "k8s.node.name"
-	// AttrK8sPodName, a resource attribute: Name of the pod the device is allocated to. (receiver/dcgmreceiver)
+	// AttrK8sPodName (resource attribute, receiver/dcgmreceiver): Name of the pod the device is allocated to.
 	AttrK8sPodName = "k8s.pod.name"
-	// AttrK8sReplicasetName, a resource attribute: The pod's ReplicaSet; set by the k8s_attributes processor. (internal/metricnames)
+	// AttrK8sReplicasetName (resource attribute, internal/metricnames): The pod's ReplicaSet; set by the k8s_attributes processor.
 	AttrK8sReplicasetName = "k8s.replicaset.name"
-	// AttrK8sStatefulsetName, a resource attribute: The pod's StatefulSet; set by the k8s_attributes processor. (internal/metricnames)
+	// AttrK8sStatefulsetName (resource attribute, internal/metricnames): The pod's StatefulSet; set by the k8s_attributes processor.
 	AttrK8sStatefulsetName = "k8s.statefulset.name"
-	// AttrNetworkIODirection, a attribute: The direction of the transfer. (receiver/dcgmreceiver)
+	// AttrNetworkIODirection (attribute, receiver/dcgmreceiver): The direction of the transfer.
 	AttrNetworkIODirection         = "network.io.direction"
 	AttrNetworkIODirectionReceive  = "receive"
 	AttrNetworkIODirectionTransmit = "transmit"
-	// AttrNvidiaGPUBottleneckClass, a attribute: The bottleneck class of a verdict (gpu_analyzer output). (internal/metricnames)
+	// AttrNvidiaGPUBottleneckClass (attribute, internal/metricnames): The bottleneck class of a verdict (gpu_analyzer output).
 	AttrNvidiaGPUBottleneckClass = "nvidia.gpu.bottleneck.class"
-	// AttrNvidiaGPUBottleneckHint, a attribute: The next step for the class; absent where there is none (gpu_analyzer output). (internal/metricnames)
+	// AttrNvidiaGPUBottleneckHint (attribute, internal/metricnames): The next step for the class; absent where there is none (gpu_analyzer output).
 	AttrNvidiaGPUBottleneckHint = "nvidia.gpu.bottleneck.hint"
-	// AttrNvidiaGPUClock, a attribute: The clock domain. (receiver/dcgmreceiver)
+	// AttrNvidiaGPUClock (attribute, receiver/dcgmreceiver): The clock domain.
 	AttrNvidiaGPUClock       = "nvidia.gpu.clock"
 	AttrNvidiaGPUClockSM     = "sm"
 	AttrNvidiaGPUClockMemory = "memory"
-	// AttrNvidiaGPUClockEventReason, a attribute: A reason the clocks are held below their maximum. (receiver/dcgmreceiver)
+	// AttrNvidiaGPUClockEventReason (attribute, receiver/dcgmreceiver): A reason the clocks are held below their maximum.
 	AttrNvidiaGPUClockEventReason                          = "nvidia.gpu.clock.event_reason"
 	AttrNvidiaGPUClockEventReasonGPUIdle                   = "gpu_idle"
 	AttrNvidiaGPUClockEventReasonApplicationsClocksSetting = "applications_clocks_setting"
@@ -175,39 +175,38 @@ const (
 	AttrNvidiaGPUClockEventReasonHWThermal                 = "hw_thermal"
 	AttrNvidiaGPUClockEventReasonHWPowerBrake              = "hw_power_brake"
 	AttrNvidiaGPUClockEventReasonDisplayClocksSetting      = "display_clocks_setting"
-	// AttrNvidiaGPUIndex, a resource attribute: The GPU's index on its host (the parent's index for a MIG instance). (receiver/dcgmreceiver)
+	// AttrNvidiaGPUIndex (resource attribute, receiver/dcgmreceiver): The GPU's index on its host (the parent's index for a MIG instance).
 	AttrNvidiaGPUIndex = "nvidia.gpu.index"
-	// AttrNvidiaGPUMIGInstance, a resource attribute: For a MIG instance, its GPU instance and compute instance ids as GI.CI. (receiver/dcgmreceiver)
+	// AttrNvidiaGPUMIGInstance (resource attribute, receiver/dcgmreceiver): For a MIG instance, its GPU instance and compute instance ids as GI.CI.
 	AttrNvidiaGPUMIGInstance = "nvidia.gpu.mig.instance"
-	// AttrNvidiaGPUMIGParentID, a resource attribute: For a MIG instance, the UUID of the GPU it lives on. (receiver/dcgmreceiver)
+	// AttrNvidiaGPUMIGParentID (resource attribute, receiver/dcgmreceiver): For a MIG instance, the UUID of the GPU it lives on.
 	AttrNvidiaGPUMIGParentID = "nvidia.gpu.mig.parent_id"
-	// AttrNvidiaGPUMIGProfile, a resource attribute: For a MIG instance, its profile (e.g. 1g.10gb). (receiver/dcgmreceiver)
+	// AttrNvidiaGPUMIGProfile (resource attribute, receiver/dcgmreceiver): For a MIG instance, its profile (e.g. 1g.10gb).
 	AttrNvidiaGPUMIGProfile = "nvidia.gpu.mig.profile"
-	// AttrNvidiaGPUPCIBusID, a resource attribute: The GPU's PCI bus id. (receiver/dcgmreceiver)
+	// AttrNvidiaGPUPCIBusID (resource attribute, receiver/dcgmreceiver): The GPU's PCI bus id.
 	AttrNvidiaGPUPCIBusID = "nvidia.gpu.pci_bus_id"
-	// AttrNvidiaGPUPipe, a attribute: The SM pipe. (receiver/dcgmreceiver)
+	// AttrNvidiaGPUPipe (attribute, receiver/dcgmreceiver): The SM pipe.
 	AttrNvidiaGPUPipe       = "nvidia.gpu.pipe"
 	AttrNvidiaGPUPipeTensor = "tensor"
 	AttrNvidiaGPUPipeFp64   = "fp64"
 	AttrNvidiaGPUPipeFp32   = "fp32"
 	AttrNvidiaGPUPipeFp16   = "fp16"
-	// AttrNvidiaGPUThrottleReason, a attribute: Why the clocks were held below their target. (receiver/dcgmreceiver)
+	// AttrNvidiaGPUThrottleReason (attribute, receiver/dcgmreceiver): Why the clocks were held below their target.
 	AttrNvidiaGPUThrottleReason        = "nvidia.gpu.throttle.reason"
 	AttrNvidiaGPUThrottleReasonPower   = "power"
 	AttrNvidiaGPUThrottleReasonThermal = "thermal"
-	// AttrNvidiaGPUUsageState, a attribute: The usage state GPU time and cost are counted in (gpu_analyzer output). (internal/metricnames)
+	// AttrNvidiaGPUUsageState (attribute, internal/metricnames): The usage state GPU time and cost are counted in (gpu_analyzer output).
 	AttrNvidiaGPUUsageState = "nvidia.gpu.usage.state"
-	// AttrNvidiaGPUXID, a attribute: The XID code of the event. (receiver/dcgmreceiver)
+	// AttrNvidiaGPUXID (attribute, receiver/dcgmreceiver): The XID code of the event.
 	AttrNvidiaGPUXID = "nvidia.gpu.xid"
-	// AttrSeverity, a attribute: The alert's severity (gpu_analyzer output). (internal/metricnames)
+	// AttrSeverity (attribute, internal/metricnames): The alert's severity (gpu_analyzer output).
 	AttrSeverity         = "severity"
 	AttrSeverityCritical = "critical"
 	AttrSeverityWarning  = "warning"
 	AttrSeverityInfo     = "info"
 )
 
-// Metrics lists every metric of the table, sorted by name, with the
-// component directory whose metadata.yaml declares it.
+// Metrics lists every metric of the table, sorted by name.
 var Metrics = [...]Metric{
 	{HWEnergy, HWEnergyUnit, "receiver/dcgmreceiver"},
 	{HWErrors, HWErrorsUnit, "receiver/dcgmreceiver"},
@@ -244,8 +243,7 @@ var Metrics = [...]Metric{
 	{TrainingStepComputeDuration, TrainingStepComputeDurationUnit, "internal/metricnames"},
 }
 
-// Attributes lists every attribute of the table, sorted by name, with the
-// component directory whose metadata.yaml declares it.
+// Attributes lists every attribute of the table, sorted by name.
 var Attributes = [...]Attribute{
 	{AttrAlertname, "internal/metricnames"},
 	{AttrAlertstate, "internal/metricnames"},

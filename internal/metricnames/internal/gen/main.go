@@ -177,7 +177,7 @@ func generate(root string, files []string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&b, "\t// %s: %s (%s)\n", id, oneLine(m.desc), m.origin)
+		fmt.Fprintf(&b, "\t// %s (%s): %s\n", id, m.origin, oneLine(m.desc))
 		fmt.Fprintf(&b, "\t%s = %q\n\t%s = %q\n", id, m.name, unitID, m.unit)
 	}
 	b.WriteString(")\n\n// Attribute names (AttrNAME) and their values (AttrNAMEVALUE).\nconst (\n")
@@ -190,7 +190,7 @@ func generate(root string, files []string) ([]byte, error) {
 		if a.resource {
 			kind = "resource attribute"
 		}
-		fmt.Fprintf(&b, "\t// %s, a %s: %s (%s)\n", id, kind, oneLine(a.desc), a.origin)
+		fmt.Fprintf(&b, "\t// %s (%s, %s): %s\n", id, kind, a.origin, oneLine(a.desc))
 		fmt.Fprintf(&b, "\t%s = %q\n", id, a.name)
 		for _, v := range a.enum {
 			vid, err := ident(id+goName(v), "value "+v+" of "+a.name)
@@ -200,12 +200,12 @@ func generate(root string, files []string) ([]byte, error) {
 			fmt.Fprintf(&b, "\t%s = %q\n", vid, v)
 		}
 	}
-	b.WriteString(")\n\n// Metrics lists every metric of the table, sorted by name, with the\n// component directory whose metadata.yaml declares it.\nvar Metrics = [...]Metric{\n")
+	b.WriteString(")\n\n// Metrics lists every metric of the table, sorted by name.\nvar Metrics = [...]Metric{\n")
 	for _, m := range metrics {
 		id := goName(m.name)
 		fmt.Fprintf(&b, "\t{%s, %sUnit, %q},\n", id, id, m.origin)
 	}
-	b.WriteString("}\n\n// Attributes lists every attribute of the table, sorted by name, with the\n// component directory whose metadata.yaml declares it.\nvar Attributes = [...]Attribute{\n")
+	b.WriteString("}\n\n// Attributes lists every attribute of the table, sorted by name.\nvar Attributes = [...]Attribute{\n")
 	for _, a := range attrs {
 		fmt.Fprintf(&b, "\t{Attr%s, %q},\n", goName(a.name), a.origin)
 	}
