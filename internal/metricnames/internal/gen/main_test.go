@@ -64,19 +64,60 @@ metrics:
 	}
 }
 
+// TestShared: components may declare the same metric (same unit) and
+// attributes; the first source keeps them, and attribute values add up.
+func TestShared(t *testing.T) {
+	dir := t.TempDir()
+	a := write(t, dir, "receiver/a/metadata.yaml", `
+resource_attributes:
+  k8s.namespace.name: {description: The namespace.}
+attributes:
+  alertstate: {enum: [pending]}
+metrics:
+  hw.power: {unit: W}
+`)
+	b := write(t, dir, "connector/b/metadata.yaml", `
+resource_attributes:
+  k8s.namespace.name: {description: The target's namespace.}
+attributes:
+  alertstate: {enum: [pending, firing]}
+metrics:
+  hw.power: {unit: W}
+`)
+	src, err := generate(dir, []string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{HWPower, HWPowerUnit, "receiver/a"}`,
+		`{AttrK8sNamespaceName, "receiver/a"}`,
+		`AttrAlertstateFiring  = "firing"`,
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("generated source lacks %s:\n%s", want, src)
+		}
+	}
+}
+
 func TestGenerateErrors(t *testing.T) {
-	for name, files := range map[string][2]string{
-		"declared in both": {"metrics:\n  hw.power: {unit: W}\n", "metrics:\n  hw.power: {unit: W}\n"},
-		"has no unit":      {"metrics:\n  hw.power: {description: x}\n", ""},
-		"both make":        {"metrics:\n  hw.gpu_io: {unit: By}\n", "metrics:\n  hw.gpu.io: {unit: By}\n"},
-		"a.yaml":           {"metrics: [", ""},
+	for _, tt := range []struct{ a, b, want string }{
+		{"metrics:\n  hw.power: {unit: W}\n", "metrics:\n  hw.power: {unit: mW}\n", `metric "hw.power" has unit "W" in a/metadata.yaml but "mW" in b/metadata.yaml`},
+		{"metrics:\n  hw.power: {unit: W}\n", "undeclared:metrics:\n  hw.power: {unit: W}\n", `metric "hw.power" is declared in both a/metadata.yaml and b/undeclared.yaml; remove it from undeclared.yaml`},
+		{"attributes:\n  hw.gpu.task: {}\n", "undeclared:attributes:\n  hw.gpu.task: {}\n", `attribute "hw.gpu.task" is declared in both a/metadata.yaml and b/undeclared.yaml; remove it`},
+		{"metrics:\n  hw.power: {description: x}\n", "", `a/metadata.yaml: metric "hw.power" has no unit`},
+		{"metrics:\n  hw.gpu_io: {unit: By}\n", "metrics:\n  hw.gpu.io: {unit: By}\n", "metric hw.gpu.io and metric hw.gpu_io both make the identifier HWGPUIO"},
+		{"metrics: [", "", "a/metadata.yaml: yaml:"},
 	} {
 		dir := t.TempDir()
-		a := write(t, dir, "a.yaml", files[0])
-		b := write(t, dir, "b.yaml", files[1])
+		a := write(t, dir, "a/metadata.yaml", tt.a)
+		bName, bText := "b/metadata.yaml", tt.b
+		if rest, ok := strings.CutPrefix(tt.b, "undeclared:"); ok {
+			bName, bText = "b/undeclared.yaml", rest
+		}
+		b := write(t, dir, bName, bText)
 		_, err := generate(dir, []string{a, b})
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%q: got error %v, want one saying %q", files, err, name)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q, %q: got error %v, want one saying %q", tt.a, tt.b, err, tt.want)
 		}
 	}
 }
