@@ -107,6 +107,7 @@ COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpu
 
 generate:
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done
+	$(GO) generate ./internal/metricnames
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

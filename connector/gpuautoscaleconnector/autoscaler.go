@@ -26,6 +26,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
@@ -275,8 +276,8 @@ func (a *autoscaler) consume(_ context.Context, md pmetric.Metrics) error {
 			if !matches(attrs, t.match) {
 				continue
 			}
-			gpu := str(attrs, "hw.id")
-			pod := str(attrs, "k8s.pod.name")
+			gpu := str(attrs, metricnames.AttrHWID)
+			pod := str(attrs, metricnames.AttrK8sPodName)
 			if pod == "" {
 				pod = gpu // without pod attribution each GPU counts as a pod
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 // Config is the gpu_autoscale connector's configuration.
@@ -144,9 +145,9 @@ func createDefaultConfig() *Config {
 
 // workloadAttribute is the resource attribute k8s_attributes sets for a kind.
 var workloadAttribute = map[string]string{
-	"Deployment":  "k8s.deployment.name",
-	"StatefulSet": "k8s.statefulset.name",
-	"ReplicaSet":  "k8s.replicaset.name",
+	"Deployment":  metricnames.AttrK8sDeploymentName,
+	"StatefulSet": metricnames.AttrK8sStatefulsetName,
+	"ReplicaSet":  metricnames.AttrK8sReplicasetName,
 }
 
 // Validate checks the settings that are not a nested struct's own, and
@@ -338,7 +339,7 @@ func (t *TargetConfig) match() map[string]string {
 		return t.Match
 	}
 	return map[string]string{
-		"k8s.namespace.name":                     t.ScaleTargetRef.Namespace,
+		metricnames.AttrK8sNamespaceName:         t.ScaleTargetRef.Namespace,
 		workloadAttribute[t.ScaleTargetRef.Kind]: t.ScaleTargetRef.Name,
 	}
 }
@@ -350,7 +351,7 @@ func (t *TargetConfig) metrics() []MetricConfig {
 	}
 	name := t.Metric
 	if name == "" {
-		name = "nvidia.gpu.sm.active"
+		name = metricnames.NvidiaGPUSMActive
 	}
 	return []MetricConfig{{Name: name, TargetValue: t.TargetValue, Attributes: t.MetricAttributes, Aggregation: t.Aggregation}}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
@@ -54,9 +55,9 @@ func (a *autoscaler) replayPods(md pmetric.Metrics) {
 			if !matches(attrs, t.match) {
 				continue
 			}
-			pod := str(attrs, "k8s.pod.name")
+			pod := str(attrs, metricnames.AttrK8sPodName)
 			if pod == "" {
-				pod = str(attrs, "hw.id")
+				pod = str(attrs, metricnames.AttrHWID)
 			}
 			if seen[t] == nil {
 				seen[t] = map[string]bool{}

@@ -8,24 +8,25 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 // Names read from the pipeline: the dcgm receiver's metrics and the
 // gpu_analyzer processor's verdict.
 const (
-	metricXID       = "nvidia.gpu.xid.errors"
-	attrXID         = "nvidia.gpu.xid"
-	metricECC       = "hw.errors"
-	attrErrorType   = "error.type"
-	metricRowRemap  = "nvidia.gpu.row_remap.failure"
-	metricVerdict   = "nvidia.gpu.bottleneck.state"
-	attrVerdict     = "nvidia.gpu.bottleneck.class"
+	metricXID       = metricnames.NvidiaGPUXIDErrors
+	attrXID         = metricnames.AttrNvidiaGPUXID
+	metricECC       = metricnames.HWErrors
+	attrErrorType   = metricnames.AttrErrorType
+	metricRowRemap  = metricnames.NvidiaGPURowRemapFailure
+	metricVerdict   = metricnames.NvidiaGPUBottleneckState
+	attrVerdict     = metricnames.AttrNvidiaGPUBottleneckClass
 	verdictFaulted  = "faulted"
-	attrNode        = "k8s.node.name"
-	attrHost        = "host.name"
-	attrGPU         = "hw.id"
-	attrPodName     = "k8s.pod.name"
-	attrPodNS       = "k8s.namespace.name"
+	attrNode        = metricnames.AttrK8sNodeName
+	attrHost        = metricnames.AttrHostName
+	attrGPU         = metricnames.AttrHWID
+	attrPodName     = metricnames.AttrK8sPodName
+	attrPodNS       = metricnames.AttrK8sNamespaceName
 	eccUncorrectedV = "uncorrected"
 )
 

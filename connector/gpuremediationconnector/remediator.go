@@ -27,6 +27,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
@@ -757,7 +758,7 @@ func (r *remediator) decisionNamed(d detected, fault, action, reason, why string
 	lr.Body().SetStr(why)
 	at := lr.Attributes()
 	at.PutStr("gpu.remediation.kind", "decision")
-	at.PutStr("hw.id", d.gpu)
+	at.PutStr(metricnames.AttrHWID, d.gpu)
 	at.PutStr("gpu.remediation.fault", fault)
 	at.PutStr("gpu.remediation.action", action)
 	at.PutStr("gpu.remediation.reason", reason)
@@ -780,7 +781,7 @@ func (r *remediator) actionLog(p *plan, step string, dry bool, detail string) {
 	lr.Body().SetStr(body)
 	at := lr.Attributes()
 	at.PutStr("gpu.remediation.kind", "action")
-	at.PutStr("hw.id", p.d.gpu)
+	at.PutStr(metricnames.AttrHWID, p.d.gpu)
 	at.PutStr("gpu.remediation.fault", p.d.fault.String())
 	at.PutStr("gpu.remediation.action", step)
 	at.PutStr("gpu.remediation.reason", p.reason)

@@ -203,8 +203,8 @@ func BenchmarkStateBytesPerGPU(b *testing.B) {
 				s := analysis.Sample{
 					Time: int64(t) * 1e9, Group: groups[i/64], PodAttributed: true,
 					Has:      analysis.HasSMActive | analysis.HasDRAMActive | analysis.HasGPUUtil | analysis.HasSMClock | analysis.HasTemp | analysis.HasMemRatio | analysis.HasReasons | analysis.HasDBE | analysis.HasFB,
-					SMActive: 0.9, DRAMActive: 0.3, GPUUtil: 99, SMClock: 1980, Temp: 65, MemRatio: 0.6,
-					FBUsed: 49152, FBFree: 32768, // the leak fit is allocated too
+					SMActive: 0.9, DRAMActive: 0.3, GPUUtil: 0.99, SMClock: 1980e6, Temp: 65, MemRatio: 0.6,
+					FBUsed: 48 << 30, FBFree: 32 << 30, // the leak fit is allocated too
 				}
 				a.Ingest(id, &s)
 			}

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 )
 
@@ -60,17 +62,68 @@ type BottleneckConfig struct {
 	ThrottleReasons []string `mapstructure:"throttle_reasons"`
 	// ThrottleFraction: throttled when more than this share of the window's
 	// samples have a throttle reason set.
-	ThrottleFraction      float64 `mapstructure:"throttle_fraction"`
-	IdleSMActive          float64 `mapstructure:"idle_sm_active"`
-	IdleGPUUtilization    float64 `mapstructure:"idle_gpu_utilization"` // percent
+	ThrottleFraction float64 `mapstructure:"throttle_fraction"`
+	IdleSMActive     float64 `mapstructure:"idle_sm_active"`
+	// IdleGPUUtilization and LaunchBoundGPUUtil are ratios, as the receiver
+	// reports hw.gpu.utilization.
+	IdleGPUUtilization    float64 `mapstructure:"idle_gpu_utilization_ratio"`
 	MemoryBoundDRAMActive float64 `mapstructure:"memory_bound_dram_active"`
 	// CommunicationBoundSMActive and CommunicationBoundNVLinkBytes (bytes per
 	// second, transmit plus receive) tell collectives.
 	CommunicationBoundSMActive    float64 `mapstructure:"communication_bound_sm_active"`
 	CommunicationBoundNVLinkBytes float64 `mapstructure:"communication_bound_nvlink_bytes"`
 	LaunchBoundSMActive           float64 `mapstructure:"launch_bound_sm_active"`
-	LaunchBoundGPUUtil            float64 `mapstructure:"launch_bound_gpu_utilization"` // percent
+	LaunchBoundGPUUtil            float64 `mapstructure:"launch_bound_gpu_utilization_ratio"`
 	InputBoundSMActive            float64 `mapstructure:"input_bound_sm_active"`
+
+	// Deprecated: the percent keys of earlier releases, read for one more
+	// release into their ratio counterparts (with a warning at start).
+	IdleGPUUtilizationPercent *float64 `mapstructure:"idle_gpu_utilization"`
+	// Deprecated: see IdleGPUUtilizationPercent.
+	LaunchBoundGPUUtilPercent *float64 `mapstructure:"launch_bound_gpu_utilization"`
+}
+
+// percentKey is a deprecated percent key and the ratio key that replaces it.
+type percentKey struct {
+	old, new string
+	percent  *float64
+	ratio    *float64
+}
+
+func (b *BottleneckConfig) percentKeys() [2]percentKey {
+	return [2]percentKey{
+		{"idle_gpu_utilization", "idle_gpu_utilization_ratio", b.IdleGPUUtilizationPercent, &b.IdleGPUUtilization},
+		{"launch_bound_gpu_utilization", "launch_bound_gpu_utilization_ratio", b.LaunchBoundGPUUtilPercent, &b.LaunchBoundGPUUtil},
+	}
+}
+
+// Unmarshal reads the bottleneck settings and converts a deprecated percent
+// key into its ratio key, once, at load; both at once is an error.
+func (b *BottleneckConfig) Unmarshal(conf *confmap.Conf) error {
+	if err := conf.Unmarshal(b); err != nil {
+		return err
+	}
+	for _, k := range b.percentKeys() {
+		if k.percent == nil {
+			continue
+		}
+		if conf.IsSet(k.new) {
+			return fmt.Errorf("bottleneck::%s (deprecated, percent) and bottleneck::%s are both set; keep %s, a ratio (%v %% is %v)", k.old, k.new, k.new, *k.percent, *k.percent/100)
+		}
+		*k.ratio = *k.percent / 100
+	}
+	return nil
+}
+
+// deprecations are the warnings for the deprecated keys in use.
+func (cfg *Config) deprecations() []string {
+	var out []string
+	for _, k := range cfg.Bottleneck.percentKeys() {
+		if k.percent != nil {
+			out = append(out, fmt.Sprintf("bottleneck::%s is deprecated and will be removed in the next release: use bottleneck::%s, a ratio (%v %% is %v)", k.old, k.new, *k.percent, *k.percent/100))
+		}
+	}
+	return out
 }
 
 // StragglerConfig holds the thresholds of straggler detection.
@@ -168,7 +221,7 @@ func defaultConfig() *Config {
 	memory.Threshold, memory.Resolve = 0.95, 0.90
 	return &Config{
 		Window:  30 * time.Second,
-		GroupBy: []string{"k8s.namespace.name", "k8s.job.name"},
+		GroupBy: []string{metricnames.AttrK8sNamespaceName, metricnames.AttrK8sJobName},
 		MaxGPUs: 100_000,
 		GPUTTL:  10 * time.Minute,
 		Bottleneck: BottleneckConfig{
@@ -177,12 +230,12 @@ func defaultConfig() *Config {
 			ThrottleReasons:               []string{"hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake"},
 			ThrottleFraction:              0.5,
 			IdleSMActive:                  0.05,
-			IdleGPUUtilization:            5,
+			IdleGPUUtilization:            0.05,
 			MemoryBoundDRAMActive:         0.7,
 			CommunicationBoundSMActive:    0.5,
 			CommunicationBoundNVLinkBytes: 100e9,
 			LaunchBoundSMActive:           0.5,
-			LaunchBoundGPUUtil:            80,
+			LaunchBoundGPUUtil:            0.8,
 			InputBoundSMActive:            0.5,
 		},
 		Straggler: StragglerConfig{
@@ -265,14 +318,21 @@ func (cfg *Config) Validate() error {
 	}
 	ratio("bottleneck::throttle_fraction", b.ThrottleFraction)
 	ratio("bottleneck::idle_sm_active", b.IdleSMActive)
-	percent("bottleneck::idle_gpu_utilization", b.IdleGPUUtilization)
+	// A deprecated percent key is checked as the user wrote it, instead of
+	// the ratio made of it.
+	for _, k := range b.percentKeys() {
+		if k.percent != nil {
+			percent("bottleneck::"+k.old, *k.percent)
+		} else {
+			ratio("bottleneck::"+k.new, *k.ratio)
+		}
+	}
 	ratio("bottleneck::memory_bound_dram_active", b.MemoryBoundDRAMActive)
 	ratio("bottleneck::communication_bound_sm_active", b.CommunicationBoundSMActive)
 	if !(b.CommunicationBoundNVLinkBytes > 0) {
 		bad("bottleneck::communication_bound_nvlink_bytes must be positive, got %v", b.CommunicationBoundNVLinkBytes)
 	}
 	ratio("bottleneck::launch_bound_sm_active", b.LaunchBoundSMActive)
-	percent("bottleneck::launch_bound_gpu_utilization", b.LaunchBoundGPUUtil)
 	ratio("bottleneck::input_bound_sm_active", b.InputBoundSMActive)
 
 	s := &cfg.Straggler

@@ -9,6 +9,10 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
@@ -73,4 +77,48 @@ func TestConfigErrors(t *testing.T) {
 	}
 	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_straggler")), "straggler::step_ratio must be greater than 1, got 0.9")
 	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_leak")), "memory_leak: want 0 < full_within <= resolve_full_after, got 5h0m0s and 4h0m0s")
+}
+
+// TestUtilizationRatios: the GPU utilization thresholds are ratios, as the
+// receiver reports hw.gpu.utilization; the percent keys of earlier releases
+// still work, converted once at load, with a warning at start.
+func TestUtilizationRatios(t *testing.T) {
+	def := createDefaultConfig().(*Config).analysisConfig().Rules
+	require.Equal(t, 0.05, def.IdleGPUUtil, "the contract's GPU_UTIL < 5 %")
+	require.Equal(t, 0.8, def.LaunchBoundUtil, "the contract's GPU_UTIL >= 80 %")
+
+	ratios := loadConfig(t, "ratios")
+	require.NoError(t, confmap.Validate(ratios))
+	require.Empty(t, ratios.deprecations())
+
+	old := loadConfig(t, "deprecated_percent")
+	require.NoError(t, confmap.Validate(old))
+	require.Equal(t, ratios.analysisConfig().Rules, old.analysisConfig().Rules, "10 and 90 percent are 0.1 and 0.9")
+
+	core, logs := observer.New(zap.WarnLevel)
+	set := processortest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	p, err := NewFactory().CreateMetrics(t.Context(), set, old, consumertest.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, p.Shutdown(t.Context()))
+	var warnings []string
+	for _, e := range logs.All() {
+		warnings = append(warnings, e.Message)
+	}
+	require.Equal(t, []string{
+		"bottleneck::idle_gpu_utilization is deprecated and will be removed in the next release: use bottleneck::idle_gpu_utilization_ratio, a ratio (10 % is 0.1)",
+		"bottleneck::launch_bound_gpu_utilization is deprecated and will be removed in the next release: use bottleneck::launch_bound_gpu_utilization_ratio, a ratio (90 % is 0.9)",
+	}, warnings)
+
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, "percent_and_ratio").String())
+	require.NoError(t, err)
+	require.ErrorContains(t, sub.Unmarshal(NewFactory().CreateDefaultConfig()),
+		"bottleneck::idle_gpu_utilization (deprecated, percent) and bottleneck::idle_gpu_utilization_ratio are both set; keep idle_gpu_utilization_ratio, a ratio (10 % is 0.1)")
+
+	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_percent")),
+		"bottleneck::launch_bound_gpu_utilization must be a percentage between 0 and 100, got 120")
+	err = confmap.Validate(loadConfig(t, "percent_as_ratio"))
+	require.ErrorContains(t, err, "bottleneck::idle_gpu_utilization_ratio must be between 0 and 1, got 5")
 }

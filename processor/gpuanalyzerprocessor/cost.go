@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 // CostConfig prices GPU time. Without any price the processor still
@@ -124,7 +126,7 @@ func newPricer(cfg *CostConfig) *pricer {
 // of returns the price per GPU-hour of the GPU with these attributes.
 func (p *pricer) of(attrs pcommon.Map) float64 {
 	var model string
-	if v, ok := attrs.Get("hw.model"); ok {
+	if v, ok := attrs.Get(metricnames.AttrHWModel); ok {
 		model = v.Str()
 	}
 	price, ok := p.byModel[model]

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
@@ -72,7 +73,7 @@ func usageOf(m pmetric.Metric) map[string]float64 {
 	out := map[string]float64{}
 	dps := m.Sum().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
-		st, _ := dps.At(i).Attributes().Get(AttrUsageState)
+		st, _ := dps.At(i).Attributes().Get(metricnames.AttrNvidiaGPUUsageState)
 		out[st.Str()] = dps.At(i).DoubleValue()
 	}
 	return out
@@ -95,9 +96,9 @@ func TestUsageMetrics(t *testing.T) {
 	byName := map[string]string{}
 	for i, md := range out {
 		for id, m := range verdicts(md) {
-			spent, ok := m[MetricUsageTime]
+			spent, ok := m[metricnames.NvidiaGPUTime]
 			if !ok {
-				require.NotContains(t, m, MetricUsageCost, "time and cost go together")
+				require.NotContains(t, m, metricnames.NvidiaGPUCost, "time and cost go together")
 				continue
 			}
 			reports[id] = append(reports[id], i)
@@ -118,11 +119,11 @@ func TestUsageMetrics(t *testing.T) {
 	busy := byName["gpu-node-0/gpu0"]
 	require.Equal(t, map[string]float64{"used": 90}, cumulative[busy])
 	require.Equal(t, []int{0, 30, 60, 90}, reports[busy], "at the first sample and every report_interval (30 s)")
-	require.InDelta(t, 90*0.001, usageOf(v[busy][MetricUsageCost])["used"], 1e-12)
+	require.InDelta(t, 90*0.001, usageOf(v[busy][metricnames.NvidiaGPUCost])["used"], 1e-12)
 	spare := byName["gpu-node-1/gpu7"]
 	require.Equal(t, map[string]float64{"cluster_idle": 90}, cumulative[spare])
 
-	m := v[busy][MetricUsageCost]
+	m := v[busy][metricnames.NvidiaGPUCost]
 	require.Equal(t, "{USD}", m.Unit())
 	require.True(t, m.Sum().IsMonotonic())
 	require.Equal(t, pcommon.NewTimestampFromTime(f.t0), m.Sum().DataPoints().At(0).StartTimestamp())
@@ -134,8 +135,8 @@ func TestUsageMetrics(t *testing.T) {
 	p, sink = newProcessor(t, createDefaultConfig().(*Config), processortest.NewNopSettings(metadata.Type))
 	require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
 	for _, m := range verdicts(sink.AllMetrics()[0]) {
-		require.Contains(t, m, MetricUsageTime)
-		require.NotContains(t, m, MetricUsageCost)
+		require.Contains(t, m, metricnames.NvidiaGPUTime)
+		require.NotContains(t, m, metricnames.NvidiaGPUCost)
 	}
 }
 

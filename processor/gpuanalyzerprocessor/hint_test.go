@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
@@ -34,13 +35,13 @@ func TestClassChange(t *testing.T) {
 		sink.Reset()
 		require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
 		for _, ms := range verdicts(sink.AllMetrics()[0]) {
-			dps := ms[MetricBottleneckState].Gauge().DataPoints()
+			dps := ms[metricnames.NvidiaGPUBottleneckState].Gauge().DataPoints()
 			if dps.Len() == 2 {
 				require.Equal(t, -1, changedAt, "one change")
 				changedAt = i
-				require.Equal(t, map[string]any{AttrBottleneckClass: "launch_bound", AttrBottleneckHint: "use_cuda_graphs"}, dps.At(0).Attributes().AsRaw())
+				require.Equal(t, map[string]any{metricnames.AttrNvidiaGPUBottleneckClass: "launch_bound", metricnames.AttrNvidiaGPUBottleneckHint: "use_cuda_graphs"}, dps.At(0).Attributes().AsRaw())
 				require.Equal(t, int64(1), dps.At(0).IntValue())
-				require.Equal(t, map[string]any{AttrBottleneckClass: "compute_bound"}, dps.At(1).Attributes().AsRaw())
+				require.Equal(t, map[string]any{metricnames.AttrNvidiaGPUBottleneckClass: "compute_bound"}, dps.At(1).Attributes().AsRaw())
 				require.Equal(t, int64(0), dps.At(1).IntValue())
 			}
 		}
@@ -92,14 +93,14 @@ func TestDefaultFleetV2(t *testing.T) {
 }
 
 func alertState(ms map[string]pmetric.Metric, name string) string {
-	m, ok := ms[MetricAlerts]
+	m, ok := ms[metricnames.NvidiaGPUAlerts]
 	if !ok {
 		return ""
 	}
 	for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
 		a := m.Gauge().DataPoints().At(i).Attributes()
-		if n, _ := a.Get(AttrAlertName); n.Str() == name {
-			st, _ := a.Get(AttrAlertState)
+		if n, _ := a.Get(metricnames.AttrAlertname); n.Str() == name {
+			st, _ := a.Get(metricnames.AttrAlertstate)
 			return st.Str()
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
@@ -53,14 +54,14 @@ func notebook(t *testing.T) *fleetBatches {
 // idleState is the GPUIdle state in a batch's verdicts, "" when inactive.
 func idleState(md pmetric.Metrics) string {
 	for _, ms := range verdicts(md) {
-		m, ok := ms[MetricAlerts]
+		m, ok := ms[metricnames.NvidiaGPUAlerts]
 		if !ok {
 			return ""
 		}
 		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
 			a := m.Gauge().DataPoints().At(i).Attributes()
-			if n, _ := a.Get(AttrAlertName); n.Str() == "GPUIdle" {
-				st, _ := a.Get(AttrAlertState)
+			if n, _ := a.Get(metricnames.AttrAlertname); n.Str() == "GPUIdle" {
+				st, _ := a.Get(metricnames.AttrAlertstate)
 				return st.Str()
 			}
 		}

@@ -13,32 +13,10 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
-)
-
-// StepComputeDurationMetric is the metric a training framework reports, on
-// the GPU's resource (hw.id), with one rank's compute time per training step,
-// excluding the time spent waiting in collectives. It is what tells a slow
-// rank in synchronous training, where every rank's wall-clock step is equal.
-const StepComputeDurationMetric = "training.step.compute.duration"
-
-// Names of the metrics the analyzer adds.
-const (
-	MetricBottleneckState = "nvidia.gpu.bottleneck.state"
-	MetricBottleneckTime  = "nvidia.gpu.bottleneck.time"
-	MetricStragglerState  = "nvidia.gpu.straggler.state"
-	MetricStragglerScore  = "nvidia.gpu.straggler.score"
-	MetricAlerts          = "nvidia.gpu.alerts"
-
-	AttrBottleneckClass = "nvidia.gpu.bottleneck.class"
-	// AttrBottleneckHint is the next step for the class, on the current
-	// class's state; absent where there is none (idle, unknown).
-	AttrBottleneckHint = "nvidia.gpu.bottleneck.hint"
-	AttrAlertName      = "alertname"
-	AttrAlertState     = "alertstate"
-	AttrSeverity       = "severity"
 )
 
 type analyzerProcessor struct {
@@ -85,6 +63,9 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		costUnit: "{" + cfg.Cost.Currency + "}",
 	}
 	p.an.Notify = p.logTransition
+	for _, w := range cfg.deprecations() {
+		set.Logger.Warn(w)
+	}
 	if cfg.SummaryInterval > 0 {
 		p.summary = newFleetSummary(set.Logger, cfg)
 	}
@@ -108,7 +89,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
 		attrs := rm.Resource().Attributes()
-		idv, ok := attrs.Get("hw.id")
+		idv, ok := attrs.Get(metricnames.AttrHWID)
 		if !ok || idv.Type() != pcommon.ValueTypeStr || idv.Str() == "" {
 			unanalyzed += int64(dataPoints(rm))
 			continue
@@ -123,7 +104,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		}
 		latest = max(latest, s.Time)
 		s.Group = p.groupKey(attrs)
-		_, s.PodAttributed = attrs.Get("k8s.pod.name")
+		_, s.PodAttributed = attrs.Get(metricnames.AttrK8sPodName)
 		if p.costOn {
 			s.PricePerHour = p.prices.of(attrs)
 		}
@@ -270,29 +251,29 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 	ok := true
 	used := true
 	switch name {
-	case "nvidia.gpu.sm.active":
+	case metricnames.NvidiaGPUSMActive:
 		ok = ratio(&s.SMActive, analysis.HasSMActive)
-	case "nvidia.gpu.dram.active":
+	case metricnames.NvidiaGPUDRAMActive:
 		ok = ratio(&s.DRAMActive, analysis.HasDRAMActive)
-	case "hw.gpu.memory.utilization":
+	case metricnames.HWGPUMemoryUtilization:
 		ok = ratio(&s.MemRatio, analysis.HasMemRatio)
-	case "hw.gpu.memory.usage":
+	case metricnames.HWGPUMemoryUsage:
 		if ok = in(0, math.MaxFloat64); ok {
-			fb.used, fb.hasUsed = v/(1<<20), true
+			fb.used, fb.hasUsed = v, true
 		}
-	case "hw.gpu.memory.limit":
+	case metricnames.HWGPUMemoryLimit:
 		if ok = in(0, math.MaxFloat64); ok {
-			fb.limit, fb.hasLimit = v/(1<<20), true
+			fb.limit, fb.hasLimit = v, true
 		}
-	case "nvidia.gpu.sm.occupancy":
+	case metricnames.NvidiaGPUSMOccupancy:
 		ok = ratio(&s.Occupancy, analysis.HasOccupancy)
-	case "nvidia.gpu.pipe.active":
-		if attrStr(dp, "nvidia.gpu.pipe") != "tensor" {
+	case metricnames.NvidiaGPUPipeActive:
+		if attrStr(dp, metricnames.AttrNvidiaGPUPipe) != metricnames.AttrNvidiaGPUPipeTensor {
 			used = false
 			break
 		}
 		ok = ratio(&s.Tensor, analysis.HasTensor)
-	case "nvidia.gpu.nvlink.io":
+	case metricnames.NvidiaGPUNVLinkIO:
 		// Both directions add up: collectives send and receive.
 		if ok = in(0, math.MaxFloat64); ok {
 			if s.Has&analysis.HasNVLink == 0 {
@@ -301,59 +282,59 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 			s.NVLink.Value += v
 			s.Has |= analysis.HasNVLink
 		}
-	case "hw.gpu.io":
-		if attrStr(dp, "network.io.direction") != "receive" {
+	case metricnames.HWGPUIO:
+		if attrStr(dp, metricnames.AttrNetworkIODirection) != metricnames.AttrNetworkIODirectionReceive {
 			used = false
 			break
 		}
 		if ok = in(0, math.MaxFloat64); ok {
 			s.PCIeRx, s.Has = analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}, s.Has|analysis.HasPCIeRx
 		}
-	case "hw.gpu.utilization":
-		if attrStr(dp, "hw.gpu.task") != "general" {
+	case metricnames.HWGPUUtilization:
+		if attrStr(dp, metricnames.AttrHWGPUTask) != metricnames.AttrHWGPUTaskGeneral {
 			used = false
 			break
 		}
 		if ok = in(0, 1); ok {
-			s.GPUUtil, s.Has = v*100, s.Has|analysis.HasGPUUtil
+			s.GPUUtil, s.Has = v, s.Has|analysis.HasGPUUtil
 		}
-	case "nvidia.gpu.clock.frequency":
-		if attrStr(dp, "nvidia.gpu.clock") != "sm" {
+	case metricnames.NvidiaGPUClockFrequency:
+		if attrStr(dp, metricnames.AttrNvidiaGPUClock) != metricnames.AttrNvidiaGPUClockSM {
 			used = false
 			break
 		}
 		if ok = in(0, 1e11); ok {
-			s.SMClock, s.Has = v/1e6, s.Has|analysis.HasSMClock
+			s.SMClock, s.Has = v, s.Has|analysis.HasSMClock
 		}
-	case "hw.temperature":
+	case metricnames.HWTemperature:
 		if ok = in(0, 200); ok {
 			s.Temp, s.Has = v, s.Has|analysis.HasTemp
 		}
-	case "nvidia.gpu.clock.event_reasons":
+	case metricnames.NvidiaGPUClockEventReasons:
 		if ok = in(0, 1<<53); ok {
 			s.Reasons, s.Has = uint64(v), s.Has|analysis.HasReasons
 		}
-	case "nvidia.gpu.row_remap.failure":
+	case metricnames.NvidiaGPURowRemapFailure:
 		if ok = in(0, 1); ok {
 			s.RowRemapFail, s.Has = v, s.Has|analysis.HasRowRemapFailure
 		}
-	case "hw.errors":
-		if attrStr(dp, "error.type") != "uncorrected" {
+	case metricnames.HWErrors:
+		if attrStr(dp, metricnames.AttrErrorType) != metricnames.AttrErrorTypeUncorrected {
 			used = false
 			break
 		}
 		if ok = in(0, math.MaxFloat64); ok {
 			s.DBE, s.Has = analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}, s.Has|analysis.HasDBE
 		}
-	case "nvidia.gpu.xid.errors":
-		code, has := dp.Attributes().Get("nvidia.gpu.xid")
+	case metricnames.NvidiaGPUXIDErrors:
+		code, has := dp.Attributes().Get(metricnames.AttrNvidiaGPUXID)
 		if !has || code.Type() != pcommon.ValueTypeInt || code.Int() < 0 {
 			return false
 		}
 		if ok = in(0, math.MaxFloat64); ok {
 			s.XIDs = append(s.XIDs, analysis.XIDCount{Code: uint32(code.Int()), Counter: analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}})
 		}
-	case StepComputeDurationMetric:
+	case metricnames.TrainingStepComputeDuration:
 		if ok = in(0, 1e6) && v > 0; ok {
 			s.Step, s.Has = v, s.Has|analysis.HasStep
 		}
@@ -369,7 +350,7 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 // frameBuffer gathers the memory readings of one GPU, which give the frame
 // buffer's free memory only together.
 type frameBuffer struct {
-	used, limit       float64 // MiB
+	used, limit       float64 // bytes
 	hasUsed, hasLimit bool
 }
 
@@ -398,7 +379,7 @@ var (
 		}
 		return out
 	}()
-	alertStates = [...]string{analysis.Pending: "pending", analysis.Firing: "firing"}
+	alertStates = [...]string{analysis.Pending: metricnames.AttrAlertstatePending, analysis.Firing: metricnames.AttrAlertstateFiring}
 	hintNames   = func() []string {
 		out := make([]string, analysis.NumHints)
 		for h := range analysis.NumHints {
@@ -439,25 +420,25 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		states = 2
 	}
 	state := ms.AppendEmpty()
-	state.SetName(MetricBottleneckState)
+	state.SetName(metricnames.NvidiaGPUBottleneckState)
 	state.SetDescription("1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left.")
-	state.SetUnit("{state}")
+	state.SetUnit(metricnames.NvidiaGPUBottleneckStateUnit)
 	dps := state.SetEmptyGauge().DataPoints()
 	dps.EnsureCapacity(states)
 	for i := range states {
 		dp := dps.AppendEmpty()
 		dp.SetTimestamp(ts)
 		dp.SetIntValue(int64(1 - i))
-		dp.Attributes().PutStr(AttrBottleneckClass, classNames[classes[i]])
+		dp.Attributes().PutStr(metricnames.AttrNvidiaGPUBottleneckClass, classNames[classes[i]])
 		if hints[i] != analysis.NoHint {
-			dp.Attributes().PutStr(AttrBottleneckHint, hintNames[hints[i]])
+			dp.Attributes().PutStr(metricnames.AttrNvidiaGPUBottleneckHint, hintNames[hints[i]])
 		}
 	}
 
 	spent := ms.AppendEmpty()
-	spent.SetName(MetricBottleneckTime)
+	spent.SetName(metricnames.NvidiaGPUBottleneckTime)
 	spent.SetDescription("Time the GPU spent in each bottleneck class.")
-	spent.SetUnit("s")
+	spent.SetUnit(metricnames.NvidiaGPUBottleneckTimeUnit)
 	sum := spent.SetEmptySum()
 	sum.SetIsMonotonic(true)
 	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
@@ -467,7 +448,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		dp.SetStartTimestamp(pcommon.Timestamp(v.ClassStart))
 		dp.SetTimestamp(ts)
 		dp.SetDoubleValue(v.ClassSeconds[c])
-		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
+		dp.Attributes().PutStr(metricnames.AttrNvidiaGPUBottleneckClass, classNames[c])
 	}
 
 	p.emitUsage(ms, v, ts)
@@ -478,9 +459,9 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	// A GPU without peers is never a straggler: nothing to report.
 	if v.HasPeers {
 		strag := ms.AppendEmpty()
-		strag.SetName(MetricStragglerState)
+		strag.SetName(metricnames.NvidiaGPUStragglerState)
 		strag.SetDescription("1 while the GPU is a straggler among its peers.")
-		strag.SetUnit("{state}")
+		strag.SetUnit(metricnames.NvidiaGPUStragglerStateUnit)
 		dp := strag.SetEmptyGauge().DataPoints().AppendEmpty()
 		dp.SetTimestamp(ts)
 		if v.Straggler {
@@ -490,9 +471,9 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		}
 
 		score := ms.AppendEmpty()
-		score.SetName(MetricStragglerScore)
+		score.SetName(metricnames.NvidiaGPUStragglerScore)
 		score.SetDescription("The GPU's largest deviation from its peers; 1 is the straggler threshold.")
-		score.SetUnit("1")
+		score.SetUnit(metricnames.NvidiaGPUStragglerScoreUnit)
 		dp = score.SetEmptyGauge().DataPoints().AppendEmpty()
 		dp.SetTimestamp(ts)
 		dp.SetDoubleValue(v.Score)
@@ -505,28 +486,28 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		}
 		if alerts == (pmetric.NumberDataPointSlice{}) {
 			m := ms.AppendEmpty()
-			m.SetName(MetricAlerts)
+			m.SetName(metricnames.NvidiaGPUAlerts)
 			m.SetDescription("1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.")
-			m.SetUnit("{alert}")
+			m.SetUnit(metricnames.NvidiaGPUAlertsUnit)
 			alerts = m.SetEmptyGauge().DataPoints()
 		}
 		dp := alerts.AppendEmpty()
 		dp.SetTimestamp(ts)
 		dp.SetIntValue(1)
 		a := dp.Attributes()
-		a.PutStr(AttrAlertName, analysis.AlertName(name).String())
-		a.PutStr(AttrAlertState, alertStates[st])
-		a.PutStr(AttrSeverity, p.cfg.Alerts.byName()[name].Severity)
+		a.PutStr(metricnames.AttrAlertname, analysis.AlertName(name).String())
+		a.PutStr(metricnames.AttrAlertstate, alertStates[st])
+		a.PutStr(metricnames.AttrSeverity, p.cfg.Alerts.byName()[name].Severity)
 	}
 }
 
 // logTransition logs alert and straggler transitions, naming the GPU the
 // way a person finds it: host, device name, and job.
 func (p *analyzerProcessor) logTransition(e analysis.Event) {
-	fields := []zap.Field{zap.String("hw.id", e.ID), zap.Time("at", time.Unix(0, e.Time).UTC())}
+	fields := []zap.Field{zap.String(metricnames.AttrHWID, e.ID), zap.Time("at", time.Unix(0, e.Time).UTC())}
 	if rm, ok := p.rms[e.ID]; ok {
 		attrs := rm.Resource().Attributes()
-		for _, k := range []string{"host.name", "hw.name", "k8s.namespace.name", "k8s.job.name", "k8s.pod.name"} {
+		for _, k := range []string{metricnames.AttrHostName, metricnames.AttrHWName, metricnames.AttrK8sNamespaceName, metricnames.AttrK8sJobName, metricnames.AttrK8sPodName} {
 			if v, ok := attrs.Get(k); ok {
 				fields = append(fields, zap.String(k, v.AsString()))
 			}

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
@@ -81,10 +82,10 @@ func verdicts(md pmetric.Metrics) map[string]map[string]pmetric.Metric {
 }
 
 func classOf(m map[string]pmetric.Metric) string {
-	dps := m[MetricBottleneckState].Gauge().DataPoints()
+	dps := m[metricnames.NvidiaGPUBottleneckState].Gauge().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		if dps.At(i).IntValue() == 1 {
-			c, _ := dps.At(i).Attributes().Get(AttrBottleneckClass)
+			c, _ := dps.At(i).Attributes().Get(metricnames.AttrNvidiaGPUBottleneckClass)
 			return c.Str()
 		}
 	}
@@ -92,10 +93,10 @@ func classOf(m map[string]pmetric.Metric) string {
 }
 
 func hintOf(m map[string]pmetric.Metric) string {
-	dps := m[MetricBottleneckState].Gauge().DataPoints()
+	dps := m[metricnames.NvidiaGPUBottleneckState].Gauge().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		if dps.At(i).IntValue() == 1 {
-			h, _ := dps.At(i).Attributes().Get(AttrBottleneckHint)
+			h, _ := dps.At(i).Attributes().Get(metricnames.AttrNvidiaGPUBottleneckHint)
 			return h.Str()
 		}
 	}
@@ -131,12 +132,12 @@ func TestPassThroughAndVerdicts(t *testing.T) {
 	// throttled GPU (0/2, from 30 s) in the training job, idle spares.
 	require.Equal(t, "compute_bound", classOf(v[byName["gpu-node-0/gpu0"]]))
 	require.Equal(t, "throttled", classOf(v[byName["gpu-node-0/gpu2"]]))
-	require.Equal(t, int64(1), v[byName["gpu-node-0/gpu5"]][MetricStragglerState].Gauge().DataPoints().At(0).IntValue())
-	require.Equal(t, int64(0), v[byName["gpu-node-0/gpu0"]][MetricStragglerState].Gauge().DataPoints().At(0).IntValue())
+	require.Equal(t, int64(1), v[byName["gpu-node-0/gpu5"]][metricnames.NvidiaGPUStragglerState].Gauge().DataPoints().At(0).IntValue())
+	require.Equal(t, int64(0), v[byName["gpu-node-0/gpu0"]][metricnames.NvidiaGPUStragglerState].Gauge().DataPoints().At(0).IntValue())
 	require.Equal(t, "idle", classOf(v[byName["gpu-node-1/gpu7"]]))
 	require.Equal(t, "faulted", classOf(v[byName["gpu-node-1/gpu3"]]), "XID 79 at 45 s")
 
-	alerts := v[byName["gpu-node-1/gpu3"]][MetricAlerts].Gauge().DataPoints()
+	alerts := v[byName["gpu-node-1/gpu3"]][metricnames.NvidiaGPUAlerts].Gauge().DataPoints()
 	require.Equal(t, 1, alerts.Len())
 	require.Equal(t, map[string]any{"alertname": "GPUFaulted", "alertstate": "firing", "severity": "critical"}, alerts.At(0).Attributes().AsRaw())
 
@@ -145,7 +146,7 @@ func TestPassThroughAndVerdicts(t *testing.T) {
 	require.Equal(t, "replace_or_drain", hintOf(v[byName["gpu-node-1/gpu3"]]))
 	require.Equal(t, "", hintOf(v[byName["gpu-node-1/gpu7"]]))
 
-	spent := v[byName["gpu-node-0/gpu0"]][MetricBottleneckTime].Sum()
+	spent := v[byName["gpu-node-0/gpu0"]][metricnames.NvidiaGPUBottleneckTime].Sum()
 	require.True(t, spent.IsMonotonic())
 	require.Equal(t, pmetric.AggregationTemporalityCumulative, spent.AggregationTemporality())
 }

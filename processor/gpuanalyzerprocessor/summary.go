@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 )
 
@@ -55,14 +56,14 @@ func (f *fleetSummary) observe(v *analysis.Verdict, attrs pcommon.Map) {
 		f.gpus[v.ID] = g
 	}
 	g.name, g.workload = gpuName(v.ID, attrs), workloadName(attrs)
-	_, g.held = attrs.Get("k8s.pod.name")
+	_, g.held = attrs.Get(metricnames.AttrK8sPodName)
 	g.class, g.hint, g.straggler, g.price, g.last = v.Class, v.Hint, v.Straggler, v.Usage.PricePerHour, v.Time
 	f.now = max(f.now, v.Time)
 }
 
 func gpuName(id string, attrs pcommon.Map) string {
-	host, ok1 := attrs.Get("host.name")
-	name, ok2 := attrs.Get("hw.name")
+	host, ok1 := attrs.Get(metricnames.AttrHostName)
+	name, ok2 := attrs.Get(metricnames.AttrHWName)
 	if !ok1 || !ok2 {
 		return id
 	}
@@ -70,11 +71,11 @@ func gpuName(id string, attrs pcommon.Map) string {
 }
 
 func workloadName(attrs pcommon.Map) string {
-	ns, ok := attrs.Get("k8s.namespace.name")
+	ns, ok := attrs.Get(metricnames.AttrK8sNamespaceName)
 	if !ok {
 		return ""
 	}
-	for _, k := range []string{"k8s.job.name", "k8s.deployment.name", "k8s.pod.name"} {
+	for _, k := range []string{metricnames.AttrK8sJobName, metricnames.AttrK8sDeploymentName, metricnames.AttrK8sPodName} {
 		if v, ok := attrs.Get(k); ok && v.AsString() != "" {
 			return ns.AsString() + "/" + v.AsString()
 		}

@@ -4,15 +4,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
-)
-
-// Names of the cost metrics the analyzer adds.
-const (
-	MetricUsageTime = "nvidia.gpu.time"
-	MetricUsageCost = "nvidia.gpu.cost"
-
-	AttrUsageState = "nvidia.gpu.usage.state"
 )
 
 var usageStateNames = func() []string {
@@ -40,9 +33,9 @@ func (p *analyzerProcessor) emitUsage(ms pmetric.MetricSlice, v *analysis.Verdic
 	start := pcommon.Timestamp(v.UsageStart)
 
 	spent := ms.AppendEmpty()
-	spent.SetName(MetricUsageTime)
+	spent.SetName(metricnames.NvidiaGPUTime)
 	spent.SetDescription("Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.")
-	spent.SetUnit("s")
+	spent.SetUnit(metricnames.NvidiaGPUTimeUnit)
 	sum := spent.SetEmptySum()
 	sum.SetIsMonotonic(true)
 	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
@@ -53,14 +46,14 @@ func (p *analyzerProcessor) emitUsage(ms pmetric.MetricSlice, v *analysis.Verdic
 		dp.SetStartTimestamp(start)
 		dp.SetTimestamp(ts)
 		dp.SetDoubleValue(float64(u.Nanos[st]) / 1e9)
-		dp.Attributes().PutStr(AttrUsageState, usageStateNames[st])
+		dp.Attributes().PutStr(metricnames.AttrNvidiaGPUUsageState, usageStateNames[st])
 	}
 
 	if !p.costOn {
 		return
 	}
 	cost := ms.AppendEmpty()
-	cost.SetName(MetricUsageCost)
+	cost.SetName(metricnames.NvidiaGPUCost)
 	cost.SetDescription("Cost of the GPU's time in each usage state, at the configured price per GPU-hour.")
 	cost.SetUnit(p.costUnit)
 	sum = cost.SetEmptySum()
@@ -73,6 +66,6 @@ func (p *analyzerProcessor) emitUsage(ms pmetric.MetricSlice, v *analysis.Verdic
 		dp.SetStartTimestamp(start)
 		dp.SetTimestamp(ts)
 		dp.SetDoubleValue(u.Cost[st])
-		dp.Attributes().PutStr(AttrUsageState, usageStateNames[st])
+		dp.Attributes().PutStr(metricnames.AttrNvidiaGPUUsageState, usageStateNames[st])
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 
@@ -100,18 +101,18 @@ func (cs *counterState) setStartTimes(rm pmetric.ResourceMetrics) {
 func (cs *counterState) startOf(metric string, attrs pcommon.Map) pcommon.Timestamp {
 	src := -1
 	switch metric {
-	case "hw.energy":
+	case metricnames.HWEnergy:
 		src = srcEnergy
-	case "nvidia.gpu.pcie.replays":
+	case metricnames.NvidiaGPUPCIeReplays:
 		src = srcPCIeReplay
-	case "hw.errors":
+	case metricnames.HWErrors:
 		src = srcSBE
-		if v, ok := attrs.Get("error.type"); ok && v.Str() == metadata.AttributeErrorTypeUncorrected.String() {
+		if v, ok := attrs.Get(metricnames.AttrErrorType); ok && v.Str() == metadata.AttributeErrorTypeUncorrected.String() {
 			src = srcDBE
 		}
-	case "nvidia.gpu.throttle.time":
+	case metricnames.NvidiaGPUThrottleTime:
 		src = srcPowerViolation
-		if v, ok := attrs.Get("nvidia.gpu.throttle.reason"); ok && v.Str() == metadata.AttributeNvidiaGpuThrottleReasonThermal.String() {
+		if v, ok := attrs.Get(metricnames.AttrNvidiaGPUThrottleReason); ok && v.Str() == metadata.AttributeNvidiaGpuThrottleReasonThermal.String() {
 			src = srcThermalViolation
 		}
 	}

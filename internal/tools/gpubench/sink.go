@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // the OTLP exporter compresses by default
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 // sink is an OTLP gRPC metrics endpoint that counts what arrives and
@@ -66,19 +68,19 @@ func (s *sink) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetric
 			ms := sms.At(j).Metrics()
 			for k := 0; k < ms.Len(); k++ {
 				m := ms.At(k)
-				if m.Name() == "hw.power" && m.Gauge().DataPoints().Len() > 0 {
+				if m.Name() == metricnames.HWPower && m.Gauge().DataPoints().Len() > 0 {
 					if t := m.Gauge().DataPoints().At(0).Timestamp().AsTime(); s.firstData.IsZero() || t.Before(s.firstData) {
 						s.firstData = t
 					}
 				}
-				if m.Name() != "nvidia.gpu.alerts" || !s.alertAt.IsZero() {
+				if m.Name() != metricnames.NvidiaGPUAlerts || !s.alertAt.IsZero() {
 					continue
 				}
 				dps := m.Gauge().DataPoints()
 				for l := 0; l < dps.Len(); l++ {
 					a := dps.At(l).Attributes()
-					name, _ := a.Get("alertname")
-					state, _ := a.Get("alertstate")
+					name, _ := a.Get(metricnames.AttrAlertname)
+					state, _ := a.Get(metricnames.AttrAlertstate)
 					if name.Str() == "GPUFaulted" && state.Str() == "firing" {
 						s.alertAt, s.alertData = now, dps.At(l).Timestamp().AsTime()
 					}

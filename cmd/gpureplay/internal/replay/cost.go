@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 )
 
@@ -107,12 +108,12 @@ func (c *CostTally) add(md pmetric.Metrics) {
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
 		attrs := rm.Resource().Attributes()
-		id, ok := attrs.Get("hw.id")
+		id, ok := attrs.Get(metricnames.AttrHWID)
 		if !ok {
 			continue
 		}
 		var ns string
-		if v, ok := attrs.Get("k8s.namespace.name"); ok {
+		if v, ok := attrs.Get(metricnames.AttrK8sNamespaceName); ok {
 			ns = v.Str()
 		}
 		spent, cost, classes, ok := usageMetrics(rm)
@@ -165,7 +166,7 @@ func (c *CostTally) add(md pmetric.Metrics) {
 		if classes != (pmetric.Metric{}) {
 			cdps := classes.Sum().DataPoints()
 			for j := 0; j < cdps.Len(); j++ {
-				name, _ := cdps.At(j).Attributes().Get(gpuanalyzerprocessor.AttrBottleneckClass)
+				name, _ := cdps.At(j).Attributes().Get(metricnames.AttrNvidiaGPUBottleneckClass)
 				d := cdps.At(j).DoubleValue() - g.class[name.Str()]
 				g.class[name.Str()] = cdps.At(j).DoubleValue()
 				u.Class[name.Str()] += d
@@ -177,7 +178,7 @@ func (c *CostTally) add(md pmetric.Metrics) {
 }
 
 func stateIndex(attrs pcommon.Map) int {
-	v, _ := attrs.Get(gpuanalyzerprocessor.AttrUsageState)
+	v, _ := attrs.Get(metricnames.AttrNvidiaGPUUsageState)
 	return slices.Index(usageStates[:], v.Str())
 }
 
@@ -189,11 +190,11 @@ func usageMetrics(rm pmetric.ResourceMetrics) (spent, cost, classes pmetric.Metr
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			switch m := ms.At(j); m.Name() {
-			case gpuanalyzerprocessor.MetricUsageTime:
+			case metricnames.NvidiaGPUTime:
 				spent, ok = m, m.Sum().DataPoints().Len() > 0
-			case gpuanalyzerprocessor.MetricUsageCost:
+			case metricnames.NvidiaGPUCost:
 				cost = m
-			case gpuanalyzerprocessor.MetricBottleneckTime:
+			case metricnames.NvidiaGPUBottleneckTime:
 				classes = m
 			}
 		}

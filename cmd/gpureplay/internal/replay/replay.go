@@ -21,6 +21,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 )
@@ -169,7 +170,7 @@ func sample(r *trace.Row, devices map[string]*gpu.Device) gpu.Sample {
 // and the rank's step compute time, as a training framework would report it.
 func addWorkload(rm pmetric.ResourceMetrics, r *trace.Row) {
 	if r.Deployment != "" {
-		rm.Resource().Attributes().PutStr("k8s.deployment.name", r.Deployment)
+		rm.Resource().Attributes().PutStr(metricnames.AttrK8sDeploymentName, r.Deployment)
 	}
 	if !r.HasStep {
 		return
@@ -177,7 +178,7 @@ func addWorkload(rm pmetric.ResourceMetrics, r *trace.Row) {
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName("gpureplay")
 	m := sm.Metrics().AppendEmpty()
-	m.SetName(gpuanalyzerprocessor.StepComputeDurationMetric)
+	m.SetName(metricnames.TrainingStepComputeDuration)
 	m.SetUnit("s")
 	dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
 	dp.SetTimestamp(pcommon.NewTimestampFromTime(time.Unix(0, int64(math.Round(r.Time*1e6))*1000)))
@@ -279,28 +280,28 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 		for j := 0; j < ms.Len(); j++ {
 			m := ms.At(j)
 			switch m.Name() {
-			case gpuanalyzerprocessor.MetricBottleneckState:
+			case metricnames.NvidiaGPUBottleneckState:
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					if dps.At(k).IntValue() == 1 {
 						a := dps.At(k).Attributes()
-						c, _ := a.Get(gpuanalyzerprocessor.AttrBottleneckClass)
+						c, _ := a.Get(metricnames.AttrNvidiaGPUBottleneckClass)
 						v.bottleneck = c.Str()
-						if h, ok := a.Get(gpuanalyzerprocessor.AttrBottleneckHint); ok {
+						if h, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckHint); ok {
 							v.hint = h.Str()
 						}
 					}
 				}
-			case gpuanalyzerprocessor.MetricStragglerState:
+			case metricnames.NvidiaGPUStragglerState:
 				v.straggler = m.Gauge().DataPoints().At(0).IntValue() == 1
-			case gpuanalyzerprocessor.MetricStragglerScore:
+			case metricnames.NvidiaGPUStragglerScore:
 				v.score = m.Gauge().DataPoints().At(0).DoubleValue()
-			case gpuanalyzerprocessor.MetricAlerts:
+			case metricnames.NvidiaGPUAlerts:
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					a := dps.At(k).Attributes()
-					if st, _ := a.Get(gpuanalyzerprocessor.AttrAlertState); st.Str() == "firing" {
-						name, _ := a.Get(gpuanalyzerprocessor.AttrAlertName)
+					if st, _ := a.Get(metricnames.AttrAlertstate); st.Str() == metricnames.AttrAlertstateFiring {
+						name, _ := a.Get(metricnames.AttrAlertname)
 						v.alerts = append(v.alerts, name.Str())
 					}
 				}

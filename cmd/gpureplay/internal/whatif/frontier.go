@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 // Point is one reactive setting's result.
@@ -42,12 +43,12 @@ func reactiveSettings(maxReplicas int) []struct {
 		out = append(out, struct {
 			name string
 			m    map[string]any
-		}{fmt.Sprintf("sm.active %.1f", v), target("nvidia.gpu.sm.active", v, nil)})
+		}{fmt.Sprintf("sm.active %.1f", v), target(metricnames.NvidiaGPUSMActive, v, nil)})
 	}
 	out = append(out, struct {
 		name string
 		m    map[string]any
-	}{"gpu.utilization 0.6", target("hw.gpu.utilization", 0.6, map[string]any{"hw.gpu.task": "general"})})
+	}{"gpu.utilization 0.6", target(metricnames.HWGPUUtilization, 0.6, map[string]any{metricnames.AttrHWGPUTask: metricnames.AttrHWGPUTaskGeneral})})
 	return out
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 // Options are the model's parameters.
@@ -219,8 +220,8 @@ func (p podEmitter) batch(at time.Time, ready []replica, u, backlog float64, c i
 		value float64
 		task  bool
 	}{
-		{"nvidia.gpu.sm.active", 0.95 * u, false},
-		{"hw.gpu.utilization", math.Min(1, u/0.15), true},
+		{metricnames.NvidiaGPUSMActive, 0.95 * u, false},
+		{metricnames.HWGPUUtilization, math.Min(1, u/0.15), true},
 		{"vllm:num_requests_waiting", perPod / requestCost, false},
 		{"vllm:num_requests_running", u / requestCost * 0.5, false},
 		{"vllm:kv_cache_usage_perc", math.Min(1, 0.9*u+0.1*math.Min(1, perPod/10)), false},
@@ -229,10 +230,10 @@ func (p podEmitter) batch(at time.Time, ready []replica, u, backlog float64, c i
 	for _, r := range ready {
 		rm := md.ResourceMetrics().AppendEmpty()
 		attrs := rm.Resource().Attributes()
-		attrs.PutStr("k8s.namespace.name", p.ns)
-		attrs.PutStr("k8s.deployment.name", p.name)
-		attrs.PutStr("k8s.pod.name", p.name+"-"+strconv.Itoa(r.ordinal))
-		attrs.PutStr("hw.id", "GPU-sim-"+strconv.Itoa(r.ordinal))
+		attrs.PutStr(metricnames.AttrK8sNamespaceName, p.ns)
+		attrs.PutStr(metricnames.AttrK8sDeploymentName, p.name)
+		attrs.PutStr(metricnames.AttrK8sPodName, p.name+"-"+strconv.Itoa(r.ordinal))
+		attrs.PutStr(metricnames.AttrHWID, "GPU-sim-"+strconv.Itoa(r.ordinal))
 		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
 		for _, v := range values {
 			m := ms.AppendEmpty()
@@ -241,7 +242,7 @@ func (p podEmitter) batch(at time.Time, ready []replica, u, backlog float64, c i
 			dp.SetTimestamp(ts)
 			dp.SetDoubleValue(v.value)
 			if v.task {
-				dp.Attributes().PutStr("hw.gpu.task", "general")
+				dp.Attributes().PutStr(metricnames.AttrHWGPUTask, metricnames.AttrHWGPUTaskGeneral)
 			}
 		}
 	}

@@ -47,8 +47,8 @@ type Sample struct {
 	Has           uint16
 	SMActive      float64 // ratio
 	DRAMActive    float64 // ratio
-	GPUUtil       float64 // percent
-	SMClock       float64 // MHz
+	GPUUtil       float64 // ratio
+	SMClock       float64 // Hz
 	Temp          float64 // Celsius
 	MemRatio      float64 // used / total
 	Step          float64 // seconds of compute per training step
@@ -63,8 +63,8 @@ type Sample struct {
 	PCIeRx    Counter
 	Occupancy float64 // ratio
 	Tensor    float64 // tensor pipe activity, ratio
-	FBUsed    float64 // MiB
-	FBFree    float64 // MiB
+	FBUsed    float64 // bytes
+	FBFree    float64 // bytes
 }
 
 // Reset empties the sample for reuse, keeping its XID slice's storage.
@@ -408,7 +408,14 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	g.seen, g.last = true, t
 
 	p := point{t: t}
-	values := [numWindowed]float64{wSM: s.SMActive, wDRAM: s.DRAMActive, wUtil: s.GPUUtil, wClock: s.SMClock, wStep: s.Step,
+	// The window keeps float32s. DCGM reports GPU utilization in whole
+	// percent and clocks in whole MHz, which float32 holds exactly at those
+	// scales but not as ratios or in Hz (0.07 and 1395e6 are not float32s):
+	// rounding would move the means and medians that thresholds decide on.
+	// So these two are kept scaled; the scale shows nowhere else, as the
+	// utilization's means are scaled back before a threshold sees them
+	// (classify) and only ratios of clocks are taken.
+	values := [numWindowed]float64{wSM: s.SMActive, wDRAM: s.DRAMActive, wUtil: s.GPUUtil * 100, wClock: s.SMClock / 1e6, wStep: s.Step,
 		wOccupancy: s.Occupancy, wTensor: s.Tensor}
 	for i, bit := range windowed {
 		if bit != 0 && s.Has&bit != 0 {
@@ -566,7 +573,9 @@ func (a *Analyzer) classify(g *gpuState) Class {
 	r := &a.cfg.Rules
 	s := &g.cur
 	sm, hasSM := s.mean[wSM], s.n[wSM] > 0
-	util, hasUtil := s.mean[wUtil], s.n[wUtil] > 0
+	// A mean of whole percents equal to a threshold's percent stays equal
+	// to it as a ratio: x/100 is correctly rounded, as the ratio is.
+	util, hasUtil := s.mean[wUtil]/100, s.n[wUtil] > 0
 	switch {
 	case g.hasFault && g.last-g.faultAt < int64(r.FaultLookback):
 		return Faulted

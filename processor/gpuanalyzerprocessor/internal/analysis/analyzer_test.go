@@ -13,8 +13,8 @@ func testConfig() Config {
 		Rules: Rules{
 			Window: 30 * time.Second, FaultLookback: 5 * time.Minute,
 			CriticalXIDs: []uint32{48, 64, 74, 79, 95, 119, 120, 140}, ThrottleMask: 0xE8, ThrottleFraction: 0.5,
-			IdleSMActive: 0.05, IdleGPUUtil: 5, MemoryBoundDRAM: 0.7, CommunicationSM: 0.5, CommunicationNVLink: 100e9,
-			LaunchBoundSM: 0.5, LaunchBoundUtil: 80, InputBoundSM: 0.5,
+			IdleSMActive: 0.05, IdleGPUUtil: 0.05, MemoryBoundDRAM: 0.7, CommunicationSM: 0.5, CommunicationNVLink: 100e9,
+			LaunchBoundSM: 0.5, LaunchBoundUtil: 0.8, InputBoundSM: 0.5,
 		},
 		Hints: HintRules{BatchSizeSMActive: 0.8, BatchSizeOccupancy: 0.2, MixedPrecisionTensor: 0.05, DataLoadingPCIeRx: 1e9},
 		Leak: LeakRules{Window: 30 * time.Minute, MinSpan: 15 * time.Minute, MinR2: 0.9, FullIn: 2 * time.Hour,
@@ -35,7 +35,7 @@ func sec(s float64) int64 { return int64(s * 1e9) }
 func busy(t float64) Sample {
 	return Sample{
 		Time: sec(t), Has: HasSMActive | HasDRAMActive | HasGPUUtil | HasSMClock | HasTemp | HasMemRatio | HasReasons,
-		SMActive: 0.9, DRAMActive: 0.3, GPUUtil: 99, SMClock: 1980, Temp: 60, MemRatio: 0.5,
+		SMActive: 0.9, DRAMActive: 0.3, GPUUtil: 0.99, SMClock: 1980e6, Temp: 60, MemRatio: 0.5,
 	}
 }
 
@@ -62,12 +62,12 @@ func TestClasses(t *testing.T) {
 	}{
 		{"compute bound", nil, ComputeBound},
 		{"memory bound", func(s *Sample) { s.DRAMActive = 0.8 }, MemoryBound},
-		{"launch bound", func(s *Sample) { s.SMActive, s.GPUUtil = 0.2, 95 }, LaunchBound},
-		{"input bound", func(s *Sample) { s.SMActive, s.GPUUtil = 0.3, 40 }, InputBound},
+		{"launch bound", func(s *Sample) { s.SMActive, s.GPUUtil = 0.2, 0.95 }, LaunchBound},
+		{"input bound", func(s *Sample) { s.SMActive, s.GPUUtil = 0.3, 0.40 }, InputBound},
 		{"idle", func(s *Sample) { s.SMActive, s.GPUUtil = 0.01, 0 }, Idle},
-		{"idle without profiling", func(s *Sample) { s.Has &^= HasSMActive | HasDRAMActive; s.GPUUtil = 2 }, Idle},
-		{"busy without profiling is unknown", func(s *Sample) { s.Has &^= HasSMActive | HasDRAMActive; s.GPUUtil = 70 }, Unknown},
-		{"copy-engine DRAM without SM activity is no guess", func(s *Sample) { s.Has &^= HasSMActive; s.DRAMActive, s.GPUUtil = 0.9, 90 }, Unknown},
+		{"idle without profiling", func(s *Sample) { s.Has &^= HasSMActive | HasDRAMActive; s.GPUUtil = 0.02 }, Idle},
+		{"busy without profiling is unknown", func(s *Sample) { s.Has &^= HasSMActive | HasDRAMActive; s.GPUUtil = 0.70 }, Unknown},
+		{"copy-engine DRAM without SM activity is no guess", func(s *Sample) { s.Has &^= HasSMActive; s.DRAMActive, s.GPUUtil = 0.9, 0.90 }, Unknown},
 		{"thermal throttle", func(s *Sample) { s.Reasons = 0x40 }, Throttled},
 		{"power brake", func(s *Sample) { s.Reasons = 0x80 }, Throttled},
 		{"routine software power capping is not throttling", func(s *Sample) { s.Reasons = 0x4 }, ComputeBound},
@@ -191,7 +191,7 @@ func TestStragglers(t *testing.T) {
 		mod  func(*Sample)
 	}{
 		{"slow step", func(s *Sample) { s.Step = 1.2 }},
-		{"slow clock", func(s *Sample) { s.SMClock = 1700 }},
+		{"slow clock", func(s *Sample) { s.SMClock = 1700e6 }},
 		{"SM activity outlier", func(s *Sample) { s.SMActive = 0.6 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -327,4 +327,18 @@ func TestNotify(t *testing.T) {
 	require.Len(t, events, 2)
 	require.Equal(t, Event{ID: "g", Time: sec(60), Kind: AlertFiring, Alert: GPUOverheating, Class: ComputeBound}, events[0])
 	require.Equal(t, AlertResolved, events[1].Kind)
+}
+
+// TestUtilizationAtThreshold: DCGM reports GPU utilization in whole percent
+// and the receiver as a ratio. A window whose mean is exactly the launch-bound
+// threshold (70, 70 and 100 %: 80 %) meets it, as the contract's
+// "mean GPU_UTIL >= 80" says, although the same mean taken over the ratios
+// in floating point would be 0.7999999999999999.
+func TestUtilizationAtThreshold(t *testing.T) {
+	pct := []float64{70, 70, 100}
+	require.Less(t, (pct[0]/100+pct[1]/100+pct[2]/100)/3, 0.8, "the rounding this test is about")
+	v := run(New(testConfig()), "g", 0, 2, func(s *Sample) {
+		s.SMActive, s.GPUUtil = 0.2, pct[s.Time/1e9]/100
+	})
+	require.Equal(t, LaunchBound, v.Class)
 }

@@ -19,7 +19,7 @@ const leakBuckets = 31
 type leakBucket struct {
 	t0 int64   // first sample's time, Unix ns
 	n  uint32  // samples
-	y0 float32 // first sample's use, MiB (integral MiB are exact)
+	y0 float32 // first sample's use, bytes (integral MiB are exact)
 	// Sums over the bucket's samples of u = t - t0 (seconds) and w = y - y0.
 	su, sw, suu, suw, sww float64
 }
@@ -52,7 +52,7 @@ type leakFit struct {
 	width   int64 // bucket width, ns
 	window  int64
 	last    int64   // latest sample's time
-	free    float64 // latest FB free, MiB
+	free    float64 // latest FB free, bytes
 	// closed are the sums of every bucket but the newest, relative to the
 	// oldest bucket's origin; recomputed only when the buckets change, so
 	// that a sample costs a constant few operations.
@@ -67,7 +67,7 @@ func newLeakFit(window time.Duration) *leakFit {
 
 func (l *leakFit) at(i int) *leakBucket { return &l.buckets[(l.head+i)%leakBuckets] }
 
-// add records a sample: FB used and free in MiB at time t.
+// add records a sample: FB used and free in bytes at time t.
 func (l *leakFit) add(t int64, used, free float64) {
 	l.last, l.free = t, free
 	for l.n > 0 && l.at(0).t0 <= t-l.window {
@@ -94,7 +94,7 @@ func (l *leakFit) add(t int64, used, free float64) {
 	b.sww += w * w
 }
 
-// fit returns the slope (MiB per second) and R² of the line through the
+// fit returns the slope (bytes per second) and R² of the line through the
 // window's samples, and the time they span.
 func (l *leakFit) fit() (slope, r2 float64, span time.Duration) {
 	if l.n == 0 {

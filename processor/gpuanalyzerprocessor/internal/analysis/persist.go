@@ -16,8 +16,14 @@ import (
 // its counters with the collector.
 //
 // The encoding is binary, little-endian, versioned; a state of another
-// version is refused rather than misread.
-const stateVersion = 1
+// version is refused rather than misread. Version 2 keeps the leak fit in
+// bytes, as the receiver reports the frame buffer; version 1 kept it in MiB
+// and is still read (scaled by 2^20, which is exact), so that an upgrade
+// keeps the state.
+const stateVersion = 2
+
+// mib scales a version 1 state's frame buffer figures to bytes.
+const mib = 1 << 20
 
 // Save calls fn with each tracked GPU's lasting state. The bytes are valid
 // only during the call.
@@ -147,7 +153,8 @@ func (r *reader) f32() float32 {
 
 func (g *gpuState) decode(b []byte, leakWindow time.Duration) error {
 	r := &reader{b: b}
-	if v, nc, na := r.byte(), r.byte(), r.byte(); r.err == nil && (v != stateVersion || nc != byte(NumClasses) || na != byte(NumAlerts)) {
+	v, nc, na := r.byte(), r.byte(), r.byte()
+	if r.err == nil && ((v != stateVersion && v != 1) || nc != byte(NumClasses) || na != byte(NumAlerts)) {
 		return fmt.Errorf("state of version %d (%d classes, %d alerts); want version %d", v, nc, na, stateVersion)
 	}
 	g.last = r.varint()
@@ -180,6 +187,12 @@ func (g *gpuState) decode(b []byte, leakWindow time.Duration) error {
 			k.n = uint32(r.uvarint())
 			k.y0 = r.f32()
 			k.su, k.sw, k.suu, k.suw, k.sww = r.f64(), r.f64(), r.f64(), r.f64(), r.f64()
+			if v == 1 {
+				k.y0, k.sw, k.suw, k.sww = k.y0*mib, k.sw*mib, k.suw*mib, k.sww*mib*mib
+			}
+		}
+		if v == 1 {
+			l.free *= mib
 		}
 		l.n = n
 		// A fit made with other buckets (another window) is not continued.

@@ -116,3 +116,31 @@ func TestRestartStartsUsageAfresh(t *testing.T) {
 	require.Equal(t, 0.0, seconds(last.Usage)[UsageUnknown], "the downtime is not in the new counters")
 	require.Equal(t, int64(0), last.ClassStart, "the class time is kept, with its start")
 }
+
+// TestRestoreVersion1: a state saved before the leak fit worked in bytes
+// (version 1, MiB) is read back as the same fit in bytes, exactly.
+func TestRestoreVersion1(t *testing.T) {
+	a := New(testConfig())
+	runEvery(a, "g", 0, 1200, 15, fb(func(t float64) float64 { return 20480 + 8*t }))
+	g := a.gpus["g"]
+	want := *g.leak
+
+	// The same state as version 1 wrote it: the leak fit in MiB.
+	old := *g
+	l := *g.leak
+	old.leak = &l
+	l.free /= mib
+	for i := range l.buckets {
+		k := &l.buckets[i]
+		k.y0, k.sw, k.suw, k.sww = k.y0/mib, k.sw/mib, k.suw/mib, k.sww/mib/mib
+	}
+	v1 := old.encode(nil)
+	v1[0] = 1
+
+	b := New(testConfig())
+	require.NoError(t, b.Restore("g", v1))
+	got := b.gpus["g"].leak
+	require.Equal(t, want.buckets, got.buckets)
+	require.Equal(t, want.free, got.free)
+	require.Equal(t, want.n, got.n)
+}

@@ -45,7 +45,7 @@ type Rules struct {
 	ThrottleMask     uint64
 	ThrottleFraction float64
 	IdleSMActive     float64
-	IdleGPUUtil      float64 // percent
+	IdleGPUUtil      float64 // ratio
 	MemoryBoundDRAM  float64
 	// CommunicationSM and CommunicationNVLink (bytes per second, transmit
 	// plus receive) tell collectives: NCCL kernels on a few SMs while
@@ -53,7 +53,7 @@ type Rules struct {
 	CommunicationSM     float64
 	CommunicationNVLink float64
 	LaunchBoundSM       float64
-	LaunchBoundUtil     float64 // percent
+	LaunchBoundUtil     float64 // ratio
 	InputBoundSM        float64
 }
 

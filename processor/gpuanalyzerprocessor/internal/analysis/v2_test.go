@@ -21,7 +21,7 @@ func nvlink(rate float64) func(*Sample) {
 func TestCommunicationBound(t *testing.T) {
 	collectives := func(rate float64) func(*Sample) {
 		return func(s *Sample) {
-			s.SMActive, s.GPUUtil = 0.4, 99
+			s.SMActive, s.GPUUtil = 0.4, 0.99
 			nvlink(rate)(s)
 		}
 	}
@@ -34,7 +34,7 @@ func TestCommunicationBound(t *testing.T) {
 	require.Equal(t, LaunchBound, run(a, "g", 0, 60, collectives(20e9)).Class, "little NVLink traffic: fake load")
 
 	a = New(testConfig())
-	require.Equal(t, LaunchBound, run(a, "g", 0, 60, func(s *Sample) { s.SMActive, s.GPUUtil = 0.4, 99 }).Class,
+	require.Equal(t, LaunchBound, run(a, "g", 0, 60, func(s *Sample) { s.SMActive, s.GPUUtil = 0.4, 0.99 }).Class,
 		"absent NVLink never matches")
 
 	a = New(testConfig())
@@ -55,7 +55,7 @@ func TestCommunicationBound(t *testing.T) {
 func TestHints(t *testing.T) {
 	pcie := func(rate float64) func(*Sample) {
 		return func(s *Sample) {
-			s.SMActive, s.GPUUtil = 0.3, 40
+			s.SMActive, s.GPUUtil = 0.3, 0.40
 			s.Has |= HasPCIeRx
 			s.PCIeRx = Counter{Value: rate * float64(s.Time) / 1e9}
 		}
@@ -71,8 +71,8 @@ func TestHints(t *testing.T) {
 		{"no tensor pipes reported", nil, NoHint},
 		{"input bound, PCIe busy", pcie(5e9), FixDataLoading},
 		{"input bound, PCIe quiet", pcie(1e8), FixHostPreprocessing},
-		{"input bound, PCIe unknown", func(s *Sample) { s.SMActive, s.GPUUtil = 0.3, 40 }, FixDataLoading},
-		{"launch bound", func(s *Sample) { s.SMActive, s.GPUUtil = 0.2, 95 }, UseCUDAGraphs},
+		{"input bound, PCIe unknown", func(s *Sample) { s.SMActive, s.GPUUtil = 0.3, 0.40 }, FixDataLoading},
+		{"launch bound", func(s *Sample) { s.SMActive, s.GPUUtil = 0.2, 0.95 }, UseCUDAGraphs},
 		{"memory bound", func(s *Sample) { s.DRAMActive = 0.8 }, ReduceMemoryTraffic},
 		{"throttled", func(s *Sample) { s.Reasons = 0x40 }, CheckCoolingOrPower},
 		{"faulted", func(s *Sample) { s.Has |= HasRowRemapFailure; s.RowRemapFail = 1 }, ReplaceOrDrain},
@@ -94,7 +94,7 @@ func TestClassChangeEvent(t *testing.T) {
 		}
 	}
 	run(a, "g", 0, 60, nil)
-	v := run(a, "g", 61, 120, func(s *Sample) { s.SMActive, s.GPUUtil = 0.2, 95 })
+	v := run(a, "g", 61, 120, func(s *Sample) { s.SMActive, s.GPUUtil = 0.2, 0.95 })
 	require.Len(t, events, 1, "one change, not one per sample")
 	require.Equal(t, ComputeBound, events[0].Prev)
 	require.Equal(t, LaunchBound, events[0].Class)
@@ -102,12 +102,12 @@ func TestClassChangeEvent(t *testing.T) {
 	require.Equal(t, LaunchBound, v.PrevClass)
 }
 
-// fb makes frame buffer use follow used(t) on an 80 GiB GPU.
+// fb makes frame buffer use follow used(t) MiB on an 80 GiB GPU.
 func fb(used func(t float64) float64) func(*Sample) {
 	return func(s *Sample) {
 		u := used(float64(s.Time) / 1e9)
 		s.Has |= HasFB
-		s.FBUsed, s.FBFree = u, 81920-u
+		s.FBUsed, s.FBFree = u*mib, (81920-u)*mib
 	}
 }
 
