@@ -27,7 +27,8 @@ func servingConfig(t *testing.T, serving map[string]any, extra map[string]any) (
 		"auth": map[string]any{"type": "none"}, "leader_election": map[string]any{"enabled": false},
 		"targets": []any{target},
 	}).Unmarshal(cfg))
-	return cfg, cfg.Validate()
+	err := cfg.Validate()
+	return cfg, err
 }
 
 func TestServingConfigDefaults(t *testing.T) {
