@@ -76,7 +76,7 @@ func TestE2EAgentExample(t *testing.T) {
 	t.Cleanup(func() {
 		if c.cmd.ProcessState == nil {
 			_ = c.cmd.Process.Kill()
-			<-c.done
+			<-c.done //nolint:errcheck // killed above: Wait can only report the kill
 		}
 		if t.Failed() {
 			t.Logf("agent output:\n%s", c.logs.String())

@@ -90,7 +90,7 @@ func startEnv(t *testing.T, env []string, args ...string) *collector {
 	t.Cleanup(func() {
 		if c.cmd.ProcessState == nil {
 			_ = c.cmd.Process.Kill()
-			<-c.done
+			<-c.done //nolint:errcheck // killed above: Wait can only report the kill
 		}
 		if t.Failed() {
 			t.Logf("collector output:\n%s", c.logs.String())

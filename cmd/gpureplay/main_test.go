@@ -212,7 +212,7 @@ func TestCostSummary(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(summary[0]), &none))
 	require.NoError(t, json.Unmarshal([]byte(summary[1]), &serving))
-	require.Equal(t, "", none.Namespace)
+	require.Empty(t, none.Namespace)
 	require.Equal(t, "serving", serving.Namespace)
 	// One GPU without a pod, idle for the trace's 2395 s at 2 EUR/h.
 	require.Equal(t, map[string]float64{"used": 0, "workload_idle": 0, "cluster_idle": 0.665278, "unknown": 0}, none.GPUHours)

@@ -24,7 +24,7 @@ func TestWhatIfCommand(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// 234 rows of 15 s (0 to 3495 s, ending at 3510 s): an evaluation every
 	// 15 s after the start, then the summary.
-	require.Equal(t, 3495/15+1, len(lines))
+	require.Len(t, lines, 3495/15+1)
 	var first struct {
 		Time             int64
 		Current, Desired int32

@@ -68,13 +68,12 @@ type autoscaler struct {
 	// replay: noCluster), built (api, and leases with leader election), or
 	// failed to build (apiErr: reported, and rebuilt with back-off until it
 	// builds; no target is evaluated meanwhile).
-	noCluster   bool
-	api         cluster
-	leases      *kube.Leases
-	apiErr      error
-	apiBackoff  time.Duration
-	apiRetryAt  time.Time
-	buildCancel context.CancelFunc
+	noCluster  bool
+	api        cluster
+	leases     *kube.Leases
+	apiErr     error
+	apiBackoff time.Duration
+	apiRetryAt time.Time
 
 	// newAPI builds the Kubernetes client; tests replace it.
 	newAPI func() (cluster, *kube.Leases, error)
@@ -256,7 +255,7 @@ func (a *autoscaler) connect(now time.Time) {
 	if err != nil {
 		a.apiBackoff = min(max(2*a.apiBackoff, a.cfg.Interval), 5*time.Minute)
 		a.apiRetryAt = now.Add(a.apiBackoff)
-		a.apiErr = fmt.Errorf("Kubernetes API client (retrying in %v): %w", a.apiBackoff, err)
+		a.apiErr = fmt.Errorf("Kubernetes API client (retrying in %v): %w", a.apiBackoff, err) //nolint:staticcheck // ST1005: a proper noun
 		a.report(a.apiErr)
 		return
 	}

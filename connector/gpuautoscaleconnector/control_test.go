@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,7 +89,7 @@ current-context: slow
 	for i := range 5 {
 		consumeWithin(t, h, other, gpuMetrics("ml", workload, 2, 1.0, now.Add(time.Duration(i)*time.Second)))
 	}
-	require.Equal(t, 6, len(other.AllMetrics()), "the exporter after the connector got every batch")
+	require.Len(t, other.AllMetrics(), 6, "the exporter after the connector got every batch")
 	select {
 	case <-evaluated:
 		t.Fatal("the evaluation should still be waiting on the API server")
@@ -185,6 +184,6 @@ func TestClientBuildFailureIsReportedAndRetried(t *testing.T) {
 	require.Equal(t, componentstatus.StatusOK, host.last.Load().Status())
 	require.Equal(t, []int32{4}, api.writes)
 	for _, ld := range logs.AllLogs() {
-		require.False(t, strings.Contains(ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str(), "dry run"))
+		require.NotContains(t, ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str(), "dry run")
 	}
 }

@@ -30,7 +30,7 @@ func shippedGatewayConfig(t *testing.T) map[string]any {
 		if obj.GetKind() != "ConfigMap" {
 			continue
 		}
-		raw, _, _ := unstructuredString(obj.Object, "data", "config.yaml")
+		raw, _ := unstructuredString(obj.Object, "data", "config.yaml")
 		var doc struct {
 			Connectors map[string]map[string]any `yaml:"connectors"`
 		}
@@ -50,7 +50,7 @@ func shippedRoutingAttributes(t *testing.T) []string {
 	objs, err := kubetest.Decode("../../distributions/otelcol-gpu/kubernetes/agent.yaml")
 	require.NoError(t, err)
 	for _, obj := range objs {
-		raw, ok, _ := unstructuredString(obj.Object, "data", "config.yaml")
+		raw, ok := unstructuredString(obj.Object, "data", "config.yaml")
 		if obj.GetKind() != "ConfigMap" || !ok {
 			continue
 		}
@@ -72,17 +72,17 @@ func shippedRoutingAttributes(t *testing.T) []string {
 	return nil
 }
 
-func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+func unstructuredString(obj map[string]any, path ...string) (string, bool) {
 	cur := any(obj)
 	for _, p := range path {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return "", false, nil
+			return "", false
 		}
 		cur = m[p]
 	}
 	s, ok := cur.(string)
-	return s, ok, nil
+	return s, ok
 }
 
 // TestShippedTopologyLeadershipFollowsData runs the shipped gateway tier as

@@ -139,7 +139,7 @@ func (f *fixture) node(name string, labels map[string]string) string {
 
 // pod creates a pod on a node and, with ready, writes it Running and Ready
 // as a kubelet would, so that the disruption controller counts it healthy.
-func (f *fixture) pod(name, node string, labels map[string]string, ready bool, owners ...metav1.OwnerReference) {
+func (f *fixture) pod(name, node string, labels map[string]string, ready bool, owners ...metav1.OwnerReference) { //nolint:unparam // each call says the pod is ready, which the eviction tests depend on
 	f.t.Helper()
 	ctx := context.Background()
 	p, err := f.cs.CoreV1().Pods(f.ns).Create(ctx, &corev1.Pod{

@@ -216,7 +216,7 @@ func (r *remediator) Start(_ context.Context, host component.Host) error {
 	r.cancel, r.done = cancel, make(chan struct{})
 	api, err := r.newAPI(ctx)
 	if err != nil {
-		r.reportLocked(fmt.Errorf("Kubernetes API: %w", err))
+		r.reportLocked(fmt.Errorf("Kubernetes API: %w", err)) //nolint:staticcheck // ST1005: a proper noun
 	}
 	r.api = api
 	if r.cfg.DryRun {

@@ -119,7 +119,7 @@ func (b *Backend) Connect(context.Context) error {
 	}
 	if err != nil {
 		if strings.Contains(err.Error(), "libdcgm.so") {
-			return fmt.Errorf("DCGM library not found (%v): install the DCGM client library or use backend nvml", err)
+			return fmt.Errorf("DCGM library not found (%w): install the DCGM client library or use backend nvml", err)
 		}
 		where := "embedded host engine"
 		if !b.opts.Embedded {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 )
 
@@ -31,7 +32,7 @@ func ParseEndpoint(endpoint string) (address string, unix bool, err error) {
 		return "", false, fmt.Errorf("%q has no host", endpoint)
 	}
 	var p int
-	if _, err := fmt.Sscanf(port, "%d", &p); err != nil || p <= 0 || p > 65535 || fmt.Sprint(p) != port {
+	if _, err := fmt.Sscanf(port, "%d", &p); err != nil || p <= 0 || p > 65535 || strconv.Itoa(p) != port {
 		return "", false, fmt.Errorf("%q has an invalid port %q", endpoint, port)
 	}
 	return endpoint, false, nil

@@ -203,7 +203,7 @@ func Valid(f Field, v float64) bool {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return false
 	}
-	if max := catalog[f].Max; max > 0 && v > max {
+	if limit := catalog[f].Max; limit > 0 && v > limit {
 		return false
 	}
 	// DCGM marks missing values with blank sentinels: DCGM_FP64_BLANK is

@@ -113,11 +113,11 @@ func Start(apiserverBin, etcdBin string) (*Server, error) {
 	sa := filepath.Join(dir, "sa")
 	if out, err := exec.Command("openssl", "genrsa", "-out", sa+".key", "2048").CombinedOutput(); err != nil {
 		s.Stop()
-		return nil, fmt.Errorf("openssl genrsa: %v: %s", err, out)
+		return nil, fmt.Errorf("openssl genrsa: %w: %s", err, out)
 	}
 	if out, err := exec.Command("openssl", "rsa", "-in", sa+".key", "-pubout", "-out", sa+".pub").CombinedOutput(); err != nil {
 		s.Stop()
-		return nil, fmt.Errorf("openssl rsa: %v: %s", err, out)
+		return nil, fmt.Errorf("openssl rsa: %w: %s", err, out)
 	}
 	tokens := filepath.Join(dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(AdminToken+",admin,admin-uid,\"system:masters\"\n"+LimitedToken+","+LimitedUser+",limited-uid\n"), 0o600); err != nil {
@@ -137,7 +137,7 @@ func Start(apiserverBin, etcdBin string) (*Server, error) {
 	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest(http.MethodGet, s.URL+"/readyz", nil)
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/readyz", http.NoBody)
 		req.Header.Set("Authorization", "Bearer "+AdminToken)
 		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()

@@ -25,13 +25,13 @@ import (
 // Require returns the server started for a package's tests, given the
 // error its start returned. Under `make test` (OTELCOL_GPU_REQUIRE_KUBE set)
 // a missing server fails the test; elsewhere the test is skipped and says why.
-func Require(t testing.TB, s *Server, startErr error) *Server {
-	t.Helper()
+func Require(tb testing.TB, s *Server, startErr error) *Server {
+	tb.Helper()
 	if startErr != nil {
 		if os.Getenv("OTELCOL_GPU_REQUIRE_KUBE") != "" {
-			t.Fatalf("kube-apiserver integration test: %v", startErr)
+			tb.Fatalf("kube-apiserver integration test: %v", startErr)
 		}
-		t.Skipf("needs a kube-apiserver and etcd (make kube-apiserver; apt-get install etcd-server): %v", startErr)
+		tb.Skipf("needs a kube-apiserver and etcd (make kube-apiserver; apt-get install etcd-server): %v", startErr)
 	}
 	return s
 }

@@ -103,7 +103,7 @@ func (c *Cache) list(ctx context.Context) (map[string]gpu.Pod, error) {
 	defer cancel()
 	resp, err := c.client.List(ctx, &podresourcesv1.ListPodResourcesRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("List: %w", err)
+		return nil, fmt.Errorf("List: %w", err) //nolint:staticcheck // ST1005: List is the name of the kubelet's gRPC method
 	}
 	return devicesToPods(resp), nil
 }

@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,7 +67,7 @@ type options struct {
 	podsSet                                           bool
 }
 
-func newFlags(stderr io.Writer, o *options) *flag.FlagSet {
+func newFlags(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("gpurecord", flag.ContinueOnError)
 	// One line per error, written by Main; the usage only on -h.
 	fs.SetOutput(io.Discard)
@@ -97,7 +98,7 @@ func printUsage(fs *flag.FlagSet, w io.Writer) {
 // status. Errors are one line on stderr.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, env Env) int {
 	var o options
-	fs := newFlags(stderr, &o)
+	fs := newFlags(&o)
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "gpurecord: %s (gpurecord -h lists the flags)\n", fmt.Sprintf(format, a...))
 		return ExitUsage
@@ -381,7 +382,7 @@ func (r *recorder) row(s *gpu.Sample, ts float64) (trace.Row, string) {
 	if len(s.XIDs) > 1 {
 		codes := make([]string, len(s.XIDs))
 		for i, x := range s.XIDs {
-			codes[i] = fmt.Sprint(x)
+			codes[i] = strconv.FormatUint(uint64(x), 10)
 		}
 		note = fmt.Sprintf("%s at %.3f: XIDs %s since the previous sample", d.UUID, ts, strings.Join(codes, " "))
 	}

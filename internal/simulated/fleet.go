@@ -54,7 +54,6 @@ type simGPU struct {
 	energyMJ           float64
 	thermalUS          float64
 	sbe, dbe           float64
-	xidPending         []uint32
 	firedXID, firedECC []bool // per fault index
 }
 

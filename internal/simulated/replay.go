@@ -1,6 +1,7 @@
 package simulated
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -44,7 +45,7 @@ func loadRecording(path string) (*recording, error) {
 	var interval float64
 	for n := 0; ; n++ {
 		batch, err := tr.NextBatch()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -143,7 +143,7 @@ func (tr *Reader) NextBatch() ([]Row, error) {
 	}
 	for !tr.eof {
 		row, err := tr.readRow()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			tr.eof = true
 			break
 		}

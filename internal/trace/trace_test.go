@@ -28,7 +28,7 @@ func readAll(t *testing.T, src string) ([][]Row, error) {
 	var out [][]Row
 	for {
 		b, err := tr.NextBatch()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
@@ -86,7 +86,7 @@ func TestErrors(t *testing.T) {
 			_, err := readAll(t, tt.src)
 			require.ErrorContains(t, err, tt.want)
 			var te *Error
-			require.True(t, errors.As(err, &te), "a positioned error, got %T", err)
+			require.ErrorAs(t, err, &te, "a positioned error, got %T", err)
 		})
 	}
 }
@@ -112,7 +112,7 @@ func FuzzRead(f *testing.F) {
 				}
 			}
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return
 		}
 		var te *Error

@@ -115,7 +115,8 @@ func (p *analyzerProcessor) save(ctx context.Context) error {
 		chunk = append(chunk, id...)
 		chunk = binary.AppendUvarint(chunk, uint64(len(state)))
 		chunk = append(chunk, state...)
-		if gpus++; gpus == chunkGPUs {
+		gpus++
+		if gpus == chunkGPUs {
 			flush()
 		}
 	})

@@ -425,6 +425,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	state.SetUnit(metricnames.NvidiaGPUBottleneckStateUnit)
 	dps := state.SetEmptyGauge().DataPoints()
 	dps.EnsureCapacity(states)
+	//nolint:gosec // G602: states is 1 or 2, the length of classes and hints
 	for i := range states {
 		dp := dps.AppendEmpty()
 		dp.SetTimestamp(ts)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -34,30 +35,30 @@ type fleetBatches struct {
 	n   int
 }
 
-func newFleet(t testing.TB, cfg simulated.Config) *fleetBatches {
+func newFleet(tb testing.TB, cfg simulated.Config) *fleetBatches {
 	fl, err := simulated.New(cfg)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	f := dcgmreceiver.NewFactory()
 	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), consumertest.NewNop())
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	rcv, ok := r.(offline.Receiver)
-	require.True(t, ok, "the dcgm receiver maps samples for replay")
+	require.True(tb, ok, "the dcgm receiver maps samples for replay")
 	return &fleetBatches{fl: fl, rcv: rcv, t0: time.Unix(1767225600, 0)}
 }
 
-func (f *fleetBatches) next(t testing.TB) pmetric.Metrics {
+func (f *fleetBatches) next(tb testing.TB) pmetric.Metrics {
 	samples, err := f.fl.Collect(context.Background(), f.t0.Add(time.Duration(f.n)*time.Second), time.Second)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	f.n++
 	return f.rcv.Map(samples)
 }
 
-func newProcessor(t testing.TB, cfg *Config, set processor.Settings) (processor.Metrics, *consumertest.MetricsSink) {
+func newProcessor(tb testing.TB, cfg *Config, set processor.Settings) (processor.Metrics, *consumertest.MetricsSink) {
 	sink := new(consumertest.MetricsSink)
 	p, err := NewFactory().CreateMetrics(context.Background(), set, cfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	require.NoError(tb, err)
+	require.NoError(tb, p.Start(context.Background(), componenttest.NewNopHost()))
+	tb.Cleanup(func() { require.NoError(tb, p.Shutdown(context.Background())) })
 	return p, sink
 }
 
@@ -144,7 +145,7 @@ func TestPassThroughAndVerdicts(t *testing.T) {
 	// Each class's next step is an attribute of its state; idle has none.
 	require.Equal(t, "check_cooling_or_power", hintOf(v[byName["gpu-node-0/gpu2"]]))
 	require.Equal(t, "replace_or_drain", hintOf(v[byName["gpu-node-1/gpu3"]]))
-	require.Equal(t, "", hintOf(v[byName["gpu-node-1/gpu7"]]))
+	require.Empty(t, hintOf(v[byName["gpu-node-1/gpu7"]]))
 
 	spent := v[byName["gpu-node-0/gpu0"]][metricnames.NvidiaGPUBottleneckTime].Sum()
 	require.True(t, spent.IsMonotonic())
@@ -197,14 +198,19 @@ func TestConcurrentBatches(t *testing.T) {
 	p, sink := newProcessor(t, createDefaultConfig().(*Config), processortest.NewNopSettings(metadata.Type))
 	var wg sync.WaitGroup
 	for w := range 4 {
+		cfg := simulated.DefaultConfig()
+		cfg.Seed = int64(w + 10) // different GPUs per goroutine
+		f := newFleet(t, cfg)
+		// Built here: require may stop only the test's own goroutine.
+		batches := make([]pmetric.Metrics, 50)
+		for i := range batches {
+			batches[i] = f.next(t)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := simulated.DefaultConfig()
-			cfg.Seed = int64(w + 10) // different GPUs per goroutine
-			f := newFleet(t, cfg)
-			for range 50 {
-				require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
+			for _, md := range batches {
+				assert.NoError(t, p.ConsumeMetrics(context.Background(), md))
 			}
 		}()
 	}

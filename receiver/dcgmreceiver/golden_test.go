@@ -65,7 +65,7 @@ func TestGoldenMetrics(t *testing.T) {
 			}
 			path := filepath.Join("testdata", "golden", naming+".yaml")
 			if *update {
-				golden.WriteMetrics(t, path, got)
+				require.NoError(t, golden.WriteMetrics(t, path, got))
 			}
 			want, err := golden.ReadMetrics(path)
 			require.NoError(t, err)

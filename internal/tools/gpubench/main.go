@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,18 +39,26 @@ var (
 func main() {
 	flag.Parse()
 	log.SetFlags(log.Ltime)
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run measures and writes the report; its deferred clean-ups run before
+// main exits on an error.
+func run() error {
 	if _, err := os.Stat(*bin); err != nil {
-		log.Fatalf("%s: %v (run make build)", *bin, err)
+		return fmt.Errorf("%s: %w (run make build)", *bin, err)
 	}
 	began := time.Now()
 	sink, err := startSink()
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer sink.stop()
 	work, err := os.MkdirTemp("", "gpubench-")
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer os.RemoveAll(work)
 
@@ -62,9 +69,10 @@ func main() {
 	r.latency = measureLatency(sink, work)
 	r.took = time.Since(began)
 	if err := os.WriteFile(*out, []byte(r.markdown()), 0o644); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	log.Printf("wrote %s in %v", *out, r.took.Round(time.Second))
+	return nil
 }
 
 // sample is one whole-process measurement.
@@ -161,13 +169,13 @@ func measure(sink *sink, work string, warm time.Duration, config string, env ...
 	}
 	cpu0, err := c.cpuSeconds()
 	if err != nil {
-		return sample{}, fmt.Errorf("%v: %s", err, c.logs.String())
+		return sample{}, fmt.Errorf("%w: %s", err, c.logs.String())
 	}
 	p0 := sink.points.Load()
 	time.Sleep(*window)
 	cpu1, err := c.cpuSeconds()
 	if err != nil {
-		return sample{}, fmt.Errorf("%v: %s", err, c.logs.String())
+		return sample{}, fmt.Errorf("%w: %s", err, c.logs.String())
 	}
 	s := sample{cpu: cpu1 - cpu0, points: sink.points.Load() - p0, rssMB: c.peakRSSMB()}
 	if s.points == 0 {
@@ -186,15 +194,6 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func machine() string {

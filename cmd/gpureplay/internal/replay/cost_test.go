@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -108,7 +109,7 @@ func wallTimes(t *testing.T, path string) map[string]int64 {
 	first, last := map[string]int64{}, map[string]int64{}
 	for {
 		batch, err := r.NextBatch()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err)

@@ -4,6 +4,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -113,7 +114,7 @@ func run(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate
 	var samples []gpu.Sample
 	for {
 		batch, err := tr.NextBatch()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

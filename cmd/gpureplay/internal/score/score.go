@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -58,7 +59,7 @@ func ReadLabels(r io.Reader) ([]Label, error) {
 		return nil, err
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("no header")
+		return nil, errors.New("no header")
 	}
 	var out []Label
 	for i, row := range rows[1:] {

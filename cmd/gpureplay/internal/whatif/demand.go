@@ -59,7 +59,7 @@ func ReadDemand(r io.Reader, name string) (*Demand, error) {
 	header := true
 	for {
 		rec, err := cr.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

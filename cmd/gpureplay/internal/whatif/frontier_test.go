@@ -51,7 +51,7 @@ func TestRecommendedBeatsFrontier(t *testing.T) {
 // The comparison itself, by hand: linear between the two nearest points,
 // and outside the range the documented ends.
 func TestCompareByHand(t *testing.T) {
-	pt := func(min, h float64) Point { return Point{Summary: Summary{SLOViolationMinutes: min, GPUHours: h}} }
+	pt := func(slo, h float64) Point { return Point{Summary: Summary{SLOViolationMinutes: slo, GPUHours: h}} }
 	frontier := []Point{pt(10, 100), pt(30, 40), pt(20, 60), pt(30, 50)}
 	c := Compare(Summary{SLOViolationMinutes: 15, GPUHours: 40}, frontier)
 	require.Equal(t, 80.0, c.FrontierGPUHours) // halfway from (10, 100) to (20, 60)

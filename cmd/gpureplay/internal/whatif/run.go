@@ -3,6 +3,7 @@ package whatif
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -117,7 +118,7 @@ func Run(settings component.Config, demand *Demand, opts Options, out io.Writer)
 	}
 	cfg, ok := settings.(*gpuautoscaleconnector.Config)
 	if !ok || len(cfg.Targets) != 1 {
-		return Summary{}, fmt.Errorf("targets: a what-if scales exactly one target")
+		return Summary{}, errors.New("targets: a what-if scales exactly one target")
 	}
 	target := cfg.Targets[0]
 	dep := NewDeployment(target.ScaleTargetRef.Name, target.MinReplicas, opts.Startup)

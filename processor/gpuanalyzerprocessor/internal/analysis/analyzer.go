@@ -520,7 +520,8 @@ func (g *gpuState) push(p point, window int64) {
 	g.ring[(g.head+g.n)%len(g.ring)] = p
 	g.n++
 	g.account(&p, 1)
-	if g.pushes++; g.pushes >= resumEvery {
+	g.pushes++
+	if g.pushes >= resumEvery {
 		g.resum()
 	}
 }

@@ -112,7 +112,7 @@ func fb(used func(t float64) float64) func(*Sample) {
 }
 
 // runEvery is run with a sample every step seconds.
-func runEvery(a *Analyzer, id string, t0, t1, step float64, mod func(*Sample)) (firing []float64, last Verdict) {
+func runEvery(a *Analyzer, id string, t0, t1, step float64, mod func(*Sample)) (firing []float64, last Verdict) { //nolint:unparam // the GPU id, as Ingest takes it
 	for t := t0; t <= t1; t += step {
 		s := busy(t)
 		mod(&s)
