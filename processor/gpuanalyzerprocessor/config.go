@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
 
 // Config is the gpu_analyzer processor's configuration. The defaults are
@@ -46,6 +47,10 @@ type Config struct {
 	// CheckpointInterval is how often, in data time, the state is written
 	// to Storage besides at shutdown; 0 writes it at shutdown only.
 	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
+
+	// MetricsBuilderConfig turns each metric the analyzer adds on or off
+	// (metrics::<name>::enabled), as metadata.yaml declares them.
+	metadata.MetricsBuilderConfig `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -219,6 +224,8 @@ func defaultConfig() *Config {
 			MemoryLeak:     alert(600*time.Second, "warning"),
 		},
 		Cost: CostConfig{Currency: "USD", ReportInterval: 30 * time.Second},
+
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}
 }
 

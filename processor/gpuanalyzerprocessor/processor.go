@@ -46,6 +46,9 @@ type analyzerProcessor struct {
 	id     component.ID
 	logger *zap.Logger
 	tb     *metadata.TelemetryBuilder
+	// mb builds the verdict metrics, as metadata.yaml declares them.
+	mb         *metadata.MetricsBuilder
+	severities [analysis.NumAlerts]string
 
 	mu sync.Mutex
 	an *analysis.Analyzer
@@ -76,6 +79,7 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		id:     set.ID,
 		logger: set.Logger,
 		tb:     tb,
+		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, withoutVersion(set)),
 		an:     analysis.New(cfg.analysisConfig()),
 		rms:    map[string]pmetric.ResourceMetrics{},
 		keys:   map[string]string{},
@@ -84,11 +88,21 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		costOn:   cfg.Cost.enabled(),
 		costUnit: "{" + cfg.Cost.Currency + "}",
 	}
+	for i, a := range cfg.Alerts.byName() {
+		p.severities[i] = a.Severity
+	}
 	p.an.Notify = p.logTransition
 	if cfg.SummaryInterval > 0 {
 		p.summary = newFleetSummary(set.Logger, cfg)
 	}
 	return p, nil
+}
+
+// withoutVersion keeps the scope of the verdicts without a version, as it has
+// always been: the generated builder would give it the collector's.
+func withoutVersion(set processor.Settings) processor.Settings {
+	set.BuildInfo.Version = ""
+	return set
 }
 
 func (p *analyzerProcessor) shutdown(ctx context.Context) error {
@@ -390,22 +404,30 @@ func (fb *frameBuffer) into(s *analysis.Sample) {
 	s.FBUsed, s.Has = fb.used, s.Has|analysis.HasFB
 }
 
+// The analyzer's values as mdatagen's attribute enums, by index; each is
+// checked to match by name (TestAttributeEnums).
 var (
-	classNames = func() []string {
-		out := make([]string, analysis.NumClasses)
+	classAttrs = func() (out [analysis.NumClasses]metadata.AttributeNvidiaGpuBottleneckClass) {
 		for _, c := range analysis.Classes() {
-			out[c] = c.String()
+			out[c] = metadata.MapAttributeNvidiaGpuBottleneckClass[c.String()]
 		}
 		return out
 	}()
-	alertStates = [...]string{analysis.Pending: "pending", analysis.Firing: "firing"}
-	hintNames   = func() []string {
-		out := make([]string, analysis.NumHints)
-		for h := range analysis.NumHints {
-			out[h] = h.String()
+	// hintOpts are the hint attribute's options, made once rather than per
+	// data point; none for NoHint.
+	hintOpts = func() (out [analysis.NumHints]metadata.MetricAttributeOption) {
+		for h := analysis.NoHint + 1; h < analysis.NumHints; h++ {
+			out[h] = metadata.WithNvidiaGpuBottleneckHintMetricAttribute(metadata.MapAttributeNvidiaGpuBottleneckHint[h.String()].String())
 		}
 		return out
 	}()
+	alertAttrs = func() (out [analysis.NumAlerts]metadata.AttributeAlertname) {
+		for a := range analysis.NumAlerts {
+			out[a] = metadata.MapAttributeAlertname[a.String()]
+		}
+		return out
+	}()
+	alertStateAttrs = [...]metadata.AttributeAlertstate{analysis.Pending: metadata.AttributeAlertstatePending, analysis.Firing: metadata.AttributeAlertstateFiring}
 )
 
 // emit adds a verdict's metrics to the GPU's resource, in a scope of the
@@ -420,6 +442,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	ms := sm.Metrics()
 	ms.EnsureCapacity(7)
 	ts := pcommon.Timestamp(v.Time)
+	mb := p.mb
 
 	// State-set and class time: the current class at every sample, and the
 	// class the GPU just left once more, so that its state ends at 0 and its
@@ -438,85 +461,47 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	if v.PrevHint != v.Hint {
 		states = 2
 	}
-	state := ms.AppendEmpty()
-	state.SetName(MetricBottleneckState)
-	state.SetDescription("1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left.")
-	state.SetUnit("{state}")
-	dps := state.SetEmptyGauge().DataPoints()
-	dps.EnsureCapacity(states)
+	// Gauges have no start time.
+	mb.SetStartTime(0)
 	for i := range states {
-		dp := dps.AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(int64(1 - i))
-		dp.Attributes().PutStr(AttrBottleneckClass, classNames[classes[i]])
-		if hints[i] != analysis.NoHint {
-			dp.Attributes().PutStr(AttrBottleneckHint, hintNames[hints[i]])
+		if h := hints[i]; h != analysis.NoHint {
+			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]], hintOpts[h])
+		} else {
+			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]])
 		}
 	}
-
-	spent := ms.AppendEmpty()
-	spent.SetName(MetricBottleneckTime)
-	spent.SetDescription("Time the GPU spent in each bottleneck class.")
-	spent.SetUnit("s")
-	sum := spent.SetEmptySum()
-	sum.SetIsMonotonic(true)
-	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	sum.DataPoints().EnsureCapacity(n)
-	for _, c := range classes[:n] {
-		dp := sum.DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(pcommon.Timestamp(v.ClassStart))
-		dp.SetTimestamp(ts)
-		dp.SetDoubleValue(v.ClassSeconds[c])
-		dp.Attributes().PutStr(AttrBottleneckClass, classNames[c])
-	}
-
-	p.emitUsage(ms, v, ts)
-	if p.summary != nil {
-		p.summary.observe(v, rm.Resource().Attributes())
-	}
-
 	// A GPU without peers is never a straggler: nothing to report.
 	if v.HasPeers {
-		strag := ms.AppendEmpty()
-		strag.SetName(MetricStragglerState)
-		strag.SetDescription("1 while the GPU is a straggler among its peers.")
-		strag.SetUnit("{state}")
-		dp := strag.SetEmptyGauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
+		var straggler int64
 		if v.Straggler {
-			dp.SetIntValue(1)
-		} else {
-			dp.SetIntValue(0)
+			straggler = 1
 		}
-
-		score := ms.AppendEmpty()
-		score.SetName(MetricStragglerScore)
-		score.SetDescription("The GPU's largest deviation from its peers; 1 is the straggler threshold.")
-		score.SetUnit("1")
-		dp = score.SetEmptyGauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetDoubleValue(v.Score)
+		mb.RecordNvidiaGpuStragglerStateDataPoint(ts, straggler)
+		mb.RecordNvidiaGpuStragglerScoreDataPoint(ts, v.Score)
 	}
-
-	var alerts pmetric.NumberDataPointSlice
 	for name, st := range v.Alerts {
-		if st == analysis.Inactive {
-			continue
+		if st != analysis.Inactive {
+			mb.RecordNvidiaGpuAlertsDataPoint(ts, 1, alertAttrs[name], alertStateAttrs[st], p.severities[name])
 		}
-		if alerts == (pmetric.NumberDataPointSlice{}) {
-			m := ms.AppendEmpty()
-			m.SetName(MetricAlerts)
-			m.SetDescription("1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.")
-			m.SetUnit("{alert}")
-			alerts = m.SetEmptyGauge().DataPoints()
+	}
+	mb.SetStartTime(pcommon.Timestamp(v.ClassStart))
+	for _, c := range classes[:n] {
+		mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, v.ClassSeconds[c], classAttrs[c])
+	}
+	costAt := p.recordUsage(v, ts)
+
+	from := ms.Len()
+	mb.EmitTo(ms)
+	if costAt {
+		// The unit is the configured currency's, not metadata.yaml's {USD}.
+		for i := from; i < ms.Len(); i++ {
+			if m := ms.At(i); m.Name() == MetricUsageCost {
+				m.SetUnit(p.costUnit)
+			}
 		}
-		dp := alerts.AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(1)
-		a := dp.Attributes()
-		a.PutStr(AttrAlertName, analysis.AlertName(name).String())
-		a.PutStr(AttrAlertState, alertStates[st])
-		a.PutStr(AttrSeverity, p.cfg.Alerts.byName()[name].Severity)
+	}
+	if p.summary != nil {
+		p.summary.observe(v, rm.Resource().Attributes())
 	}
 }
 
