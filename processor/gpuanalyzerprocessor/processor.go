@@ -52,8 +52,9 @@ type analyzerProcessor struct {
 
 	mu sync.Mutex
 	an *analysis.Analyzer
-	// rms maps each GPU of the batch being processed to its resource.
-	rms     map[string]pmetric.ResourceMetrics
+	// rms holds the resource of each sample accepted since the last
+	// Evaluate, by Verdict.Seq.
+	rms     []pmetric.ResourceMetrics
 	scratch []byte
 	keys    map[string]string // interned group keys
 	evicted int64             // evictions already counted in telemetry
@@ -81,7 +82,6 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		tb:     tb,
 		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, withoutVersion(set)),
 		an:     analysis.New(cfg.analysisConfig()),
-		rms:    map[string]pmetric.ResourceMetrics{},
 		keys:   map[string]string{},
 
 		prices:   newPricer(&cfg.Cost),
@@ -144,12 +144,13 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		res := p.an.Ingest(id, &s)
 		if res == analysis.Flush {
 			p.an.Evaluate(p.emit)
-			clear(p.rms)
+			clear(p.rms) // no references kept to the batch
+			p.rms = p.rms[:0]
 			res = p.an.Ingest(id, &s)
 		}
 		switch res {
 		case analysis.Accepted:
-			p.rms[id] = rm
+			p.rms = append(p.rms, rm)
 		case analysis.Rejected:
 			rejected++
 		case analysis.OutOfOrder:
@@ -158,6 +159,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	}
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
+	p.rms = p.rms[:0]
 	p.checkpoint(ctx, latest)
 	if p.summary != nil {
 		p.summary.flush()
@@ -433,10 +435,7 @@ var (
 // emit adds a verdict's metrics to the GPU's resource, in a scope of the
 // analyzer's own.
 func (p *analyzerProcessor) emit(v *analysis.Verdict) {
-	rm, ok := p.rms[v.ID]
-	if !ok {
-		return
-	}
+	rm := p.rms[v.Seq]
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	ms := sm.Metrics()
@@ -509,8 +508,8 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 // way a person finds it: host, device name, and job.
 func (p *analyzerProcessor) logTransition(e analysis.Event) {
 	fields := []zap.Field{zap.String("hw.id", e.ID), zap.Time("at", time.Unix(0, e.Time).UTC())}
-	if rm, ok := p.rms[e.ID]; ok {
-		attrs := rm.Resource().Attributes()
+	if e.Seq < len(p.rms) {
+		attrs := p.rms[e.Seq].Resource().Attributes()
 		for _, k := range []string{"host.name", "hw.name", "k8s.namespace.name", "k8s.job.name", "k8s.pod.name"} {
 			if v, ok := attrs.Get(k); ok {
 				fields = append(fields, zap.String(k, v.AsString()))

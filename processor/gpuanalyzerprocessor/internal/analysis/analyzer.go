@@ -84,7 +84,11 @@ func (s AlertState) String() string { return [...]string{"inactive", "pending", 
 
 // Verdict is the analysis of one GPU at one sample.
 type Verdict struct {
-	ID    string
+	ID string
+	// Seq is the sample's position among those accepted since the last
+	// Evaluate: the caller's index to what it keeps per sample, without a
+	// map lookup by ID.
+	Seq   int
 	Time  int64
 	Class Class
 	// PrevClass is the class at the GPU's previous sample; it equals Class
@@ -126,6 +130,7 @@ const (
 // Event is a transition of one GPU.
 type Event struct {
 	ID    string
+	Seq   int // as Verdict.Seq
 	Time  int64
 	Kind  EventKind
 	Alert AlertName
@@ -272,6 +277,7 @@ type gpuState struct {
 	classSeconds [NumClasses]float64
 	usage        usage
 	inBatch      bool
+	seq          int // position in the batch, while inBatch
 }
 
 type group struct {
@@ -353,7 +359,7 @@ func (a *Analyzer) Ingest(id string, s *Sample) Result {
 	}
 	a.setGroup(g, s.Group)
 	g.ingest(s, a)
-	g.inBatch = true
+	g.inBatch, g.seq = true, len(a.batch)
 	a.batch = append(a.batch, g)
 	return Accepted
 }
@@ -609,7 +615,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 			g.prevClass, g.prevHint, g.evaluated = g.class, g.hint, true
 		}
 		if a.Notify != nil && g.class != g.prevClass {
-			a.Notify(Event{ID: g.id, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint})
+			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint})
 		}
 		if g.group != nil && !g.group.touched {
 			g.group.touched = true
@@ -630,7 +636,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		}
 		a.stepStraggler(g)
 		a.stepAlerts(g)
-		v = Verdict{ID: g.id, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
+		v = Verdict{ID: g.id, Seq: g.seq, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
 			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint,
 			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
 			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen}
@@ -751,7 +757,7 @@ func (a *Analyzer) stepStraggler(g *gpuState) {
 		if was {
 			kind = StragglerEnded
 		}
-		a.Notify(Event{ID: g.id, Time: g.last, Kind: kind, Score: g.score})
+		a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: kind, Score: g.score})
 	}
 }
 
@@ -788,7 +794,7 @@ func (a *Analyzer) stepAlerts(g *gpuState) {
 			if was == Firing {
 				kind = AlertResolved
 			}
-			a.Notify(Event{ID: g.id, Time: g.last, Kind: kind, Alert: name, Class: g.class})
+			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: kind, Alert: name, Class: g.class})
 		}
 	}
 }
