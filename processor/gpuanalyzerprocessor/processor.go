@@ -274,8 +274,10 @@ func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Samp
 // read takes one data point into the sample. It returns false if the value
 // is not a plausible reading.
 func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *analysis.Sample, fb *frameBuffer) bool {
-	v := metricpoints.Value(dp)
-	in := func(lo, hi float64) bool { return !math.IsNaN(v) && v >= lo && v <= hi }
+	// The value is read where a case uses it: reading it is a first touch
+	// of the point's memory, wasted on the metrics the analyzer passes by.
+	var v float64
+	in := func(lo, hi float64) bool { v = metricpoints.Value(dp); return !math.IsNaN(v) && v >= lo && v <= hi }
 	ratio := func(dst *float64, bit uint16) bool {
 		if !in(0, 1) {
 			return false
