@@ -191,6 +191,19 @@ func BenchmarkAnalyzer(b *testing.B) {
 	})
 }
 
+// BenchmarkAnalyzerVerdictInterval is BenchmarkAnalyzer's batch with
+// verdict_interval 30s: a GPU whose verdict did not change sends it every
+// 30 batches (seconds), not with every batch.
+func BenchmarkAnalyzerVerdictInterval(b *testing.B) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.VerdictInterval = 30 * time.Second
+	p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchConsume(b, p)
+}
+
 // BenchmarkStateBytesPerGPU measures the heap the analyzer keeps per tracked
 // GPU at 100,000 GPUs, each with a full 30 s window of 1 s samples and a
 // memory leak fit.

@@ -39,6 +39,12 @@ type Config struct {
 	// default: on a gateway with thousands of GPUs the metrics are the
 	// interface, not the log.
 	SummaryInterval time.Duration `mapstructure:"summary_interval"`
+	// VerdictInterval, if set, sends a GPU's verdict metrics only when
+	// something changed (class, hint, straggler state, an alert's state),
+	// with its usage counters, and at least this often (data time), instead
+	// of with every sample: fewer points for a backend and a fraction of the
+	// analyzer's cost. 0 (the default) sends them with every sample.
+	VerdictInterval time.Duration `mapstructure:"verdict_interval"`
 
 	// Storage names a storage extension (file_storage) that keeps alert
 	// timers, straggler and leak state across restarts. Unset: nothing is
@@ -244,6 +250,9 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxGPUs <= 0 {
 		bad("max_gpus must be positive, got %d", cfg.MaxGPUs)
 	}
+	if cfg.VerdictInterval < 0 {
+		bad("verdict_interval must not be negative, got %v", cfg.VerdictInterval)
+	}
 	if cfg.SummaryInterval < 0 {
 		bad("summary_interval must not be negative, got %v", cfg.SummaryInterval)
 	}
@@ -395,6 +404,8 @@ func (cfg *Config) analysisConfig() analysis.Config {
 		MaxGPUs:     cfg.MaxGPUs,
 		TTL:         cfg.GPUTTL,
 		UsageReport: cfg.Cost.ReportInterval,
+
+		VerdictReport: cfg.VerdictInterval,
 	}
 	for i, a := range cfg.Alerts.byName() {
 		ac.Alerts[i] = analysis.AlertRule{Enabled: a.Enabled, For: a.For, Threshold: a.Threshold, Resolve: a.Resolve}

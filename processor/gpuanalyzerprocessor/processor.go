@@ -438,6 +438,12 @@ var (
 // analyzer's own.
 func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	rm := p.rms[v.Seq]
+	if p.summary != nil {
+		p.summary.observe(v, rm.Resource().Attributes())
+	}
+	if !v.Report {
+		return // nothing changed since the last one sent (verdict_interval)
+	}
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	ms := sm.Metrics()
@@ -500,9 +506,6 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 				m.SetUnit(p.costUnit)
 			}
 		}
-	}
-	if p.summary != nil {
-		p.summary.observe(v, rm.Resource().Attributes())
 	}
 }
 

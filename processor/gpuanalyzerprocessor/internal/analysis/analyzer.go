@@ -112,6 +112,11 @@ type Verdict struct {
 	// so it has a start of its own.
 	Usage      Usage
 	UsageStart int64
+	// Report says the verdict is due to be sent: always, unless
+	// Config.VerdictReport is set; then at the GPU's first verdict, when its
+	// class, hint, straggler state or an alert's state changed, when its
+	// usage is due, and at least every VerdictReport.
+	Report bool
 }
 
 // EventKind is a transition worth a log line.
@@ -278,6 +283,12 @@ type gpuState struct {
 	usage        usage
 	inBatch      bool
 	seq          int // position in the batch, while inBatch
+
+	// What the last reported verdict said, with VerdictReport.
+	reported          bool
+	reportedAt        int64
+	reportedStraggler bool
+	reportedAlerts    [NumAlerts]AlertState
 }
 
 type group struct {
@@ -640,11 +651,27 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint,
 			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
 			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen}
+		v.Report = g.due(int64(a.cfg.VerdictReport), v.Usage.Report)
 		fn(&v)
 		g.inBatch = false
 	}
 	a.batch = a.batch[:0]
 	a.sweep(latest)
+}
+
+// due says whether the GPU's verdict is to be reported (Verdict.Report).
+// Every change is reported, so the previous class and hint are the last
+// reported ones.
+func (g *gpuState) due(every int64, usageDue bool) bool {
+	if every <= 0 {
+		return true
+	}
+	if g.reported && !usageDue && g.class == g.prevClass && g.hint == g.prevHint &&
+		g.straggler == g.reportedStraggler && g.alerts == g.reportedAlerts && g.last-g.reportedAt < every {
+		return false
+	}
+	g.reported, g.reportedAt, g.reportedStraggler, g.reportedAlerts = true, g.last, g.straggler, g.alerts
+	return true
 }
 
 // compare decides which of a group's GPUs in this batch deviate from their
