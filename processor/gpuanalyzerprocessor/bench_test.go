@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -202,6 +203,79 @@ func BenchmarkAnalyzerVerdictInterval(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchConsume(b, p)
+}
+
+// BenchmarkAnalyzerRatio measures the analyzer against the pass-through on
+// a shared machine, where a run of one and a run of the other, seconds
+// apart, see different load: it alternates them batch by batch (in turn
+// first), on the benchmark's thread, and counts that thread's CPU time in
+// each turn. The pass-through allocates nothing, so the garbage collector's
+// background work (runtime/metrics: dedicated and fractional marking,
+// pauses) all goes to the analyzer; its assists run on the thread, in its
+// turns. Marking on otherwise idle cores is not counted: it takes no CPU
+// from anything else. It reports both per data point and x-passthrough,
+// the ratio.
+func BenchmarkAnalyzerRatio(b *testing.B) {
+	if _, ok := threadCPU(); !ok {
+		b.Skip("needs per-thread CPU time (Linux)")
+	}
+	pt, err := passThrough(consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	an, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	mdP, mdA := benchBatch(benchGPUs), benchBatch(benchGPUs)
+	points := float64(mdA.DataPointCount())
+	t0 := time.Unix(1767225600, 0)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	turn := func(p processor.Metrics, md pmetric.Metrics) time.Duration {
+		c0, _ := threadCPU()
+		if err := p.ConsumeMetrics(context.Background(), md); err != nil {
+			b.Fatal(err)
+		}
+		c1, _ := threadCPU()
+		return c1 - c0
+	}
+	var cpuP, cpuA time.Duration
+	gc0 := gcBackgroundCPU()
+	for i := 0; b.Loop(); i++ {
+		ts := pcommon.NewTimestampFromTime(t0.Add(time.Duration(i) * time.Second))
+		restamp(mdP, ts)
+		restamp(mdA, ts)
+		if i%2 == 0 {
+			cpuP += turn(pt, mdP)
+			cpuA += turn(an, mdA)
+		} else {
+			cpuA += turn(an, mdA)
+			cpuP += turn(pt, mdP)
+		}
+	}
+	cpuA += gcBackgroundCPU() - gc0
+	n := float64(b.N) * points
+	b.ReportMetric(float64(cpuP.Nanoseconds())/n, "passthrough-cpu-ns/datapoint")
+	b.ReportMetric(float64(cpuA.Nanoseconds())/n, "analyzer-cpu-ns/datapoint")
+	b.ReportMetric(float64(cpuA)/float64(cpuP), "x-passthrough")
+}
+
+// gcBackgroundCPU is the CPU time the garbage collector has spent outside
+// the assists of allocating goroutines and idle cores.
+func gcBackgroundCPU() time.Duration {
+	samples := []metrics.Sample{
+		{Name: "/cpu/classes/gc/mark/dedicated:cpu-seconds"},
+		{Name: "/cpu/classes/gc/pause:cpu-seconds"},
+	}
+	metrics.Read(samples)
+	var s float64
+	for _, x := range samples {
+		if x.Value.Kind() == metrics.KindFloat64 {
+			s += x.Value.Float64()
+		}
+	}
+	return time.Duration(s * 1e9)
 }
 
 // BenchmarkStateBytesPerGPU measures the heap the analyzer keeps per tracked
