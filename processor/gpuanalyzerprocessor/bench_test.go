@@ -219,11 +219,20 @@ func BenchmarkAnalyzerRatio(b *testing.B) {
 	if _, ok := threadCPU(); !ok {
 		b.Skip("needs per-thread CPU time (Linux)")
 	}
+	b.Run("every_sample", func(b *testing.B) { benchRatio(b, createDefaultConfig().(*Config)) })
+	b.Run("verdict_interval_30s", func(b *testing.B) {
+		cfg := createDefaultConfig().(*Config)
+		cfg.VerdictInterval = 30 * time.Second
+		benchRatio(b, cfg)
+	})
+}
+
+func benchRatio(b *testing.B, cfg *Config) {
 	pt, err := passThrough(consumertest.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
-	an, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), consumertest.NewNop())
+	an, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
