@@ -27,8 +27,9 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // stragglers, pending and firing alerts, and usage counters with their cost
 // in a currency other than the default. Only the analyzer's own scopes are
 // kept, on a resource of the GPU's hw.id and the batch's index: what passes
-// through is not its output. To keep the file small, of the scopes that
-// repeat the previous batch's shape only every 15th batch's are kept.
+// through is not its output. To keep the file small, scopes with nothing
+// but the steady state (no transition, alert or usage counters) are kept
+// only every 15th batch; the digest covers them all.
 func TestGoldenVerdicts(t *testing.T) {
 	f := newFleet(t, simulated.DefaultConfig())
 	cfg := createDefaultConfig().(*Config)
@@ -36,7 +37,7 @@ func TestGoldenVerdicts(t *testing.T) {
 	cfg.Cost.PerGPUHour = map[string]float64{"H100": 3.6}
 	p, sink := newProcessor(t, cfg, processortest.NewNopSettings(metadata.Type))
 	for range 75 {
-		require.NoError(t, p.ConsumeMetrics(context.Background(), withoutGaugeStarts(f.next(t))))
+		require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
 	}
 	got := pmetric.NewMetrics()
 	for n, md := range sink.AllMetrics() {
@@ -66,23 +67,36 @@ func TestGoldenVerdicts(t *testing.T) {
 	require.NoError(t, pmetrictest.CompareMetrics(want, got,
 		pmetrictest.IgnoreResourceMetricsOrder(), pmetrictest.IgnoreMetricDataPointsOrder()))
 
-	// The whole output, pass-through included, byte for byte: the SHA-256
-	// of each batch's OTLP encoding in turn.
-	h := sha256.New()
-	var enc pmetric.ProtoMarshaler
-	for _, md := range sink.AllMetrics() {
-		b, err := enc.MarshalMetrics(md)
-		require.NoError(t, err)
-		h.Write(b)
+	// The verdicts byte for byte, in the order they went out: the SHA-256 of
+	// the OTLP encoding of every verdict scope of every batch, each on a
+	// resource of its batch and position. What passes through is the
+	// input's bytes, whichever receiver made them.
+	all := pmetric.NewMetrics()
+	for n, md := range sink.AllMetrics() {
+		for i := 0; i < md.ResourceMetrics().Len(); i++ {
+			rm := md.ResourceMetrics().At(i)
+			for j := 0; j < rm.ScopeMetrics().Len(); j++ {
+				if sm := rm.ScopeMetrics().At(j); sm.Scope().Name() == metadata.ScopeName {
+					out := all.ResourceMetrics().AppendEmpty()
+					out.Resource().Attributes().PutInt("batch", int64(n))
+					out.Resource().Attributes().PutInt("resource", int64(i))
+					sm.CopyTo(out.ScopeMetrics().AppendEmpty())
+				}
+			}
+		}
 	}
-	digest := hex.EncodeToString(h.Sum(nil)) + "\n"
-	path = filepath.Join("testdata", "golden", "output.sha256")
+	var enc pmetric.ProtoMarshaler
+	b, err := enc.MarshalMetrics(all)
+	require.NoError(t, err)
+	sum := sha256.Sum256(b)
+	digest := hex.EncodeToString(sum[:]) + "\n"
+	path = filepath.Join("testdata", "golden", "verdicts.sha256")
 	if *update {
 		require.NoError(t, os.WriteFile(path, []byte(digest), 0o600))
 	}
 	wantDigest, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.Equal(t, string(wantDigest), digest, "the output's bytes changed; if on purpose, rerun with -update")
+	require.Equal(t, string(wantDigest), digest, "the verdicts' bytes changed; if on purpose, rerun with -update")
 }
 
 // eventful says whether a verdict scope has more than the steady state: a
@@ -101,26 +115,4 @@ func eventful(sm pmetric.ScopeMetrics) bool {
 		}
 	}
 	return false
-}
-
-// withoutGaugeStarts clears the start times the receiver puts on gauges: the
-// collector's start, from the wall clock, which the analyzer does not read.
-func withoutGaugeStarts(md pmetric.Metrics) pmetric.Metrics {
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				if ms.At(k).Type() != pmetric.MetricTypeGauge {
-					continue
-				}
-				dps := ms.At(k).Gauge().DataPoints()
-				for l := 0; l < dps.Len(); l++ {
-					dps.At(l).SetStartTimestamp(0)
-				}
-			}
-		}
-	}
-	return md
 }
