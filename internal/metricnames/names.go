@@ -64,13 +64,13 @@ const (
 	// HWTemperature (receiver/dcgmreceiver): GPU die temperature (DCGM_FI_DEV_GPU_TEMP).
 	HWTemperature     = "hw.temperature"
 	HWTemperatureUnit = "Cel"
-	// NvidiaGPUAlerts (internal/metricnames): 1 for each pending or firing alert of the GPU, like Prometheus' ALERTS (gpu_analyzer output).
+	// NvidiaGPUAlerts (processor/gpuanalyzerprocessor): 1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.
 	NvidiaGPUAlerts     = "nvidia.gpu.alerts"
 	NvidiaGPUAlertsUnit = "{alert}"
-	// NvidiaGPUBottleneckState (internal/metricnames): 1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left (gpu_analyzer output).
+	// NvidiaGPUBottleneckState (processor/gpuanalyzerprocessor): 1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left.
 	NvidiaGPUBottleneckState     = "nvidia.gpu.bottleneck.state"
 	NvidiaGPUBottleneckStateUnit = "{state}"
-	// NvidiaGPUBottleneckTime (internal/metricnames): Time the GPU spent in each bottleneck class (gpu_analyzer output).
+	// NvidiaGPUBottleneckTime (processor/gpuanalyzerprocessor): Time the GPU spent in each bottleneck class.
 	NvidiaGPUBottleneckTime     = "nvidia.gpu.bottleneck.time"
 	NvidiaGPUBottleneckTimeUnit = "s"
 	// NvidiaGPUClockEventActive (receiver/dcgmreceiver): 1 while a reason holds the clocks below their maximum, 0 otherwise; one series per reason.
@@ -82,7 +82,7 @@ const (
 	// NvidiaGPUClockFrequency (receiver/dcgmreceiver): Current clock frequency (DCGM_FI_DEV_SM_CLOCK, MEM_CLOCK).
 	NvidiaGPUClockFrequency     = "nvidia.gpu.clock.frequency"
 	NvidiaGPUClockFrequencyUnit = "Hz"
-	// NvidiaGPUCost (internal/metricnames): The cost of the GPU's time per usage state, in the configured currency, whose code in braces is the unit (gpu_analyzer output).
+	// NvidiaGPUCost (processor/gpuanalyzerprocessor): Cost of the GPU's time in each usage state, at the configured price per GPU-hour.
 	NvidiaGPUCost     = "nvidia.gpu.cost"
 	NvidiaGPUCostUnit = "{USD}"
 	// NvidiaGPUDRAMActive (receiver/dcgmreceiver): Fraction of cycles the device memory interface was active (DCGM_FI_PROF_DRAM_ACTIVE; falls back to MEM_COPY_UTIL where profiling is unsupported).
@@ -118,16 +118,16 @@ const (
 	// NvidiaGPUSMOccupancy (receiver/dcgmreceiver): Resident warps as a fraction of the maximum, averaged over SMs (DCGM_FI_PROF_SM_OCCUPANCY).
 	NvidiaGPUSMOccupancy     = "nvidia.gpu.sm.occupancy"
 	NvidiaGPUSMOccupancyUnit = "1"
-	// NvidiaGPUStragglerScore (internal/metricnames): The GPU's largest deviation from its peers; 1 is the straggler threshold (gpu_analyzer output).
+	// NvidiaGPUStragglerScore (processor/gpuanalyzerprocessor): The GPU's largest deviation from its peers; 1 is the straggler threshold.
 	NvidiaGPUStragglerScore     = "nvidia.gpu.straggler.score"
 	NvidiaGPUStragglerScoreUnit = "1"
-	// NvidiaGPUStragglerState (internal/metricnames): 1 while the GPU is a straggler among its peers (gpu_analyzer output).
+	// NvidiaGPUStragglerState (processor/gpuanalyzerprocessor): 1 while the GPU is a straggler among its peers.
 	NvidiaGPUStragglerState     = "nvidia.gpu.straggler.state"
 	NvidiaGPUStragglerStateUnit = "{state}"
 	// NvidiaGPUThrottleTime (receiver/dcgmreceiver): Time the clocks were held down, since the counter's start time (DCGM_FI_DEV_POWER_VIOLATION, THERMAL_VIOLATION).
 	NvidiaGPUThrottleTime     = "nvidia.gpu.throttle.time"
 	NvidiaGPUThrottleTimeUnit = "s"
-	// NvidiaGPUTime (internal/metricnames): Wall time of the GPU per usage state (gpu_analyzer output).
+	// NvidiaGPUTime (processor/gpuanalyzerprocessor): Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.
 	NvidiaGPUTime     = "nvidia.gpu.time"
 	NvidiaGPUTimeUnit = "s"
 	// NvidiaGPUXIDErrors (receiver/dcgmreceiver): XID events, counted per XID code (DCGM_FI_DEV_XID_ERRORS read as events).
@@ -140,9 +140,16 @@ const (
 
 // Attribute names (AttrNAME) and their values (AttrNAMEVALUE).
 const (
-	// AttrAlertname (attribute, internal/metricnames): The alert's name, as Prometheus' ALERTS labels it (gpu_analyzer output).
-	AttrAlertname = "alertname"
-	// AttrAlertstate (attribute, internal/metricnames): pending or firing, as Prometheus' ALERTS labels it (gpu_analyzer output).
+	// AttrAlertname (attribute, processor/gpuanalyzerprocessor): The alert, as Prometheus names it in ALERTS.
+	AttrAlertname                  = "alertname"
+	AttrAlertnameGPUFaulted        = "GPUFaulted"
+	AttrAlertnameGPUOverheating    = "GPUOverheating"
+	AttrAlertnameGPUMemoryPressure = "GPUMemoryPressure"
+	AttrAlertnameGPUThrottled      = "GPUThrottled"
+	AttrAlertnameGPUStraggler      = "GPUStraggler"
+	AttrAlertnameGPUIdle           = "GPUIdle"
+	AttrAlertnameGPUMemoryLeak     = "GPUMemoryLeak"
+	// AttrAlertstate (attribute, processor/gpuanalyzerprocessor): Where the alert stands.
 	AttrAlertstate        = "alertstate"
 	AttrAlertstatePending = "pending"
 	AttrAlertstateFiring  = "firing"
@@ -205,10 +212,28 @@ const (
 	AttrNetworkIODirection         = "network.io.direction"
 	AttrNetworkIODirectionReceive  = "receive"
 	AttrNetworkIODirectionTransmit = "transmit"
-	// AttrNvidiaGPUBottleneckClass (attribute, internal/metricnames): The bottleneck class of a verdict (gpu_analyzer output).
-	AttrNvidiaGPUBottleneckClass = "nvidia.gpu.bottleneck.class"
-	// AttrNvidiaGPUBottleneckHint (attribute, internal/metricnames): The next step for the class; absent where there is none (gpu_analyzer output).
-	AttrNvidiaGPUBottleneckHint = "nvidia.gpu.bottleneck.hint"
+	// AttrNvidiaGPUBottleneckClass (attribute, processor/gpuanalyzerprocessor): The bottleneck class.
+	AttrNvidiaGPUBottleneckClass                   = "nvidia.gpu.bottleneck.class"
+	AttrNvidiaGPUBottleneckClassUnknown            = "unknown"
+	AttrNvidiaGPUBottleneckClassFaulted            = "faulted"
+	AttrNvidiaGPUBottleneckClassThrottled          = "throttled"
+	AttrNvidiaGPUBottleneckClassIdle               = "idle"
+	AttrNvidiaGPUBottleneckClassMemoryBound        = "memory_bound"
+	AttrNvidiaGPUBottleneckClassCommunicationBound = "communication_bound"
+	AttrNvidiaGPUBottleneckClassLaunchBound        = "launch_bound"
+	AttrNvidiaGPUBottleneckClassInputBound         = "input_bound"
+	AttrNvidiaGPUBottleneckClassComputeBound       = "compute_bound"
+	// AttrNvidiaGPUBottleneckHint (attribute, processor/gpuanalyzerprocessor): The next step for the class; absent where there is none (idle, unknown, a compute-bound GPU doing what it should).
+	AttrNvidiaGPUBottleneckHint                     = "nvidia.gpu.bottleneck.hint"
+	AttrNvidiaGPUBottleneckHintIncreaseBatchSize    = "increase_batch_size"
+	AttrNvidiaGPUBottleneckHintEnableMixedPrecision = "enable_mixed_precision"
+	AttrNvidiaGPUBottleneckHintFixDataLoading       = "fix_data_loading"
+	AttrNvidiaGPUBottleneckHintFixHostPreprocessing = "fix_host_preprocessing"
+	AttrNvidiaGPUBottleneckHintUseCudaGraphs        = "use_cuda_graphs"
+	AttrNvidiaGPUBottleneckHintOverlapCommunication = "overlap_communication"
+	AttrNvidiaGPUBottleneckHintReduceMemoryTraffic  = "reduce_memory_traffic"
+	AttrNvidiaGPUBottleneckHintReplaceOrDrain       = "replace_or_drain"
+	AttrNvidiaGPUBottleneckHintCheckCoolingOrPower  = "check_cooling_or_power"
 	// AttrNvidiaGPUClock (attribute, receiver/dcgmreceiver): The clock domain.
 	AttrNvidiaGPUClock       = "nvidia.gpu.clock"
 	AttrNvidiaGPUClockSM     = "sm"
@@ -244,15 +269,16 @@ const (
 	AttrNvidiaGPUThrottleReason        = "nvidia.gpu.throttle.reason"
 	AttrNvidiaGPUThrottleReasonPower   = "power"
 	AttrNvidiaGPUThrottleReasonThermal = "thermal"
-	// AttrNvidiaGPUUsageState (attribute, internal/metricnames): The usage state GPU time and cost are counted in (gpu_analyzer output).
-	AttrNvidiaGPUUsageState = "nvidia.gpu.usage.state"
+	// AttrNvidiaGPUUsageState (attribute, processor/gpuanalyzerprocessor): What the GPU's time went to.
+	AttrNvidiaGPUUsageState             = "nvidia.gpu.usage.state"
+	AttrNvidiaGPUUsageStateUsed         = "used"
+	AttrNvidiaGPUUsageStateWorkloadIdle = "workload_idle"
+	AttrNvidiaGPUUsageStateClusterIdle  = "cluster_idle"
+	AttrNvidiaGPUUsageStateUnknown      = "unknown"
 	// AttrNvidiaGPUXID (attribute, receiver/dcgmreceiver): The XID code of the event.
 	AttrNvidiaGPUXID = "nvidia.gpu.xid"
-	// AttrSeverity (attribute, internal/metricnames): The alert's severity (gpu_analyzer output).
-	AttrSeverity         = "severity"
-	AttrSeverityCritical = "critical"
-	AttrSeverityWarning  = "warning"
-	AttrSeverityInfo     = "info"
+	// AttrSeverity (attribute, processor/gpuanalyzerprocessor): The alert's configured severity.
+	AttrSeverity = "severity"
 )
 
 // Metrics lists every metric of the table, sorted by name.
@@ -277,13 +303,13 @@ var Metrics = [...]Metric{
 	{HWGPUUtilization, HWGPUUtilizationUnit, "receiver/dcgmreceiver"},
 	{HWPower, HWPowerUnit, "receiver/dcgmreceiver"},
 	{HWTemperature, HWTemperatureUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUAlerts, NvidiaGPUAlertsUnit, "internal/metricnames"},
-	{NvidiaGPUBottleneckState, NvidiaGPUBottleneckStateUnit, "internal/metricnames"},
-	{NvidiaGPUBottleneckTime, NvidiaGPUBottleneckTimeUnit, "internal/metricnames"},
+	{NvidiaGPUAlerts, NvidiaGPUAlertsUnit, "processor/gpuanalyzerprocessor"},
+	{NvidiaGPUBottleneckState, NvidiaGPUBottleneckStateUnit, "processor/gpuanalyzerprocessor"},
+	{NvidiaGPUBottleneckTime, NvidiaGPUBottleneckTimeUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUClockEventActive, NvidiaGPUClockEventActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUClockEventReasons, NvidiaGPUClockEventReasonsUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUClockFrequency, NvidiaGPUClockFrequencyUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUCost, NvidiaGPUCostUnit, "internal/metricnames"},
+	{NvidiaGPUCost, NvidiaGPUCostUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUDRAMActive, NvidiaGPUDRAMActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUGraphicsEngineActive, NvidiaGPUGraphicsEngineActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUMemoryTemperature, NvidiaGPUMemoryTemperatureUnit, "receiver/dcgmreceiver"},
@@ -295,18 +321,18 @@ var Metrics = [...]Metric{
 	{NvidiaGPURowRemapRows, NvidiaGPURowRemapRowsUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUSMActive, NvidiaGPUSMActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUSMOccupancy, NvidiaGPUSMOccupancyUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUStragglerScore, NvidiaGPUStragglerScoreUnit, "internal/metricnames"},
-	{NvidiaGPUStragglerState, NvidiaGPUStragglerStateUnit, "internal/metricnames"},
+	{NvidiaGPUStragglerScore, NvidiaGPUStragglerScoreUnit, "processor/gpuanalyzerprocessor"},
+	{NvidiaGPUStragglerState, NvidiaGPUStragglerStateUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUThrottleTime, NvidiaGPUThrottleTimeUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUTime, NvidiaGPUTimeUnit, "internal/metricnames"},
+	{NvidiaGPUTime, NvidiaGPUTimeUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUXIDErrors, NvidiaGPUXIDErrorsUnit, "receiver/dcgmreceiver"},
 	{TrainingStepComputeDuration, TrainingStepComputeDurationUnit, "internal/metricnames"},
 }
 
 // Attributes lists every attribute of the table, sorted by name.
 var Attributes = [...]Attribute{
-	{AttrAlertname, "internal/metricnames"},
-	{AttrAlertstate, "internal/metricnames"},
+	{AttrAlertname, "processor/gpuanalyzerprocessor"},
+	{AttrAlertstate, "processor/gpuanalyzerprocessor"},
 	{AttrErrorType, "receiver/dcgmreceiver"},
 	{AttrGPUAutoscaleDirection, "connector/gpuautoscaleconnector"},
 	{AttrGPUAutoscaleMetric, "connector/gpuautoscaleconnector"},
@@ -332,8 +358,8 @@ var Attributes = [...]Attribute{
 	{AttrK8sReplicasetName, "connector/gpuautoscaleconnector"},
 	{AttrK8sStatefulsetName, "connector/gpuautoscaleconnector"},
 	{AttrNetworkIODirection, "receiver/dcgmreceiver"},
-	{AttrNvidiaGPUBottleneckClass, "internal/metricnames"},
-	{AttrNvidiaGPUBottleneckHint, "internal/metricnames"},
+	{AttrNvidiaGPUBottleneckClass, "processor/gpuanalyzerprocessor"},
+	{AttrNvidiaGPUBottleneckHint, "processor/gpuanalyzerprocessor"},
 	{AttrNvidiaGPUClock, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUClockEventReason, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUIndex, "receiver/dcgmreceiver"},
@@ -343,7 +369,7 @@ var Attributes = [...]Attribute{
 	{AttrNvidiaGPUPCIBusID, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUPipe, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUThrottleReason, "receiver/dcgmreceiver"},
-	{AttrNvidiaGPUUsageState, "internal/metricnames"},
+	{AttrNvidiaGPUUsageState, "processor/gpuanalyzerprocessor"},
 	{AttrNvidiaGPUXID, "receiver/dcgmreceiver"},
-	{AttrSeverity, "internal/metricnames"},
+	{AttrSeverity, "processor/gpuanalyzerprocessor"},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -139,25 +140,36 @@ func passThrough(next consumer.Metrics) (processor.Metrics, error) {
 }
 
 // benchConsume feeds p the benchmark's batch of 4,096 GPUs, restamped one
-// second later each time, and reports the time per data point.
+// second later each time, and reports the time per data point: wall time,
+// and the CPU time the process spent in ConsumeMetrics, garbage collection
+// included, which other load on a shared machine does not inflate.
 func benchConsume(b *testing.B, p processor.Metrics) {
 	md := benchBatch(benchGPUs)
 	points := md.DataPointCount()
 	t0 := time.Unix(1767225600, 0)
+	var cpu time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		restamp(md, pcommon.NewTimestampFromTime(t0.Add(time.Duration(i)*time.Second)))
+		c0, _ := processCPU()
 		b.StartTimer()
 		if err := p.ConsumeMetrics(context.Background(), md); err != nil {
 			b.Fatal(err)
 		}
+		b.StopTimer()
+		c1, _ := processCPU()
+		cpu += c1 - c0
+		b.StartTimer()
 	}
 	b.StopTimer()
 	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(perOp/float64(points), "ns/datapoint")
 	b.ReportMetric(float64(points)/perOp*1e9, "datapoints/s")
+	if _, ok := processCPU(); ok {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(points), "cpu-ns/datapoint")
+	}
 }
 
 // BenchmarkAnalyzer processes batches of 4,096 GPUs x 20 data points, once
@@ -178,6 +190,101 @@ func BenchmarkAnalyzer(b *testing.B) {
 		}
 		benchConsume(b, p)
 	})
+}
+
+// BenchmarkAnalyzerVerdictInterval is BenchmarkAnalyzer's batch with
+// verdict_interval 30s: a GPU whose verdict did not change sends it every
+// 30 batches (seconds), not with every batch.
+func BenchmarkAnalyzerVerdictInterval(b *testing.B) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.VerdictInterval = 30 * time.Second
+	p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchConsume(b, p)
+}
+
+// BenchmarkAnalyzerRatio measures the analyzer against the pass-through on
+// a shared machine, where a run of one and a run of the other, seconds
+// apart, see different load: it alternates them batch by batch (in turn
+// first), on the benchmark's thread, and counts that thread's CPU time in
+// each turn. The pass-through allocates nothing, so the garbage collector's
+// background work (runtime/metrics: dedicated and fractional marking,
+// pauses) all goes to the analyzer; its assists run on the thread, in its
+// turns. Marking on otherwise idle cores is not counted: it takes no CPU
+// from anything else. It reports both per data point and x-passthrough,
+// the ratio.
+func BenchmarkAnalyzerRatio(b *testing.B) {
+	if _, ok := threadCPU(); !ok {
+		b.Skip("needs per-thread CPU time (Linux)")
+	}
+	b.Run("every_sample", func(b *testing.B) { benchRatio(b, createDefaultConfig().(*Config)) })
+	b.Run("verdict_interval_30s", func(b *testing.B) {
+		cfg := createDefaultConfig().(*Config)
+		cfg.VerdictInterval = 30 * time.Second
+		benchRatio(b, cfg)
+	})
+}
+
+func benchRatio(b *testing.B, cfg *Config) {
+	pt, err := passThrough(consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	an, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	mdP, mdA := benchBatch(benchGPUs), benchBatch(benchGPUs)
+	points := float64(mdA.DataPointCount())
+	t0 := time.Unix(1767225600, 0)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	turn := func(p processor.Metrics, md pmetric.Metrics) time.Duration {
+		c0, _ := threadCPU()
+		if err := p.ConsumeMetrics(context.Background(), md); err != nil {
+			b.Fatal(err)
+		}
+		c1, _ := threadCPU()
+		return c1 - c0
+	}
+	var cpuP, cpuA time.Duration
+	gc0 := gcBackgroundCPU()
+	for i := 0; b.Loop(); i++ {
+		ts := pcommon.NewTimestampFromTime(t0.Add(time.Duration(i) * time.Second))
+		restamp(mdP, ts)
+		restamp(mdA, ts)
+		if i%2 == 0 {
+			cpuP += turn(pt, mdP)
+			cpuA += turn(an, mdA)
+		} else {
+			cpuA += turn(an, mdA)
+			cpuP += turn(pt, mdP)
+		}
+	}
+	cpuA += gcBackgroundCPU() - gc0
+	n := float64(b.N) * points
+	b.ReportMetric(float64(cpuP.Nanoseconds())/n, "passthrough-cpu-ns/datapoint")
+	b.ReportMetric(float64(cpuA.Nanoseconds())/n, "analyzer-cpu-ns/datapoint")
+	b.ReportMetric(float64(cpuA)/float64(cpuP), "x-passthrough")
+}
+
+// gcBackgroundCPU is the CPU time the garbage collector has spent outside
+// the assists of allocating goroutines and idle cores.
+func gcBackgroundCPU() time.Duration {
+	samples := []metrics.Sample{
+		{Name: "/cpu/classes/gc/mark/dedicated:cpu-seconds"},
+		{Name: "/cpu/classes/gc/pause:cpu-seconds"},
+	}
+	metrics.Read(samples)
+	var s float64
+	for _, x := range samples {
+		if x.Value.Kind() == metrics.KindFloat64 {
+			s += x.Value.Float64()
+		}
+	}
+	return time.Duration(s * 1e9)
 }
 
 // BenchmarkStateBytesPerGPU measures the heap the analyzer keeps per tracked

@@ -11,6 +11,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
 
 // Config is the gpu_analyzer processor's configuration. The defaults are
@@ -40,6 +41,12 @@ type Config struct {
 	// default: on a gateway with thousands of GPUs the metrics are the
 	// interface, not the log.
 	SummaryInterval time.Duration `mapstructure:"summary_interval"`
+	// VerdictInterval, if set, sends a GPU's verdict metrics only when
+	// something changed (class, hint, straggler state, an alert's state),
+	// with its usage counters, and at least this often (data time), instead
+	// of with every sample: fewer points for a backend and a fraction of the
+	// analyzer's cost. 0 (the default) sends them with every sample.
+	VerdictInterval time.Duration `mapstructure:"verdict_interval"`
 
 	// Storage names a storage extension (file_storage) that keeps alert
 	// timers, straggler and leak state across restarts. Unset: nothing is
@@ -48,6 +55,10 @@ type Config struct {
 	// CheckpointInterval is how often, in data time, the state is written
 	// to Storage besides at shutdown; 0 writes it at shutdown only.
 	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
+
+	// MetricsBuilderConfig turns each metric the analyzer adds on or off
+	// (metrics::<name>::enabled), as metadata.yaml declares them.
+	metadata.MetricsBuilderConfig `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -272,6 +283,8 @@ func defaultConfig() *Config {
 			MemoryLeak:     alert(600*time.Second, "warning"),
 		},
 		Cost: CostConfig{Currency: "USD", ReportInterval: 30 * time.Second},
+
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}
 }
 
@@ -289,6 +302,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxGPUs <= 0 {
 		bad("max_gpus must be positive, got %d", cfg.MaxGPUs)
+	}
+	if cfg.VerdictInterval < 0 {
+		bad("verdict_interval must not be negative, got %v", cfg.VerdictInterval)
 	}
 	if cfg.SummaryInterval < 0 {
 		bad("summary_interval must not be negative, got %v", cfg.SummaryInterval)
@@ -448,6 +464,8 @@ func (cfg *Config) analysisConfig() analysis.Config {
 		MaxGPUs:     cfg.MaxGPUs,
 		TTL:         cfg.GPUTTL,
 		UsageReport: cfg.Cost.ReportInterval,
+
+		VerdictReport: cfg.VerdictInterval,
 	}
 	for i, a := range cfg.Alerts.byName() {
 		ac.Alerts[i] = analysis.AlertRule{Enabled: a.Enabled, For: a.For, Threshold: a.Threshold, Resolve: a.Resolve}

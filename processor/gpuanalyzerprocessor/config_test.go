@@ -70,6 +70,8 @@ func TestConfigErrors(t *testing.T) {
 		"bad_leak":       "memory_leak: want 0 <= resolve_r_squared <= min_r_squared <= 1, got 0.5 and 0.4",
 		"bad_hint":       "hints::increase_batch_size_occupancy must be between 0 and 1, got 2",
 		"bad_nvlink":     "bottleneck::communication_bound_nvlink_bytes must be positive, got 0",
+
+		"bad_verdict_interval": "verdict_interval must not be negative, got -1s",
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.ErrorContains(t, confmap.Validate(loadConfig(t, name)), want)

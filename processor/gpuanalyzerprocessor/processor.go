@@ -24,11 +24,15 @@ type analyzerProcessor struct {
 	id     component.ID
 	logger *zap.Logger
 	tb     *metadata.TelemetryBuilder
+	// mb builds the verdict metrics, as metadata.yaml declares them.
+	mb         *metadata.MetricsBuilder
+	severities [analysis.NumAlerts]string
 
 	mu sync.Mutex
 	an *analysis.Analyzer
-	// rms maps each GPU of the batch being processed to its resource.
-	rms     map[string]pmetric.ResourceMetrics
+	// rms holds the resource of each sample accepted since the last
+	// Evaluate, by Verdict.Seq.
+	rms     []pmetric.ResourceMetrics
 	scratch []byte
 	keys    map[string]string // interned group keys
 	evicted int64             // evictions already counted in telemetry
@@ -54,13 +58,16 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		id:     set.ID,
 		logger: set.Logger,
 		tb:     tb,
+		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, withoutVersion(set)),
 		an:     analysis.New(cfg.analysisConfig()),
-		rms:    map[string]pmetric.ResourceMetrics{},
 		keys:   map[string]string{},
 
 		prices:   newPricer(&cfg.Cost),
 		costOn:   cfg.Cost.enabled(),
 		costUnit: "{" + cfg.Cost.Currency + "}",
+	}
+	for i, a := range cfg.Alerts.byName() {
+		p.severities[i] = a.Severity
 	}
 	p.an.Notify = p.logTransition
 	for _, w := range cfg.deprecations() {
@@ -70,6 +77,13 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		p.summary = newFleetSummary(set.Logger, cfg)
 	}
 	return p, nil
+}
+
+// withoutVersion keeps the scope of the verdicts without a version, as it has
+// always been: the generated builder would give it the collector's.
+func withoutVersion(set processor.Settings) processor.Settings {
+	set.BuildInfo.Version = ""
+	return set
 }
 
 func (p *analyzerProcessor) shutdown(ctx context.Context) error {
@@ -111,12 +125,13 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		res := p.an.Ingest(id, &s)
 		if res == analysis.Flush {
 			p.an.Evaluate(p.emit)
-			clear(p.rms)
+			clear(p.rms) // no references kept to the batch
+			p.rms = p.rms[:0]
 			res = p.an.Ingest(id, &s)
 		}
 		switch res {
 		case analysis.Accepted:
-			p.rms[id] = rm
+			p.rms = append(p.rms, rm)
 		case analysis.Rejected:
 			rejected++
 		case analysis.OutOfOrder:
@@ -125,6 +140,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	}
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
+	p.rms = p.rms[:0]
 	p.checkpoint(ctx, latest)
 	if p.summary != nil {
 		p.summary.flush()
@@ -239,8 +255,10 @@ func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Samp
 // read takes one data point into the sample. It returns false if the value
 // is not a plausible reading.
 func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *analysis.Sample, fb *frameBuffer) bool {
-	v := metricpoints.Value(dp)
-	in := func(lo, hi float64) bool { return !math.IsNaN(v) && v >= lo && v <= hi }
+	// The value is read where a case uses it: reading it is a first touch
+	// of the point's memory, wasted on the metrics the analyzer passes by.
+	var v float64
+	in := func(lo, hi float64) bool { v = metricpoints.Value(dp); return !math.IsNaN(v) && v >= lo && v <= hi }
 	ratio := func(dst *float64, bit uint16) bool {
 		if !in(0, 1) {
 			return false
@@ -371,36 +389,48 @@ func (fb *frameBuffer) into(s *analysis.Sample) {
 	s.FBUsed, s.Has = fb.used, s.Has|analysis.HasFB
 }
 
+// The analyzer's values as mdatagen's attribute enums, by index; each is
+// checked to match by name (TestAttributeEnums).
 var (
-	classNames = func() []string {
-		out := make([]string, analysis.NumClasses)
+	classAttrs = func() (out [analysis.NumClasses]metadata.AttributeNvidiaGpuBottleneckClass) {
 		for _, c := range analysis.Classes() {
-			out[c] = c.String()
+			out[c] = metadata.MapAttributeNvidiaGpuBottleneckClass[c.String()]
 		}
 		return out
 	}()
-	alertStates = [...]string{analysis.Pending: metricnames.AttrAlertstatePending, analysis.Firing: metricnames.AttrAlertstateFiring}
-	hintNames   = func() []string {
-		out := make([]string, analysis.NumHints)
-		for h := range analysis.NumHints {
-			out[h] = h.String()
+	// hintOpts are the hint attribute's options, made once rather than per
+	// data point; none for NoHint.
+	hintOpts = func() (out [analysis.NumHints]metadata.MetricAttributeOption) {
+		for h := analysis.NoHint + 1; h < analysis.NumHints; h++ {
+			out[h] = metadata.WithNvidiaGpuBottleneckHintMetricAttribute(metadata.MapAttributeNvidiaGpuBottleneckHint[h.String()].String())
 		}
 		return out
 	}()
+	alertAttrs = func() (out [analysis.NumAlerts]metadata.AttributeAlertname) {
+		for a := range analysis.NumAlerts {
+			out[a] = metadata.MapAttributeAlertname[a.String()]
+		}
+		return out
+	}()
+	alertStateAttrs = [...]metadata.AttributeAlertstate{analysis.Pending: metadata.AttributeAlertstatePending, analysis.Firing: metadata.AttributeAlertstateFiring}
 )
 
 // emit adds a verdict's metrics to the GPU's resource, in a scope of the
 // analyzer's own.
 func (p *analyzerProcessor) emit(v *analysis.Verdict) {
-	rm, ok := p.rms[v.ID]
-	if !ok {
-		return
+	rm := p.rms[v.Seq]
+	if p.summary != nil {
+		p.summary.observe(v, rm.Resource().Attributes())
+	}
+	if !v.Report {
+		return // nothing changed since the last one sent (verdict_interval)
 	}
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	ms := sm.Metrics()
 	ms.EnsureCapacity(7)
 	ts := pcommon.Timestamp(v.Time)
+	mb := p.mb
 
 	// State-set and class time: the current class at every sample, and the
 	// class the GPU just left once more, so that its state ends at 0 and its
@@ -419,86 +449,44 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	if v.PrevHint != v.Hint {
 		states = 2
 	}
-	state := ms.AppendEmpty()
-	state.SetName(metricnames.NvidiaGPUBottleneckState)
-	state.SetDescription("1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left.")
-	state.SetUnit(metricnames.NvidiaGPUBottleneckStateUnit)
-	dps := state.SetEmptyGauge().DataPoints()
-	dps.EnsureCapacity(states)
-	//nolint:gosec // G602: states is 1 or 2, the length of classes and hints
+	// Gauges have no start time.
+	mb.SetStartTime(0)
 	for i := range states {
-		dp := dps.AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(int64(1 - i))
-		dp.Attributes().PutStr(metricnames.AttrNvidiaGPUBottleneckClass, classNames[classes[i]])
-		if hints[i] != analysis.NoHint {
-			dp.Attributes().PutStr(metricnames.AttrNvidiaGPUBottleneckHint, hintNames[hints[i]])
+		if h := hints[i]; h != analysis.NoHint {
+			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]], hintOpts[h])
+		} else {
+			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]])
 		}
 	}
-
-	spent := ms.AppendEmpty()
-	spent.SetName(metricnames.NvidiaGPUBottleneckTime)
-	spent.SetDescription("Time the GPU spent in each bottleneck class.")
-	spent.SetUnit(metricnames.NvidiaGPUBottleneckTimeUnit)
-	sum := spent.SetEmptySum()
-	sum.SetIsMonotonic(true)
-	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	sum.DataPoints().EnsureCapacity(n)
-	for _, c := range classes[:n] {
-		dp := sum.DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(pcommon.Timestamp(v.ClassStart))
-		dp.SetTimestamp(ts)
-		dp.SetDoubleValue(v.ClassSeconds[c])
-		dp.Attributes().PutStr(metricnames.AttrNvidiaGPUBottleneckClass, classNames[c])
-	}
-
-	p.emitUsage(ms, v, ts)
-	if p.summary != nil {
-		p.summary.observe(v, rm.Resource().Attributes())
-	}
-
 	// A GPU without peers is never a straggler: nothing to report.
 	if v.HasPeers {
-		strag := ms.AppendEmpty()
-		strag.SetName(metricnames.NvidiaGPUStragglerState)
-		strag.SetDescription("1 while the GPU is a straggler among its peers.")
-		strag.SetUnit(metricnames.NvidiaGPUStragglerStateUnit)
-		dp := strag.SetEmptyGauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
+		var straggler int64
 		if v.Straggler {
-			dp.SetIntValue(1)
-		} else {
-			dp.SetIntValue(0)
+			straggler = 1
 		}
-
-		score := ms.AppendEmpty()
-		score.SetName(metricnames.NvidiaGPUStragglerScore)
-		score.SetDescription("The GPU's largest deviation from its peers; 1 is the straggler threshold.")
-		score.SetUnit(metricnames.NvidiaGPUStragglerScoreUnit)
-		dp = score.SetEmptyGauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetDoubleValue(v.Score)
+		mb.RecordNvidiaGpuStragglerStateDataPoint(ts, straggler)
+		mb.RecordNvidiaGpuStragglerScoreDataPoint(ts, v.Score)
 	}
-
-	var alerts pmetric.NumberDataPointSlice
 	for name, st := range v.Alerts {
-		if st == analysis.Inactive {
-			continue
+		if st != analysis.Inactive {
+			mb.RecordNvidiaGpuAlertsDataPoint(ts, 1, alertAttrs[name], alertStateAttrs[st], p.severities[name])
 		}
-		if alerts == (pmetric.NumberDataPointSlice{}) {
-			m := ms.AppendEmpty()
-			m.SetName(metricnames.NvidiaGPUAlerts)
-			m.SetDescription("1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.")
-			m.SetUnit(metricnames.NvidiaGPUAlertsUnit)
-			alerts = m.SetEmptyGauge().DataPoints()
+	}
+	mb.SetStartTime(pcommon.Timestamp(v.ClassStart))
+	for _, c := range classes[:n] {
+		mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, v.ClassSeconds[c], classAttrs[c])
+	}
+	costAt := p.recordUsage(v, ts)
+
+	from := ms.Len()
+	mb.EmitTo(ms)
+	if costAt {
+		// The unit is the configured currency's, not metadata.yaml's {USD}.
+		for i := from; i < ms.Len(); i++ {
+			if m := ms.At(i); m.Name() == metricnames.NvidiaGPUCost {
+				m.SetUnit(p.costUnit)
+			}
 		}
-		dp := alerts.AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(1)
-		a := dp.Attributes()
-		a.PutStr(metricnames.AttrAlertname, analysis.AlertName(name).String())
-		a.PutStr(metricnames.AttrAlertstate, alertStates[st])
-		a.PutStr(metricnames.AttrSeverity, p.cfg.Alerts.byName()[name].Severity)
 	}
 }
 
@@ -506,8 +494,8 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 // way a person finds it: host, device name, and job.
 func (p *analyzerProcessor) logTransition(e analysis.Event) {
 	fields := []zap.Field{zap.String(metricnames.AttrHWID, e.ID), zap.Time("at", time.Unix(0, e.Time).UTC())}
-	if rm, ok := p.rms[e.ID]; ok {
-		attrs := rm.Resource().Attributes()
+	if e.Seq < len(p.rms) {
+		attrs := p.rms[e.Seq].Resource().Attributes()
 		for _, k := range []string{metricnames.AttrHostName, metricnames.AttrHWName, metricnames.AttrK8sNamespaceName, metricnames.AttrK8sJobName, metricnames.AttrK8sPodName} {
 			if v, ok := attrs.Get(k); ok {
 				fields = append(fields, zap.String(k, v.AsString()))

@@ -84,7 +84,11 @@ func (s AlertState) String() string { return [...]string{"inactive", "pending", 
 
 // Verdict is the analysis of one GPU at one sample.
 type Verdict struct {
-	ID    string
+	ID string
+	// Seq is the sample's position among those accepted since the last
+	// Evaluate: the caller's index to what it keeps per sample, without a
+	// map lookup by ID.
+	Seq   int
 	Time  int64
 	Class Class
 	// PrevClass is the class at the GPU's previous sample; it equals Class
@@ -108,6 +112,11 @@ type Verdict struct {
 	// so it has a start of its own.
 	Usage      Usage
 	UsageStart int64
+	// Report says the verdict is due to be sent: always, unless
+	// Config.VerdictReport is set; then at the GPU's first verdict, when its
+	// class, hint, straggler state or an alert's state changed, when its
+	// usage is due, and at least every VerdictReport.
+	Report bool
 }
 
 // EventKind is a transition worth a log line.
@@ -126,6 +135,7 @@ const (
 // Event is a transition of one GPU.
 type Event struct {
 	ID    string
+	Seq   int // as Verdict.Seq
 	Time  int64
 	Kind  EventKind
 	Alert AlertName
@@ -272,6 +282,13 @@ type gpuState struct {
 	classSeconds [NumClasses]float64
 	usage        usage
 	inBatch      bool
+	seq          int // position in the batch, while inBatch
+
+	// What the last reported verdict said, with VerdictReport.
+	reported          bool
+	reportedAt        int64
+	reportedStraggler bool
+	reportedAlerts    [NumAlerts]AlertState
 }
 
 type group struct {
@@ -353,7 +370,7 @@ func (a *Analyzer) Ingest(id string, s *Sample) Result {
 	}
 	a.setGroup(g, s.Group)
 	g.ingest(s, a)
-	g.inBatch = true
+	g.inBatch, g.seq = true, len(a.batch)
 	a.batch = append(a.batch, g)
 	return Accepted
 }
@@ -619,7 +636,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 			g.prevClass, g.prevHint, g.evaluated = g.class, g.hint, true
 		}
 		if a.Notify != nil && g.class != g.prevClass {
-			a.Notify(Event{ID: g.id, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint})
+			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint})
 		}
 		if g.group != nil && !g.group.touched {
 			g.group.touched = true
@@ -640,15 +657,31 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		}
 		a.stepStraggler(g)
 		a.stepAlerts(g)
-		v = Verdict{ID: g.id, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
+		v = Verdict{ID: g.id, Seq: g.seq, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
 			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint,
 			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
 			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen}
+		v.Report = g.due(int64(a.cfg.VerdictReport), v.Usage.Report)
 		fn(&v)
 		g.inBatch = false
 	}
 	a.batch = a.batch[:0]
 	a.sweep(latest)
+}
+
+// due says whether the GPU's verdict is to be reported (Verdict.Report).
+// Every change is reported, so the previous class and hint are the last
+// reported ones.
+func (g *gpuState) due(every int64, usageDue bool) bool {
+	if every <= 0 {
+		return true
+	}
+	if g.reported && !usageDue && g.class == g.prevClass && g.hint == g.prevHint &&
+		g.straggler == g.reportedStraggler && g.alerts == g.reportedAlerts && g.last-g.reportedAt < every {
+		return false
+	}
+	g.reported, g.reportedAt, g.reportedStraggler, g.reportedAlerts = true, g.last, g.straggler, g.alerts
+	return true
 }
 
 // compare decides which of a group's GPUs in this batch deviate from their
@@ -761,7 +794,7 @@ func (a *Analyzer) stepStraggler(g *gpuState) {
 		if was {
 			kind = StragglerEnded
 		}
-		a.Notify(Event{ID: g.id, Time: g.last, Kind: kind, Score: g.score})
+		a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: kind, Score: g.score})
 	}
 }
 
@@ -798,7 +831,7 @@ func (a *Analyzer) stepAlerts(g *gpuState) {
 			if was == Firing {
 				kind = AlertResolved
 			}
-			a.Notify(Event{ID: g.id, Time: g.last, Kind: kind, Alert: name, Class: g.class})
+			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: kind, Alert: name, Class: g.class})
 		}
 	}
 }

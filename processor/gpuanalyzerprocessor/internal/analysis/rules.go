@@ -163,4 +163,7 @@ type Config struct {
 	// UsageReport is the longest time between two Usage.Report verdicts
 	// of a GPU.
 	UsageReport time.Duration
+	// VerdictReport, if positive, is the longest time between two
+	// Verdict.Report verdicts of a GPU; 0 reports every verdict.
+	VerdictReport time.Duration
 }

@@ -1,0 +1,71 @@
+package gpuanalyzerprocessor
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
+)
+
+// TestAttributeEnums checks that metadata.yaml's enums hold every class,
+// hint, alert and usage state of the analyzer under the same name: an
+// unknown name would map to the enums' empty zero value.
+func TestAttributeEnums(t *testing.T) {
+	for _, c := range analysis.Classes() {
+		require.Equal(t, c.String(), classAttrs[c].String())
+	}
+	for h := analysis.NoHint + 1; h < analysis.NumHints; h++ {
+		require.Contains(t, metadata.MapAttributeNvidiaGpuBottleneckHint, h.String())
+		require.NotNil(t, hintOpts[h])
+	}
+	require.Len(t, metadata.MapAttributeNvidiaGpuBottleneckHint, int(analysis.NumHints)-1, "every hint but none")
+	for a := range analysis.NumAlerts {
+		require.Equal(t, a.String(), alertAttrs[a].String())
+	}
+	for _, s := range analysis.UsageStates() {
+		require.Equal(t, s.String(), usageStateAttrs[s].String())
+	}
+	require.Equal(t, "pending", alertStateAttrs[analysis.Pending].String())
+	require.Equal(t, "firing", alertStateAttrs[analysis.Firing].String())
+
+	// The names the replay tools and tests use are metadata.yaml's.
+	for name, want := range map[string]string{
+		metricnames.NvidiaGPUBottleneckState: metadata.MetricsInfo.NvidiaGpuBottleneckState.Name,
+		metricnames.NvidiaGPUBottleneckTime:  metadata.MetricsInfo.NvidiaGpuBottleneckTime.Name,
+		metricnames.NvidiaGPUStragglerState:  metadata.MetricsInfo.NvidiaGpuStragglerState.Name,
+		metricnames.NvidiaGPUStragglerScore:  metadata.MetricsInfo.NvidiaGpuStragglerScore.Name,
+		metricnames.NvidiaGPUAlerts:          metadata.MetricsInfo.NvidiaGpuAlerts.Name,
+		metricnames.NvidiaGPUTime:            metadata.MetricsInfo.NvidiaGpuTime.Name,
+		metricnames.NvidiaGPUCost:            metadata.MetricsInfo.NvidiaGpuCost.Name,
+	} {
+		require.Equal(t, want, name)
+	}
+}
+
+// TestDisabledMetric turns one of the analyzer's metrics off: it is not
+// sent, the others are.
+func TestDisabledMetric(t *testing.T) {
+	cfg := loadConfig(t, "custom")
+	require.False(t, cfg.Metrics.NvidiaGpuStragglerScore.Enabled)
+	require.True(t, cfg.Metrics.NvidiaGpuStragglerState.Enabled)
+	f := newFleet(t, simulated.DefaultConfig())
+	p, sink := newProcessor(t, cfg, processortest.NewNopSettings(metadata.Type))
+	require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
+	v := verdicts(sink.AllMetrics()[0])
+	require.NotEmpty(t, v)
+	peers := 0
+	for _, m := range v {
+		require.Contains(t, m, metricnames.NvidiaGPUBottleneckState)
+		require.NotContains(t, m, metricnames.NvidiaGPUStragglerScore)
+		if _, ok := m[metricnames.NvidiaGPUStragglerState]; ok {
+			peers++
+		}
+	}
+	require.Positive(t, peers, "GPUs with peers still send their straggler state")
+}
