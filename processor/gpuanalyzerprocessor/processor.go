@@ -451,6 +451,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	}
 	// Gauges have no start time.
 	mb.SetStartTime(0)
+	//nolint:gosec // G602: states is 1 or 2, the length of classes and hints
 	for i := range states {
 		if h := hints[i]; h != analysis.NoHint {
 			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]], hintOpts[h])

@@ -5,8 +5,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 )
 
 // Remediate replays through the gpu_remediation connector's decisions.

@@ -67,7 +67,7 @@ func run(check bool) error {
 		}
 		return nil
 	}
-	return os.WriteFile(path, src, 0o644)
+	return os.WriteFile(path, src, 0o644) //nolint:gosec // G306: a source file of the repository, readable as any other
 }
 
 // moduleRoot is the nearest directory up from here with a go.mod.

@@ -18,7 +18,7 @@ func TestUpToDate(t *testing.T) {
 
 func write(t *testing.T, dir, name, text string) string {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o750); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
