@@ -35,6 +35,10 @@ var (
 	window  = flag.Duration("window", 12*time.Second, "measurement window per run")
 	warmup  = flag.Duration("warmup", 8*time.Second, "time before each window of the prometheus receiver path (others: 3 s)")
 	standin = flag.String("standin", "receiver/dcgmreceiver/testdata/standin-dcgm/libdcgm.c", "the stand-in libdcgm source")
+
+	agentBin     = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
+	dcgmExporter = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
+	only         = flag.String("only", "", "run one section alone and write only it: dcgm")
 )
 
 func main() {
@@ -56,7 +60,21 @@ func main() {
 	defer os.RemoveAll(work)
 
 	var r report
+	switch *only {
+	case "":
+	case "dcgm":
+		r.dcgm = measureDCGM(sink, work)
+		r.took = time.Since(began)
+		if err := os.WriteFile(*out, []byte(r.dcgmOnly()), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("wrote %s in %v", *out, r.took.Round(time.Second))
+		return
+	default:
+		log.Fatalf("-only %q: the sections that run alone are: dcgm", *only)
+	}
 	r.ingestion = measureIngestion(sink, work)
+	r.dcgm = measureDCGM(sink, work)
 	r.analyzer = measureAnalyzer()
 	r.growth = measureGrowth(sink, work)
 	r.latency = measureLatency(sink, work)
@@ -83,12 +101,16 @@ type collector struct {
 }
 
 func startCollector(work, config string, env ...string) (*collector, error) {
+	return startCollectorWith(*bin, work, config, env...)
+}
+
+func startCollectorWith(binary, work, config string, env ...string) (*collector, error) {
 	path := filepath.Join(work, fmt.Sprintf("config-%d.yaml", time.Now().UnixNano()))
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		return nil, err
 	}
 	c := &collector{}
-	c.cmd = exec.Command(*bin, "--config", path)
+	c.cmd = exec.Command(binary, "--config", path)
 	c.cmd.Env = append(os.Environ(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = &c.logs, &c.logs
 	if err := c.cmd.Start(); err != nil {
@@ -150,7 +172,12 @@ func (c *collector) peakRSSMB() float64 {
 
 // measure runs a configuration and measures one window after the warm-up.
 func measure(sink *sink, work string, warm time.Duration, config string, env ...string) (sample, error) {
-	c, err := startCollector(work, config, env...)
+	return measureWith(*bin, sink, work, warm, config, env...)
+}
+
+// measureWith is measure with another collector binary (the lean agent).
+func measureWith(binary string, sink *sink, work string, warm time.Duration, config string, env ...string) (sample, error) {
+	c, err := startCollectorWith(binary, work, config, env...)
 	if err != nil {
 		return sample{}, err
 	}

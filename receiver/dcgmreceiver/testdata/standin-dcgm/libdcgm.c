@@ -753,3 +753,18 @@ dcgmReturn_t dcgmUnwatchFields(dcgmHandle_t h, dcgmGpuGrp_t g, dcgmFieldGrp_t fg
 	CONNECTED(s);
 	return DCGM_ST_OK;
 }
+
+/* The stand-in models GPUs only: no NVIDIA CPUs, no NVLink peers. */
+dcgmReturn_t dcgmGetCpuHierarchy(dcgmHandle_t h, dcgmCpuHierarchy_v1 *c)
+{
+	(void)h;
+	(void)c;
+	return DCGM_ST_NOT_SUPPORTED;
+}
+
+dcgmReturn_t dcgmGetNvLinkP2PStatus(dcgmHandle_t h, dcgmNvLinkP2PStatus_v1 *st)
+{
+	(void)h;
+	(void)st;
+	return DCGM_ST_NOT_SUPPORTED;
+}
