@@ -2,8 +2,11 @@
  * A stand-in for NVIDIA's libdcgm.so.4, for tests on machines without GPUs.
  *
  * It exports the DCGM C functions that the dcgm receiver's code path calls
- * through go-dcgm, built against go-dcgm's own copies of DCGM's headers, so
- * that the real go-dcgm code runs against canned GPUs.
+ * (through go-dcgm, and dcgmEntitiesGetLatestValues directly), built against
+ * go-dcgm's own copies of DCGM's headers, so that the real go-dcgm code runs
+ * against canned GPUs. It also serves what NVIDIA's dcgm-exporter calls at
+ * start-up and per scrape, so that the benchmark (internal/tools/gpubench)
+ * runs the real dcgm-exporter against the same GPUs.
  *
  * Behaviour is read, on every call, from the file named by the environment
  * variable STANDIN_DCGM_STATE: one "key value" per line.
@@ -388,7 +391,7 @@ static void value(const struct state *s, struct val *v, int gpu, int mig, unsign
 	case 70: v->i64 = gpu < 16 ? -1LL : 0; return;
 	case 71: v->i64 = gpu < 16 ? 0 : -1LL; return;
 	case 72: case 73: v->i64 = 0; return;
-	case 235: v->i64 = 5; return;  /* PCIe max link generation */
+	case 235: v->i64 = 4; return;  /* PCIe max link generation (go-dcgm knows 1-4) */
 	case 236: v->i64 = 16; return; /* PCIe max link width */
 	default:
 		if (id >= 1001 && id <= 1008) {
