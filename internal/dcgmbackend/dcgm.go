@@ -1,5 +1,7 @@
 // Package dcgmbackend reads GPUs through DCGM with go-dcgm, from a
-// standalone nv-hostengine or an embedded host engine.
+// standalone nv-hostengine or an embedded host engine. The latest values
+// are read with DCGM's C API directly, on go-dcgm's connection, into a
+// reused buffer (latest.go).
 //
 // go-dcgm keeps one global connection per process, so a collector runs at
 // most one dcgm receiver that uses this backend.

@@ -39,6 +39,7 @@ type dcgmPath struct {
 
 type dcgmResult struct {
 	exporter string // the dcgm-exporter binary measured; "" when none was given
+	window   time.Duration
 	paths    []*dcgmPath
 }
 
@@ -167,7 +168,11 @@ func measureDCGM(s *sink, work string) dcgmResult {
 		log.Fatal(err)
 	}
 	env := []string{"LD_LIBRARY_PATH=" + filepath.Dir(lib), "STANDIN_DCGM_STATE=" + state}
-	res := dcgmResult{exporter: *dcgmExporter}
+	res := dcgmResult{exporter: *dcgmExporter, window: *dcgmWindow}
+	// The measurement helpers read -window: this section has its own.
+	saved := *window
+	*window = *dcgmWindow
+	defer func() { *window = saved }()
 
 	// The same processors on every collector path: what a node agent runs.
 	tail := "processors:\n  memory_limiter: {check_interval: 1s, limit_mib: 100, spike_limit_mib: 20}\n  batch: {timeout: 200ms}\n" +
@@ -213,7 +218,7 @@ func measureDCGM(s *sink, work string) dcgmResult {
 				log.Fatalf("dcgm %s: %v", res.paths[i].key, err)
 			}
 			log.Printf("dcgm run %d %-12s %.3f CPU s/M points, %.0f points/s, %.0f MB", r+1, res.paths[i].key,
-				smp.cpuPerMillion(), float64(smp.points)/window.Seconds(), smp.rssMB)
+				smp.cpuPerMillion(), float64(smp.points)/res.window.Seconds(), smp.rssMB)
 		}
 	}
 	return res
@@ -312,7 +317,7 @@ processors:
 func (r dcgmResult) markdown(w func(string, ...any)) {
 	w("## 5. DCGM: NVIDIA's dcgm-exporter and the `dcgm` receiver on the same DCGM library")
 	w("")
-	w("Both read the stand-in DCGM library (`receiver/dcgmreceiver/testdata/standin-dcgm`, loaded as `libdcgm.so.4` through `LD_LIBRARY_PATH`, serving every DCGM call both make) through the same go-dcgm code path a host engine connection takes: %d GPUs, the receiver's %d fields (dcgm-exporter's counters file lists the same fields), every second. OTLP without compression; `memory_limiter` and `batch` on every collector. CPU is the processes' threads' run time (both processes for the classic pipeline), per million data points delivered: at the OTLP sink, or for dcgm-exporter alone, the samples its `/metrics` served to a scrape every second. dcgm-exporter serves the 36 fields as %d samples per scrape; the receiver maps them to about 1,355 data points (each clock-event reason a point of its own), so the table also gives CPU per GPU.", standinGPUs, int(dcgmfield.Count), standinGPUs*int(dcgmfield.Count))
+	w("Both read the stand-in DCGM library (`receiver/dcgmreceiver/testdata/standin-dcgm`, loaded as `libdcgm.so.4` through `LD_LIBRARY_PATH`, serving every DCGM call both make), connected through go-dcgm as to a standalone host engine at `localhost:5555`: %d GPUs, the receiver's %d fields (dcgm-exporter's counters file lists the same fields), every second; each run measures a %v window after a warm-up (%v for the classic pipeline, whose `prometheus` receiver scrapes first some 6 s after it starts; 3 s for the others). OTLP without compression; `memory_limiter` and `batch` on every collector. CPU is the processes' threads' run time (both processes for the classic pipeline), per million data points delivered: at the OTLP sink (for the classic pipeline including the `prometheus` receiver's 5 `up` and `scrape_*` points per scrape), or for dcgm-exporter alone, the samples its `/metrics` served to a scrape every second. dcgm-exporter serves the 36 fields as %d samples per scrape; the receiver maps them to about 1,355 data points (each clock-event reason a point of its own), so the table also gives CPU per GPU.", standinGPUs, int(dcgmfield.Count), r.window, *warmup, standinGPUs*int(dcgmfield.Count))
 	w("")
 	if r.exporter == "" {
 		w("**dcgm-exporter was not measured**: no binary was given. Build NVIDIA's dcgm-exporter 4.8.2 (neither it nor the go-dcgm commit it pins is on the Go module proxy) and run `make bench` with `DCGM_EXPORTER_BIN` set to it:")
@@ -339,8 +344,8 @@ func (r dcgmResult) markdown(w func(string, ...any)) {
 		}
 		c := median(col(p.samples, sample.cpuPerMillion))
 		cpm[p.key] = c
-		rate := median(col(p.samples, func(s sample) float64 { return float64(s.points) / window.Seconds() }))
-		perGPU := median(col(p.samples, func(s sample) float64 { return s.cpu / window.Seconds() / standinGPUs * 1e3 }))
+		rate := median(col(p.samples, func(s sample) float64 { return float64(s.points) / r.window.Seconds() }))
+		perGPU := median(col(p.samples, func(s sample) float64 { return s.cpu / r.window.Seconds() / standinGPUs * 1e3 }))
 		w("| %s | %.0f | %.3f | %.3f | %.1f |", p.name, rate, c, perGPU, median(col(p.samples, func(s sample) float64 { return s.rssMB })))
 	}
 	w("")

@@ -1,7 +1,9 @@
 // Command gpubench measures otelcol-gpu as a whole process and writes
 // BENCHMARKS.md: ingestion cost against dcgm-exporter scraped by the
 // prometheus receiver, the analyzer against a pass-through, how cost grows
-// with the fleet, and alert latency. `make bench` runs it.
+// with the fleet, alert latency, and the DCGM backend (full distribution
+// and lean agent) against NVIDIA's dcgm-exporter on the same stand-in DCGM
+// library. `make bench` runs it.
 //
 // Every figure is a median of several runs; the paths that are compared are
 // run interleaved, in the same session. CPU comes from the threads' run
@@ -38,6 +40,7 @@ var (
 
 	agentBin     = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
 	dcgmExporter = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
+	dcgmWindow   = flag.Duration("dcgm-window", 8*time.Second, "measurement window per run in the DCGM section (its four paths keep make bench under 20 minutes)")
 	only         = flag.String("only", "", "run one section alone and write only it: dcgm")
 )
 

@@ -27,7 +27,7 @@ func (r *report) dcgmOnly() string {
 	w("Written by `go run ./internal/tools/gpubench -only dcgm` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
 	w("")
 	w("- Machine: %s.", machine())
-	w("- Every figure is the median of %d runs, paths interleaved; %v window after the warm-up.", *runs, *window)
+	w("- Every figure is the median of %d runs, paths interleaved.", *runs)
 	w("")
 	r.dcgm.markdown(w)
 	return b.String()
