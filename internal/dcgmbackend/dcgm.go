@@ -68,7 +68,7 @@ type Backend struct {
 	wanted       [f.Count]bool
 
 	// Readers of the device and profiling fields, made at the first
-	// Collect after a connection (see latest.go).
+	// Collect after a connection or a change of entities (see latest.go).
 	base, prof *latestReader
 }
 
@@ -376,7 +376,7 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 	// period of slack keeps a value whose successor is just due; a value
 	// older than that is one DCGM stopped refreshing, and is left out.
 	oldest := now.Add(-maxAge - b.opts.UpdateEvery/2).UnixMicro()
-	if b.base == nil {
+	if !b.base.reads(b.pairs, b.baseIDs) || !b.prof.reads(b.profPairs, b.profIDs) {
 		if err := b.newReaders(); err != nil {
 			return nil, err
 		}
@@ -425,20 +425,23 @@ func (b *Backend) newReaders() error {
 	for i := range all {
 		all[i] = i
 	}
-	prof := make([]int, len(b.profPairs))
+	profIndex := make([]int, len(b.profPairs))
 	for i, p := range b.profPairs {
-		prof[i] = b.byEntity[p]
+		profIndex[i] = b.byEntity[p]
 	}
+	b.base.close()
+	b.prof.close()
+	b.base, b.prof = nil, nil
 	base, err := newLatestReader(b.pairs, all, b.baseIDs)
 	if err != nil {
 		return err
 	}
-	b.prof, err = newLatestReader(b.profPairs, prof, b.profIDs)
+	prof, err := newLatestReader(b.profPairs, profIndex, b.profIDs)
 	if err != nil {
 		base.close()
 		return err
 	}
-	b.base = base
+	b.base, b.prof = base, prof
 	return nil
 }
 

@@ -134,6 +134,31 @@ func newLatestReader(pairs []dcgm.GroupEntityPair, index []int, ids []dcgm.Short
 	return r, nil
 }
 
+// reads reports whether r reads exactly these entities and fields, so that
+// a reader made before the backend rediscovered its GPUs is not reused.
+func (r *latestReader) reads(pairs []dcgm.GroupEntityPair, ids []dcgm.Short) bool {
+	if r == nil {
+		return false
+	}
+	if len(pairs) == 0 || len(ids) == 0 {
+		return len(r.entities) == 0
+	}
+	if len(r.entities) != len(pairs) || len(r.ids) != len(ids) {
+		return false
+	}
+	for i, p := range pairs {
+		if uint(r.entities[i].entityGroupId) != uint(p.EntityGroupId) || uint(r.entities[i].entityId) != p.EntityId {
+			return false
+		}
+	}
+	for i, id := range ids {
+		if uint16(r.ids[i]) != uint16(id) {
+			return false
+		}
+	}
+	return true
+}
+
 // read calls fn for every present, numeric value not older than oldest
 // (microseconds since 1970). DCGM's blank values (no data) are left out.
 func (r *latestReader) read(oldest int64, fn func(latestValue)) error {

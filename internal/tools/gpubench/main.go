@@ -180,12 +180,18 @@ func measure(sink *sink, work string, warm time.Duration, config string, env ...
 
 // measureWith is measure with another collector binary (the lean agent).
 func measureWith(binary string, sink *sink, work string, warm time.Duration, config string, env ...string) (sample, error) {
+	began := sink.points.Load()
 	c, err := startCollectorWith(binary, work, config, env...)
 	if err != nil {
 		return sample{}, err
 	}
 	defer c.stop()
 	time.Sleep(warm)
+	// On a loaded machine a large fleet may take longer than the warm-up
+	// to deliver its first data: the window starts once data flows.
+	for deadline := time.Now().Add(30 * time.Second); sink.points.Load() == began && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
 	if c.cmd.ProcessState != nil {
 		return sample{}, fmt.Errorf("collector exited: %s", c.logs.String())
 	}
