@@ -19,6 +19,10 @@
  *   stale 1       values carry timestamps an hour old
  *   xid G CODE T  an XID event CODE on GPU G at time T (usec since 1970)
  *
+ * The latest-value reads accept only the handle of the current connection
+ * (dcgmConnect_v2 or dcgmStartEmbedded), so that a caller passing DCGM its
+ * own handle (the receiver reads values without go-dcgm) is checked.
+ *
  * If STANDIN_DCGM_WATCHLOG names a file, every dcgmWatchFields call appends
  * one line to it: "watch FREQ_USEC ID ID ...", the field IDs of the group
  * watched, so that tests can check what the receiver asks DCGM to sample.
@@ -48,6 +52,7 @@ static long long calls;      /* device-field reads, a stand-in for time */
 static long long epoch_seen; /* epoch of the last read */
 static long long epoch_calls;
 static uintptr_t next_handle = 1;
+static uintptr_t conn_handle; /* the connection's handle, 0 when none */
 
 /* Field groups created, for the watch log. */
 #define MAX_FGROUPS 256
@@ -140,13 +145,15 @@ dcgmReturn_t dcgmConnect_v2(const char *addr, dcgmConnectV2Params_t *params, dcg
 	(void)params;
 	CONNECTED(s);
 	*h = (dcgmHandle_t)next_handle++;
+	conn_handle = (uintptr_t)*h;
 	return DCGM_ST_OK;
 }
 
 dcgmReturn_t dcgmDisconnect(dcgmHandle_t h)
 {
 	struct state s;
-	(void)h;
+	if ((uintptr_t)h == conn_handle)
+		conn_handle = 0;
 	CONNECTED(s);
 	return DCGM_ST_OK;
 }
@@ -155,12 +162,14 @@ dcgmReturn_t dcgmStartEmbedded(dcgmOperationMode_t mode, dcgmHandle_t *h)
 {
 	(void)mode;
 	*h = (dcgmHandle_t)next_handle++;
+	conn_handle = (uintptr_t)*h;
 	return DCGM_ST_OK;
 }
 
 dcgmReturn_t dcgmStopEmbedded(dcgmHandle_t h)
 {
-	(void)h;
+	if ((uintptr_t)h == conn_handle)
+		conn_handle = 0;
 	return DCGM_ST_OK;
 }
 
@@ -471,9 +480,10 @@ dcgmReturn_t dcgmEntitiesGetLatestValues(dcgmHandle_t h, dcgmGroupEntityPair_t e
 {
 	struct state s;
 	struct val v;
-	(void)h;
 	(void)flags;
 	CONNECTED(s);
+	if ((uintptr_t)h != conn_handle)
+		return DCGM_ST_BADPARAM; /* not the connection's handle */
 	tick(&s, fields, nf);
 	long long ts = now_us();
 	for (unsigned int e = 0; e < ne; e++) {
@@ -497,8 +507,9 @@ dcgmReturn_t dcgmEntityGetLatestValues(dcgmHandle_t h, dcgm_field_entity_group_t
 {
 	struct state s;
 	struct val v;
-	(void)h;
 	CONNECTED(s);
+	if ((uintptr_t)h != conn_handle)
+		return DCGM_ST_BADPARAM; /* not the connection's handle */
 	tick(&s, fields, nf);
 	long long ts = now_us();
 	for (unsigned int f = 0; f < nf; f++) {
