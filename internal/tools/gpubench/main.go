@@ -41,7 +41,7 @@ var (
 	agentBin     = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
 	dcgmExporter = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
 	dcgmWindow   = flag.Duration("dcgm-window", 8*time.Second, "measurement window per run in the DCGM section (its four paths keep make bench under 20 minutes)")
-	only         = flag.String("only", "", "run one section alone and write only it: dcgm")
+	only         = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm")
 )
 
 func main() {
@@ -68,6 +68,13 @@ func main() {
 	case "dcgm":
 		r.dcgm = measureDCGM(sink, work)
 		r.took = time.Since(began)
+		// One section is not BENCHMARKS.md: without -o it goes to stdout.
+		outSet := false
+		flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "o" })
+		if !outSet {
+			fmt.Print(r.dcgmOnly())
+			return
+		}
 		if err := os.WriteFile(*out, []byte(r.dcgmOnly()), 0o644); err != nil {
 			log.Fatal(err)
 		}
