@@ -1,5 +1,7 @@
 // Package dcgmbackend reads GPUs through DCGM with go-dcgm, from a
-// standalone nv-hostengine or an embedded host engine.
+// standalone nv-hostengine or an embedded host engine. The latest values
+// are read with DCGM's C API directly, on go-dcgm's connection, into a
+// reused buffer (latest.go).
 //
 // go-dcgm keeps one global connection per process, so a collector runs at
 // most one dcgm receiver that uses this backend.
@@ -67,6 +69,10 @@ type Backend struct {
 	byEntity     map[dcgm.GroupEntityPair]int
 	warnedFields map[string]bool
 	wanted       [f.Count]bool
+
+	// Readers of the device and profiling fields, made at the first
+	// Collect after a connection or a change of entities (see latest.go).
+	base, prof *latestReader
 }
 
 type entity struct {
@@ -418,44 +424,16 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 	// period of slack keeps a value whose successor is just due; a value
 	// older than that is one DCGM stopped refreshing, and is left out.
 	oldest := now.Add(-maxAge - b.opts.UpdateEvery/2).UnixMicro()
-	fill := func(pairs []dcgm.GroupEntityPair, ids []dcgm.Short) error {
-		if len(pairs) == 0 || len(ids) == 0 {
-			return nil
+	if !b.base.reads(b.pairs, b.baseIDs) || !b.prof.reads(b.profPairs, b.profIDs) {
+		if err := b.newReaders(); err != nil {
+			return nil, err
 		}
-		vals, err := dcgm.EntitiesGetLatestValues(pairs, ids, 0)
-		if err != nil {
-			return err
-		}
-		for _, v := range vals {
-			i, ok := b.byEntity[dcgm.GroupEntityPair{EntityGroupId: v.EntityGroupId, EntityId: v.EntityID}]
-			if !ok || v.Status != 0 || v.TS < oldest {
-				continue
-			}
-			field, ok := f.ByID(uint16(v.FieldID))
-			if !ok {
-				continue
-			}
-			var x float64
-			switch v.FieldType {
-			case dcgm.DCGM_FT_DOUBLE:
-				x = v.Float64()
-			case dcgm.DCGM_FT_INT64:
-				n := v.Int64()
-				if n >= dcgm.DCGM_FT_INT64_BLANK {
-					continue
-				}
-				x = float64(n)
-			default:
-				continue
-			}
-			samples[i].Values.Set(field, x)
-		}
-		return nil
 	}
-	if err := fill(b.pairs, b.baseIDs); err != nil {
+	set := func(v latestValue) { samples[v.entity].Values.Set(v.field, v.x) }
+	if err := b.base.read(oldest, set); err != nil {
 		return nil, fmt.Errorf("read device fields: %w", err)
 	}
-	if err := fill(b.profPairs, b.profIDs); err != nil {
+	if err := b.prof.read(oldest, set); err != nil {
 		return nil, fmt.Errorf("read profiling fields: %w", err)
 	}
 	// XIDs are events: every value since the last read is one event.
@@ -488,6 +466,33 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 	return out, nil
 }
 
+// newReaders makes the readers of the device fields (every entity) and of
+// the profiling fields (entities with profiling support).
+func (b *Backend) newReaders() error {
+	all := make([]int, len(b.pairs))
+	for i := range all {
+		all[i] = i
+	}
+	profIndex := make([]int, len(b.profPairs))
+	for i, p := range b.profPairs {
+		profIndex[i] = b.byEntity[p]
+	}
+	b.base.close()
+	b.prof.close()
+	b.base, b.prof = nil, nil
+	base, err := newLatestReader(b.pairs, all, b.baseIDs)
+	if err != nil {
+		return err
+	}
+	prof, err := newLatestReader(b.profPairs, profIndex, b.profIDs)
+	if err != nil {
+		base.close()
+		return err
+	}
+	b.base, b.prof = base, prof
+	return nil
+}
+
 // Close implements backend.Backend.
 func (b *Backend) Close() error {
 	initMu.Lock()
@@ -506,5 +511,8 @@ func (b *Backend) closeLocked() {
 	if err := dcgm.Shutdown(); err != nil {
 		b.opts.Logger.Debug("DCGM shutdown", zap.Error(err))
 	}
+	b.base.close()
+	b.prof.close()
+	b.base, b.prof = nil, nil
 	b.connected = false
 }

@@ -2,6 +2,7 @@ package dcgmreceiver
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -187,4 +188,25 @@ func TestDCGMStandinEmbedded(t *testing.T) {
 	md, err := s.scrape(ctx)
 	require.NoError(t, err)
 	require.Len(t, byDevice(t, md), 2)
+}
+
+// TestDCGMStandinFullHost reads a full host engine, 32 GPUs: more values
+// than one read of the latest values takes (256), so the backend splits
+// its reads by entity; every GPU must get its own values.
+func TestDCGMStandinFullHost(t *testing.T) {
+	standin(t, dcgmstandin.State{GPUs: 32, NoProf: []int{31}, Connected: true, Epoch: 1})
+	s, _, _ := newDCGMScraper(t)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	devs := byDevice(t, md)
+	require.Len(t, devs, 32)
+	for gpu := range 32 {
+		uuid := fmt.Sprintf("GPU-5ca1ab1e-0000-4000-8000-%012d", gpu)
+		require.Contains(t, devs, uuid)
+		// The stand-in's temperature and power are 50 + GPU and 300.5 + GPU.
+		require.InDelta(t, 50+gpu, num(point(t, devs[uuid], "hw.temperature", nil)), 1e-9, uuid)
+		require.InDelta(t, 300.5+float64(gpu), num(point(t, devs[uuid], "hw.power", nil)), 1e-9, uuid)
+		_, hasSM := metric(devs[uuid], "nvidia.gpu.sm.active")
+		require.Equal(t, gpu != 31, hasSM, "profiling fields only where supported (%s)", uuid)
+	}
 }

@@ -1,7 +1,9 @@
 // Command gpubench measures otelcol-gpu as a whole process and writes
 // BENCHMARKS.md: ingestion cost against dcgm-exporter scraped by the
 // prometheus receiver, the analyzer against a pass-through, how cost grows
-// with the fleet, and alert latency. `make bench` runs it.
+// with the fleet, alert latency, and the DCGM backend (full distribution
+// and lean agent) against NVIDIA's dcgm-exporter on the same stand-in DCGM
+// library. `make bench` runs it.
 //
 // Every figure is a median of several runs; the paths that are compared are
 // run interleaved, in the same session. CPU comes from the threads' run
@@ -34,6 +36,11 @@ var (
 	window  = flag.Duration("window", 12*time.Second, "measurement window per run")
 	warmup  = flag.Duration("warmup", 8*time.Second, "time before each window of the prometheus receiver path (others: 3 s)")
 	standin = flag.String("standin", "receiver/dcgmreceiver/testdata/standin-dcgm/libdcgm.c", "the stand-in libdcgm source")
+
+	agentBin     = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
+	dcgmExporter = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
+	dcgmWindow   = flag.Duration("dcgm-window", 8*time.Second, "measurement window per run in the DCGM section (its four paths keep make bench under 20 minutes)")
+	only         = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm")
 )
 
 func main() {
@@ -63,7 +70,28 @@ func run() error {
 	defer os.RemoveAll(work)
 
 	var r report
+	switch *only {
+	case "":
+	case "dcgm":
+		r.dcgm = measureDCGM(sink, work)
+		r.took = time.Since(began)
+		// One section is not BENCHMARKS.md: without -o it goes to stdout.
+		outSet := false
+		flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "o" })
+		if !outSet {
+			fmt.Print(r.dcgmOnly())
+			return nil
+		}
+		if err := os.WriteFile(*out, []byte(r.dcgmOnly()), 0o644); err != nil {
+			return err
+		}
+		log.Printf("wrote %s in %v", *out, r.took.Round(time.Second))
+		return nil
+	default:
+		return fmt.Errorf("-only %q: the sections that run alone are: dcgm", *only)
+	}
 	r.ingestion = measureIngestion(sink, work)
+	r.dcgm = measureDCGM(sink, work)
 	r.analyzer = measureAnalyzer()
 	r.growth = measureGrowth(sink, work)
 	r.latency = measureLatency(sink, work)
@@ -91,12 +119,16 @@ type collector struct {
 }
 
 func startCollector(work, config string, env ...string) (*collector, error) {
+	return startCollectorWith(*bin, work, config, env...)
+}
+
+func startCollectorWith(binary, work, config string, env ...string) (*collector, error) {
 	path := filepath.Join(work, fmt.Sprintf("config-%d.yaml", time.Now().UnixNano()))
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		return nil, err
 	}
 	c := &collector{}
-	c.cmd = exec.Command(*bin, "--config", path)
+	c.cmd = exec.Command(binary, "--config", path)
 	c.cmd.Env = append(os.Environ(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = &c.logs, &c.logs
 	if err := c.cmd.Start(); err != nil {
@@ -158,12 +190,23 @@ func (c *collector) peakRSSMB() float64 {
 
 // measure runs a configuration and measures one window after the warm-up.
 func measure(sink *sink, work string, warm time.Duration, config string, env ...string) (sample, error) {
-	c, err := startCollector(work, config, env...)
+	return measureWith(*bin, sink, work, warm, config, env...)
+}
+
+// measureWith is measure with another collector binary (the lean agent).
+func measureWith(binary string, sink *sink, work string, warm time.Duration, config string, env ...string) (sample, error) {
+	began := sink.points.Load()
+	c, err := startCollectorWith(binary, work, config, env...)
 	if err != nil {
 		return sample{}, err
 	}
 	defer c.stop()
 	time.Sleep(warm)
+	// On a loaded machine a large fleet may take longer than the warm-up
+	// to deliver its first data: the window starts once data flows.
+	for deadline := time.Now().Add(30 * time.Second); sink.points.Load() == began && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
 	if c.cmd.ProcessState != nil {
 		return sample{}, fmt.Errorf("collector exited: %s", c.logs.String())
 	}

@@ -14,7 +14,23 @@ type report struct {
 	analyzer  analyzerResult
 	growth    []growthResult
 	latency   []latencyResult
+	dcgm      dcgmResult
 	took      time.Duration
+}
+
+// dcgmOnly is the report of the DCGM section run alone (-only dcgm).
+func (r *report) dcgmOnly() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Benchmarks: the DCGM section alone")
+	w("")
+	w("Written by `go run ./internal/tools/gpubench -only dcgm` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
+	w("")
+	w("- Machine: %s.", machine())
+	w("- Every figure is the median of %d runs, paths interleaved.", *runs)
+	w("")
+	r.dcgm.markdown(w)
+	return b.String()
 }
 
 func col(xs []sample, f func(sample) float64) []float64 {
@@ -47,7 +63,7 @@ func (r *report) markdown() string {
 	w("## 1. Ingestion cost")
 	w("")
 	w("The same GPUs and fields, 1 s interval, exported over OTLP to the same sink (batch processor in both).")
-	w("The alternative is dcgm-exporter's `/metrics` page (served by the benchmark, 64 GPUs × the %d fields the simulated backend reports) scraped by the collector's `prometheus` receiver.", int(dcgmfield.Count))
+	w("The alternative is dcgm-exporter's `/metrics` page (served by the benchmark, 64 GPUs × the %d fields the simulated backend reports) scraped by the collector's `prometheus` receiver; NVIDIA's real dcgm-exporter against the DCGM backend is section 5.", int(dcgmfield.Count))
 	w("")
 	w("| path | OTLP compression | GPUs | data points/s | CPU s per million data points | peak RSS (MB) | CPU per point vs `prometheus` path, same compression |")
 	w("|---|---|---|---|---|---|---|")
@@ -134,6 +150,7 @@ func (r *report) markdown() string {
 		w("| %v | %.2f s | %.2f s | %.2f s | %.2f s |", l.interval, median(l.total), minOf(l.total), maxOf(l.total), median(l.detection))
 	}
 	w("")
+	r.dcgm.markdown(w)
 	return b.String()
 }
 

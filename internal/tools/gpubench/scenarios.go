@@ -7,12 +7,9 @@ import (
 	"log"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"time"
-
-	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
 )
 
 const pipelineTail = `
@@ -67,17 +64,10 @@ type ingestionResult struct {
 
 // measureIngestion compares the dcgm receiver with dcgm-exporter scraped by
 // the prometheus receiver, on the same GPUs and fields, runs interleaved.
+// The DCGM backend is compared with the real dcgm-exporter in measureDCGM.
 func measureIngestion(s *sink, work string) []ingestionResult {
 	const gpus = 64
 	exp := startFakeExporter(gpus)
-	lib, err := dcgmstandin.Build(*standin, work)
-	if err != nil {
-		log.Fatal(err)
-	}
-	state := filepath.Join(work, "standin-state")
-	if err := (dcgmstandin.State{GPUs: 32, Connected: true}).Write(state); err != nil {
-		log.Fatal(err)
-	}
 	var paths []path
 	// The exporter's default compression (gzip) is most of the CPU on both
 	// paths; without it the comparison shows the ingestion itself.
@@ -85,10 +75,6 @@ func measureIngestion(s *sink, work string) []ingestionResult {
 		paths = append(paths,
 			path{name: "otelcol-gpu `dcgm` receiver, simulated backend", gpus: gpus, compression: comp, warmup: 3 * time.Second,
 				config: simulatedConfigWith(s.addr, comp, 4, 16, time.Second, false, "")},
-			path{name: "otelcol-gpu `dcgm` receiver, DCGM backend (go-dcgm, stand-in libdcgm)", gpus: 32, compression: comp, warmup: 3 * time.Second,
-				note:   "32 GPUs: one host engine serves at most 32",
-				config: "receivers:\n  dcgm:\n    backend: dcgm\n    endpoint: localhost:5555\n    collection_interval: 1s\nprocessors:\n  batch: {timeout: 200ms}\n" + fmt.Sprintf(pipelineTail, s.addr, comp, "dcgm", "batch"),
-				env:    []string{"LD_LIBRARY_PATH=" + filepath.Dir(lib), "STANDIN_DCGM_STATE=" + state}},
 			// The prometheus receiver applies its targets about every 5 s:
 			// its first scrape comes some 6 s after start.
 			path{name: "dcgm-exporter `/metrics` scraped by the `prometheus` receiver", gpus: gpus, compression: comp, warmup: *warmup,

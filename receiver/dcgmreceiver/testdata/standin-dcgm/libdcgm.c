@@ -2,8 +2,11 @@
  * A stand-in for NVIDIA's libdcgm.so.4, for tests on machines without GPUs.
  *
  * It exports the DCGM C functions that the dcgm receiver's code path calls
- * through go-dcgm, built against go-dcgm's own copies of DCGM's headers, so
- * that the real go-dcgm code runs against canned GPUs.
+ * (through go-dcgm, and dcgmEntitiesGetLatestValues directly), built against
+ * go-dcgm's own copies of DCGM's headers, so that the real go-dcgm code runs
+ * against canned GPUs. It also serves what NVIDIA's dcgm-exporter calls at
+ * start-up and per scrape, so that the benchmark (internal/tools/gpubench)
+ * runs the real dcgm-exporter against the same GPUs.
  *
  * Behaviour is read, on every call, from the file named by the environment
  * variable STANDIN_DCGM_STATE: one "key value" per line.
@@ -15,6 +18,10 @@
  *   epoch N       driver generation; counters restart when it changes
  *   stale 1       values carry timestamps an hour old
  *   xid G CODE T  an XID event CODE on GPU G at time T (usec since 1970)
+ *
+ * The latest-value reads accept only the handle of the current connection
+ * (dcgmConnect_v2 or dcgmStartEmbedded), so that a caller passing DCGM its
+ * own handle (the receiver reads values without go-dcgm) is checked.
  *
  * If STANDIN_DCGM_WATCHLOG names a file, every dcgmWatchFields call appends
  * one line to it: "watch FREQ_USEC ID ID ...", the field IDs of the group
@@ -45,6 +52,7 @@ static long long calls;      /* device-field reads, a stand-in for time */
 static long long epoch_seen; /* epoch of the last read */
 static long long epoch_calls;
 static uintptr_t next_handle = 1;
+static uintptr_t conn_handle; /* the connection's handle, 0 when none */
 
 /* Field groups created, for the watch log. */
 #define MAX_FGROUPS 256
@@ -137,13 +145,15 @@ dcgmReturn_t dcgmConnect_v2(const char *addr, dcgmConnectV2Params_t *params, dcg
 	(void)params;
 	CONNECTED(s);
 	*h = (dcgmHandle_t)next_handle++;
+	conn_handle = (uintptr_t)*h;
 	return DCGM_ST_OK;
 }
 
 dcgmReturn_t dcgmDisconnect(dcgmHandle_t h)
 {
 	struct state s;
-	(void)h;
+	if ((uintptr_t)h == conn_handle)
+		conn_handle = 0;
 	CONNECTED(s);
 	return DCGM_ST_OK;
 }
@@ -152,12 +162,14 @@ dcgmReturn_t dcgmStartEmbedded(dcgmOperationMode_t mode, dcgmHandle_t *h)
 {
 	(void)mode;
 	*h = (dcgmHandle_t)next_handle++;
+	conn_handle = (uintptr_t)*h;
 	return DCGM_ST_OK;
 }
 
 dcgmReturn_t dcgmStopEmbedded(dcgmHandle_t h)
 {
-	(void)h;
+	if ((uintptr_t)h == conn_handle)
+		conn_handle = 0;
 	return DCGM_ST_OK;
 }
 
@@ -175,6 +187,11 @@ dcgmReturn_t dcgmGetAllSupportedDevices(dcgmHandle_t h, unsigned int ids[DCGM_MA
 static void gpu_uuid(char *dst, size_t n, int gpu)
 {
 	snprintf(dst, n, "GPU-5ca1ab1e-0000-4000-8000-%012d", gpu);
+}
+
+static void pci_bus_id(char *dst, size_t n, int gpu)
+{
+	snprintf(dst, n, "00000000:%02X:00.0", 0x18 + 0x10 * gpu);
 }
 
 dcgmReturn_t dcgmGetGpuInstanceHierarchy(dcgmHandle_t h, dcgmMigHierarchy_v2 *hier)
@@ -318,61 +335,80 @@ static int is_double(unsigned short id)
 	return id == 155 || (id >= 1001 && id <= 1008);
 }
 
-/* value fills one field of one entity. Values are simple functions of the
- * GPU, the field and the read count, so that tests can predict them. */
-static void value(const struct state *s, dcgmFieldValue_v2 *v, int gpu, int mig, unsigned short id, long long ts)
+/* A value as the stand-in computes it, before it is copied into one of
+ * DCGM's value structs (v1 or v2, which differ in their headers). */
+struct val {
+	int status;
+	long long ts;
+	unsigned short type;
+	long long i64;
+	double dbl;
+	char str[64];
+};
+
+/* value computes one field of one entity. Values are simple functions of
+ * the GPU, the field and the read count, so that tests can predict them. */
+static void value(const struct state *s, struct val *v, int gpu, int mig, unsigned short id, long long ts)
 {
 	v->status = DCGM_ST_OK;
 	v->ts = s->stale ? ts - 3600LL * 1000000LL : ts;
-	v->fieldType = is_double(id) ? DCGM_FT_DOUBLE : DCGM_FT_INT64;
+	v->type = is_double(id) ? DCGM_FT_DOUBLE : DCGM_FT_INT64;
+	v->i64 = 0;
+	v->dbl = 0;
 	long long n = epoch_calls;
 	switch (id) {
 	case 1: /* driver version */
-		v->fieldType = DCGM_FT_STRING;
-		snprintf(v->value.str, sizeof(v->value.str), "550.54.15");
+		v->type = DCGM_FT_STRING;
+		snprintf(v->str, sizeof(v->str), "550.54.15");
 		return;
 	case 50: /* name */
-		v->fieldType = DCGM_FT_STRING;
-		snprintf(v->value.str, sizeof(v->value.str), "%s", s->noprof[gpu] ? "Tesla T4" : "NVIDIA H100 80GB HBM3");
+		v->type = DCGM_FT_STRING;
+		snprintf(v->str, sizeof(v->str), "%s", s->noprof[gpu] ? "Tesla T4" : "NVIDIA H100 80GB HBM3");
 		return;
 	case 54: /* uuid */
-		v->fieldType = DCGM_FT_STRING;
+		v->type = DCGM_FT_STRING;
 		if (mig)
-			snprintf(v->value.str, sizeof(v->value.str), "MIG-5ca1ab1e-0000-4000-9000-%012d", gpu);
+			snprintf(v->str, sizeof(v->str), "MIG-5ca1ab1e-0000-4000-9000-%012d", gpu);
 		else
-			gpu_uuid(v->value.str, sizeof(v->value.str), gpu);
+			gpu_uuid(v->str, sizeof(v->str), gpu);
 		return;
 	case 57: /* PCI bus id */
-		v->fieldType = DCGM_FT_STRING;
-		snprintf(v->value.str, sizeof(v->value.str), "00000000:%02X:00.0", 0x18 + 0x10 * gpu);
+		v->type = DCGM_FT_STRING;
+		pci_bus_id(v->str, sizeof(v->str), gpu);
 		return;
 	case 140: /* memory temperature: not reported by T4s (blank) */
-		v->value.i64 = s->noprof[gpu] ? DCGM_INT64_BLANK : 60 + gpu;
+		v->i64 = s->noprof[gpu] ? DCGM_INT64_BLANK : 60 + gpu;
 		return;
-	case 150: v->value.i64 = 50 + gpu; return;
-	case 155: v->value.dbl = 300.5 + gpu; return;
+	case 150: v->i64 = 50 + gpu; return;
+	case 155: v->dbl = 300.5 + gpu; return;
 	/* energy in mJ: 1 kJ per read, from a per-epoch base. A new epoch
 	 * (driver reload) starts lower, which is a counter reset. */
-	case 156: v->value.i64 = (s->epoch == 1 ? 5000000000LL : 1000000LL) + n * 1000000LL; return;
-	case 203: v->value.i64 = 90 + gpu; return;
-	case 204: v->value.i64 = 40; return;
-	case 250: v->value.i64 = 81559; return;
-	case 251: v->value.i64 = 40000; return;
-	case 252: v->value.i64 = 41559; return;
-	case 253: v->value.i64 = 0; return;
-	case 100: v->value.i64 = 1980; return;
-	case 101: v->value.i64 = 2619; return;
-	case 112: v->value.i64 = 0; return;
-	case 310: v->value.i64 = 2; return;
-	case 311: v->value.i64 = 0; return;
-	case 230: v->value.i64 = 0; return;
+	case 156: v->i64 = (s->epoch == 1 ? 5000000000LL : 1000000LL) + n * 1000000LL; return;
+	case 203: v->i64 = 90 + gpu; return;
+	case 204: v->i64 = 40; return;
+	case 250: v->i64 = 81559; return;
+	case 251: v->i64 = 40000; return;
+	case 252: v->i64 = 41559; return;
+	case 253: v->i64 = 0; return;
+	case 100: v->i64 = 1980; return;
+	case 101: v->i64 = 2619; return;
+	case 112: v->i64 = 0; return;
+	case 310: v->i64 = 2; return;
+	case 311: v->i64 = 0; return;
+	case 230: v->i64 = 0; return;
+	/* CPU affinity: GPUs 0-15 on CPUs 0-63, the others on 64-127. */
+	case 70: v->i64 = gpu < 16 ? -1LL : 0; return;
+	case 71: v->i64 = gpu < 16 ? 0 : -1LL; return;
+	case 72: case 73: v->i64 = 0; return;
+	case 235: v->i64 = 4; return;  /* PCIe max link generation (go-dcgm knows 1-4) */
+	case 236: v->i64 = 16; return; /* PCIe max link width */
 	default:
 		if (id >= 1001 && id <= 1008) {
 			if (s->noprof[gpu]) {
 				v->status = DCGM_ST_NOT_SUPPORTED;
 				return;
 			}
-			v->value.dbl = 0.5 + 0.01 * (id - 1000);
+			v->dbl = 0.5 + 0.01 * (id - 1000);
 			return;
 		}
 		if (id >= 1009 && id <= 1012) {
@@ -380,10 +416,61 @@ static void value(const struct state *s, dcgmFieldValue_v2 *v, int gpu, int mig,
 				v->status = DCGM_ST_NOT_SUPPORTED;
 				return;
 			}
-			v->value.i64 = 1000000000LL; /* 1 GB/s */
+			v->i64 = 1000000000LL; /* 1 GB/s */
 			return;
 		}
-		v->value.i64 = 0;
+	}
+}
+
+/* entity_value computes one field of one entity, as the entity-based
+ * reads see it, and returns the entity's GPU index. */
+static void entity_value(const struct state *s, struct val *v, dcgm_field_entity_group_t eg, unsigned int eid,
+                         unsigned short id, long long ts)
+{
+	if (eg == DCGM_FE_NONE) {
+		value(s, v, 0, 0, id, ts);
+		return;
+	}
+	int mig = eg == DCGM_FE_GPU_I;
+	int gpu = mig ? 0 : (int)eid;
+	if (gpu >= s->gpus || (eg != DCGM_FE_GPU && !mig) || (mig && !s->mig)) {
+		memset(v, 0, sizeof(*v));
+		v->status = DCGM_ST_BADPARAM;
+		return;
+	}
+	value(s, v, gpu, mig, id, ts);
+}
+
+/* Copy a computed value into DCGM's value structs. Both carry a union of
+ * int64, double, string and blob; only the bytes that the type uses are
+ * written, as a caller reads only those. */
+#define PUT_VALUE(dst, v)                                                    \
+	do {                                                                     \
+		(dst)->status = (v)->status;                                         \
+		(dst)->ts = (v)->ts;                                                 \
+		(dst)->fieldType = (v)->type;                                        \
+		if ((v)->type == DCGM_FT_STRING)                                     \
+			snprintf((dst)->value.str, sizeof((dst)->value.str), "%s", (v)->str); \
+		else if ((v)->type == DCGM_FT_DOUBLE)                                \
+			(dst)->value.dbl = (v)->dbl;                                     \
+		else                                                                 \
+			(dst)->value.i64 = (v)->i64;                                     \
+	} while (0)
+
+/* tick advances time once per read of the device fields (those include
+ * energy), and restarts the count when the epoch changes. */
+static void tick(const struct state *s, const unsigned short fields[], unsigned int nf)
+{
+	if (s->epoch != epoch_seen) {
+		epoch_seen = s->epoch;
+		epoch_calls = 0;
+	}
+	for (unsigned int f = 0; f < nf; f++) {
+		if (fields[f] == 156) {
+			calls++;
+			epoch_calls++;
+			return;
+		}
 	}
 }
 
@@ -392,45 +479,53 @@ dcgmReturn_t dcgmEntitiesGetLatestValues(dcgmHandle_t h, dcgmGroupEntityPair_t e
                                          dcgmFieldValue_v2 values[])
 {
 	struct state s;
-	(void)h;
+	struct val v;
 	(void)flags;
 	CONNECTED(s);
-	if (s.epoch != epoch_seen) {
-		epoch_seen = s.epoch;
-		epoch_calls = 0;
-	}
-	/* Time advances once per read of the device fields (those include energy). */
-	for (unsigned int f = 0; f < nf; f++) {
-		if (fields[f] == 156) {
-			calls++;
-			epoch_calls++;
-			break;
-		}
-	}
+	if ((uintptr_t)h != conn_handle)
+		return DCGM_ST_BADPARAM; /* not the connection's handle */
+	tick(&s, fields, nf);
 	long long ts = now_us();
 	for (unsigned int e = 0; e < ne; e++) {
 		for (unsigned int f = 0; f < nf; f++) {
-			dcgmFieldValue_v2 *v = &values[e * nf + f];
-			v->version = dcgmFieldValue_version2;
-			v->entityGroupId = entities[e].entityGroupId;
-			v->entityId = entities[e].entityId;
-			v->fieldId = fields[f];
-			int gpu = (int)entities[e].entityId;
-			int mig = entities[e].entityGroupId == DCGM_FE_GPU_I;
-			if (entities[e].entityGroupId == DCGM_FE_NONE) {
-				value(&s, v, 0, 0, fields[f], ts);
-				continue;
-			}
-			if (mig)
-				gpu = 0;
-			if (gpu >= s.gpus) {
-				v->status = DCGM_ST_BADPARAM;
-				continue;
-			}
-			value(&s, v, gpu, mig, fields[f], ts);
+			dcgmFieldValue_v2 *out = &values[e * nf + f];
+			out->version = dcgmFieldValue_version2;
+			out->entityGroupId = entities[e].entityGroupId;
+			out->entityId = entities[e].entityId;
+			out->fieldId = fields[f];
+			entity_value(&s, &v, entities[e].entityGroupId, entities[e].entityId, fields[f], ts);
+			PUT_VALUE(out, &v);
 		}
 	}
 	return DCGM_ST_OK;
+}
+
+/* dcgmEntityGetLatestValues is the one-entity read (dcgm-exporter calls it
+ * once per GPU per scrape). */
+dcgmReturn_t dcgmEntityGetLatestValues(dcgmHandle_t h, dcgm_field_entity_group_t eg, int eid, unsigned short fields[],
+                                       unsigned int nf, dcgmFieldValue_v1 values[])
+{
+	struct state s;
+	struct val v;
+	CONNECTED(s);
+	if ((uintptr_t)h != conn_handle)
+		return DCGM_ST_BADPARAM; /* not the connection's handle */
+	tick(&s, fields, nf);
+	long long ts = now_us();
+	for (unsigned int f = 0; f < nf; f++) {
+		dcgmFieldValue_v1 *out = &values[f];
+		out->version = dcgmFieldValue_version1;
+		out->fieldId = fields[f];
+		entity_value(&s, &v, eg, (unsigned int)eid, fields[f], ts);
+		PUT_VALUE(out, &v);
+	}
+	return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGetLatestValuesForFields(dcgmHandle_t h, int gpu, unsigned short fields[], unsigned int nf,
+                                          dcgmFieldValue_v1 values[])
+{
+	return dcgmEntityGetLatestValues(h, DCGM_FE_GPU, gpu, fields, nf, values);
 }
 
 dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t g, dcgmFieldGrp_t fg, long long since,
@@ -457,4 +552,233 @@ dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t g, dcgmFieldGrp_
 	}
 	*next = now + 1;
 	return DCGM_ST_OK;
+}
+
+/*
+ * What dcgm-exporter calls besides the above, at start-up (field metadata,
+ * device attributes and topology, per-GPU groups) and per scrape
+ * (dcgmEntityGetLatestValues), so that the real dcgm-exporter runs against
+ * the same canned GPUs as the receiver.
+ */
+
+/* Field metadata: the fields the stand-in serves. */
+static const struct {
+	unsigned short id;
+	char type;
+	const char *tag;
+	int level; /* entity level */
+} field_table[] = {
+	{1, DCGM_FT_STRING, "driver_version", DCGM_FE_NONE},
+	{50, DCGM_FT_STRING, "name", DCGM_FE_GPU},
+	{54, DCGM_FT_STRING, "uuid", DCGM_FE_GPU},
+	{57, DCGM_FT_STRING, "pci_busid", DCGM_FE_GPU},
+	{70, DCGM_FT_INT64, "cpu_affinity_0", DCGM_FE_GPU},
+	{71, DCGM_FT_INT64, "cpu_affinity_1", DCGM_FE_GPU},
+	{72, DCGM_FT_INT64, "cpu_affinity_2", DCGM_FE_GPU},
+	{73, DCGM_FT_INT64, "cpu_affinity_3", DCGM_FE_GPU},
+	{100, DCGM_FT_INT64, "sm_clock", DCGM_FE_GPU},
+	{101, DCGM_FT_INT64, "memory_clock", DCGM_FE_GPU},
+	{112, DCGM_FT_INT64, "clocks_event_reasons", DCGM_FE_GPU},
+	{140, DCGM_FT_INT64, "memory_temp", DCGM_FE_GPU},
+	{150, DCGM_FT_INT64, "gpu_temp", DCGM_FE_GPU},
+	{155, DCGM_FT_DOUBLE, "power_usage", DCGM_FE_GPU},
+	{156, DCGM_FT_INT64, "total_energy_consumption", DCGM_FE_GPU},
+	{202, DCGM_FT_INT64, "pcie_replay_counter", DCGM_FE_GPU},
+	{203, DCGM_FT_INT64, "gpu_utilization", DCGM_FE_GPU},
+	{204, DCGM_FT_INT64, "mem_copy_utilization", DCGM_FE_GPU},
+	{206, DCGM_FT_INT64, "enc_utilization", DCGM_FE_GPU},
+	{207, DCGM_FT_INT64, "dec_utilization", DCGM_FE_GPU},
+	{230, DCGM_FT_INT64, "xid_errors", DCGM_FE_GPU},
+	{235, DCGM_FT_INT64, "pcie_max_link_gen", DCGM_FE_GPU},
+	{236, DCGM_FT_INT64, "pcie_max_link_width", DCGM_FE_GPU},
+	{240, DCGM_FT_INT64, "power_violation", DCGM_FE_GPU},
+	{241, DCGM_FT_INT64, "thermal_violation", DCGM_FE_GPU},
+	{250, DCGM_FT_INT64, "fb_total", DCGM_FE_GPU},
+	{251, DCGM_FT_INT64, "fb_free", DCGM_FE_GPU},
+	{252, DCGM_FT_INT64, "fb_used", DCGM_FE_GPU},
+	{253, DCGM_FT_INT64, "fb_reserved", DCGM_FE_GPU},
+	{310, DCGM_FT_INT64, "ecc_sbe_volatile_total", DCGM_FE_GPU},
+	{311, DCGM_FT_INT64, "ecc_dbe_volatile_total", DCGM_FE_GPU},
+	{393, DCGM_FT_INT64, "uncorrectable_remapped_rows", DCGM_FE_GPU},
+	{394, DCGM_FT_INT64, "correctable_remapped_rows", DCGM_FE_GPU},
+	{395, DCGM_FT_INT64, "row_remap_failure", DCGM_FE_GPU},
+	{1001, DCGM_FT_DOUBLE, "gr_engine_active", DCGM_FE_GPU},
+	{1002, DCGM_FT_DOUBLE, "sm_active", DCGM_FE_GPU},
+	{1003, DCGM_FT_DOUBLE, "sm_occupancy", DCGM_FE_GPU},
+	{1004, DCGM_FT_DOUBLE, "tensor_active", DCGM_FE_GPU},
+	{1005, DCGM_FT_DOUBLE, "dram_active", DCGM_FE_GPU},
+	{1006, DCGM_FT_DOUBLE, "fp64_active", DCGM_FE_GPU},
+	{1007, DCGM_FT_DOUBLE, "fp32_active", DCGM_FE_GPU},
+	{1008, DCGM_FT_DOUBLE, "fp16_active", DCGM_FE_GPU},
+	{1009, DCGM_FT_INT64, "pcie_tx_bytes", DCGM_FE_GPU},
+	{1010, DCGM_FT_INT64, "pcie_rx_bytes", DCGM_FE_GPU},
+	{1011, DCGM_FT_INT64, "nvlink_tx_bytes", DCGM_FE_GPU},
+	{1012, DCGM_FT_INT64, "nvlink_rx_bytes", DCGM_FE_GPU},
+};
+#define NFIELDS (sizeof(field_table) / sizeof(field_table[0]))
+
+/* DCGM returns zeroed metadata for an ID in range that it does not know,
+ * and NULL past the last field. */
+static dcgm_field_meta_t metas[NFIELDS];
+static dcgm_field_meta_t unknown_meta;
+
+int DcgmFieldsInit(void)
+{
+	for (size_t i = 0; i < NFIELDS; i++) {
+		dcgm_field_meta_t *m = &metas[i];
+		memset(m, 0, sizeof(*m));
+		m->fieldId = field_table[i].id;
+		m->fieldType = field_table[i].type;
+		m->size = field_table[i].type == DCGM_FT_STRING ? 0 : 8;
+		snprintf(m->tag, sizeof(m->tag), "%s", field_table[i].tag);
+		m->scope = field_table[i].level == DCGM_FE_NONE ? DCGM_FS_GLOBAL : DCGM_FS_ENTITY;
+		m->entityLevel = field_table[i].level;
+	}
+	return 0;
+}
+
+int DcgmFieldsTerm(void) { return 0; }
+
+dcgm_field_meta_p DcgmFieldGetById(unsigned short id)
+{
+	if (id >= DCGM_FI_MAX_FIELDS)
+		return NULL;
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (metas[i].fieldId == id && metas[i].fieldType)
+			return &metas[i];
+	return &unknown_meta;
+}
+
+dcgm_field_meta_p DcgmFieldGetByTag(const char *tag)
+{
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (metas[i].fieldType && !strcmp(metas[i].tag, tag))
+			return &metas[i];
+	return NULL;
+}
+
+dcgmReturn_t dcgmGetAllDevices(dcgmHandle_t h, unsigned int ids[DCGM_MAX_NUM_DEVICES], int *count)
+{
+	return dcgmGetAllSupportedDevices(h, ids, count);
+}
+
+dcgmReturn_t dcgmGetEntityGroupEntities(dcgmHandle_t h, dcgm_field_entity_group_t eg, dcgm_field_eid_t *entities,
+                                        int *n, unsigned int flags)
+{
+	struct state s;
+	(void)h;
+	(void)flags;
+	CONNECTED(s);
+	if (eg != DCGM_FE_GPU) {
+		*n = 0;
+		return DCGM_ST_OK;
+	}
+	if (*n < s.gpus) {
+		*n = s.gpus;
+		return DCGM_ST_INSUFFICIENT_SIZE;
+	}
+	for (int i = 0; i < s.gpus; i++)
+		entities[i] = (dcgm_field_eid_t)i;
+	*n = s.gpus;
+	return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGetGpuStatus(dcgmHandle_t h, unsigned int gpu, DcgmEntityStatus_t *status)
+{
+	struct state s;
+	(void)h;
+	CONNECTED(s);
+	*status = gpu < (unsigned int)s.gpus ? DcgmEntityStatusOk : DcgmEntityStatusUnknown;
+	return DCGM_ST_OK;
+}
+
+dcgmReturn_t dcgmGetDeviceAttributes(dcgmHandle_t h, unsigned int gpu, dcgmDeviceAttributes_t *a)
+{
+	struct state s;
+	(void)h;
+	CONNECTED(s);
+	if (a->version != dcgmDeviceAttributes_version3)
+		return DCGM_ST_VER_MISMATCH;
+	if (gpu >= (unsigned int)s.gpus)
+		return DCGM_ST_BADPARAM;
+	unsigned int version = a->version;
+	memset(a, 0, sizeof(*a));
+	a->version = version;
+	a->powerLimits.curPowerLimit = a->powerLimits.defaultPowerLimit = a->powerLimits.enforcedPowerLimit = 700;
+	a->powerLimits.minPowerLimit = 200;
+	a->powerLimits.maxPowerLimit = 700;
+	dcgmDeviceIdentifiers_t *id = &a->identifiers;
+	snprintf(id->brandName, sizeof(id->brandName), "NVIDIA");
+	snprintf(id->deviceName, sizeof(id->deviceName), "%s", s.noprof[gpu] ? "Tesla T4" : "NVIDIA H100 80GB HBM3");
+	pci_bus_id(id->pciBusId, sizeof(id->pciBusId), (int)gpu);
+	snprintf(id->serial, sizeof(id->serial), "16520000%05u", gpu);
+	gpu_uuid(id->uuid, sizeof(id->uuid), (int)gpu);
+	snprintf(id->vbios, sizeof(id->vbios), "96.00.99.00.01");
+	snprintf(id->inforomImageVersion, sizeof(id->inforomImageVersion), "G520.0200.00.05");
+	snprintf(id->driverVersion, sizeof(id->driverVersion), "550.54.15");
+	a->memoryUsage.bar1Total = 131072;
+	a->memoryUsage.fbTotal = 81559;
+	a->memoryUsage.fbUsed = 41559;
+	a->memoryUsage.fbFree = 40000;
+	return DCGM_ST_OK;
+}
+
+/* No peer paths: the stand-in's GPUs are not linked. Callers built with
+ * older headers ask for version 1 of the struct, newer ones for version 2. */
+dcgmReturn_t dcgmGetDeviceTopology(dcgmHandle_t h, unsigned int gpu, dcgmDeviceTopology_v2 *t)
+{
+	struct state s;
+	(void)h;
+	CONNECTED(s);
+	if (gpu >= (unsigned int)s.gpus)
+		return DCGM_ST_BADPARAM;
+	if (t->version == dcgmDeviceTopology_version1) {
+		dcgmDeviceTopology_v1 *t1 = (dcgmDeviceTopology_v1 *)t;
+		memset(t1->cpuAffinityMask, 0, sizeof(t1->cpuAffinityMask));
+		t1->numGpus = 0;
+		return DCGM_ST_OK;
+	}
+	if (t->version == dcgmDeviceTopology_version2) {
+		memset(t->cpuAffinityMask, 0, sizeof(t->cpuAffinityMask));
+		t->numGpus = 0;
+		return DCGM_ST_OK;
+	}
+	return DCGM_ST_VER_MISMATCH;
+}
+
+dcgmReturn_t dcgmGetNvLinkLinkStatus(dcgmHandle_t h, dcgmNvLinkStatus_v5 *st)
+{
+	(void)h;
+	(void)st;
+	return DCGM_ST_NOT_SUPPORTED;
+}
+
+dcgmReturn_t dcgmGroupAddDevice(dcgmHandle_t h, dcgmGpuGrp_t g, unsigned int gpu)
+{
+	return dcgmGroupAddEntity(h, g, DCGM_FE_GPU, gpu);
+}
+
+dcgmReturn_t dcgmUnwatchFields(dcgmHandle_t h, dcgmGpuGrp_t g, dcgmFieldGrp_t fg)
+{
+	struct state s;
+	(void)h;
+	(void)g;
+	(void)fg;
+	CONNECTED(s);
+	return DCGM_ST_OK;
+}
+
+/* The stand-in models GPUs only: no NVIDIA CPUs, no NVLink peers. */
+dcgmReturn_t dcgmGetCpuHierarchy(dcgmHandle_t h, dcgmCpuHierarchy_v1 *c)
+{
+	(void)h;
+	(void)c;
+	return DCGM_ST_NOT_SUPPORTED;
+}
+
+dcgmReturn_t dcgmGetNvLinkP2PStatus(dcgmHandle_t h, dcgmNvLinkP2PStatus_v1 *st)
+{
+	(void)h;
+	(void)st;
+	return DCGM_ST_NOT_SUPPORTED;
 }

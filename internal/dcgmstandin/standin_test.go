@@ -1,0 +1,63 @@
+package dcgmstandin_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/NVIDIA/go-dcgm/pkg/dcgm"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
+)
+
+// TestExporterCalls drives, through go-dcgm, the stand-in's entry points
+// that dcgm-exporter calls at start-up and per scrape (the benchmark runs
+// the real dcgm-exporter against them): field metadata, device attributes
+// with topology, CPU affinity and PCIe bandwidth, and per-entity reads.
+func TestExporterCalls(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	require.NoError(t, dcgmstandin.State{GPUs: 4, NoProf: []int{3}, Connected: true}.Write(state))
+	t.Setenv("STANDIN_DCGM_STATE", state)
+	require.NoError(t, dcgmstandin.Load("../../receiver/dcgmreceiver/testdata/standin-dcgm/libdcgm.c", dir))
+	cleanup, err := dcgm.Init(dcgm.Standalone, "localhost:5555", "0")
+	require.NoError(t, err)
+	t.Cleanup(cleanup)
+	require.GreaterOrEqual(t, dcgm.FieldsInit(), 0)
+
+	meta, err := dcgm.FieldGetByID(155)
+	require.NoError(t, err)
+	require.Equal(t, byte('d'), meta.FieldType)
+	require.Equal(t, dcgm.FE_GPU, meta.EntityLevel)
+	meta, err = dcgm.FieldGetByID(1)
+	require.NoError(t, err)
+	require.Equal(t, dcgm.FE_NONE, meta.EntityLevel, "the driver version belongs to no entity")
+	_, err = dcgm.FieldGetByID(5)
+	require.Error(t, err, "a field the stand-in does not serve is unsupported")
+
+	n, err := dcgm.GetAllDeviceCount()
+	require.NoError(t, err)
+	require.Equal(t, uint(4), n)
+	dev, err := dcgm.GetDeviceInfo(2)
+	require.NoError(t, err)
+	require.Equal(t, "GPU-5ca1ab1e-0000-4000-8000-000000000002", dev.UUID)
+	require.Equal(t, "NVIDIA H100 80GB HBM3", dev.Identifiers.Model)
+	require.Equal(t, "00000000:38:00.0", dev.PCI.BusID)
+	require.Equal(t, "Yes", dev.DCGMSupported)
+	require.Equal(t, int64(1969*16), dev.PCI.Bandwidth, "PCIe gen 4 x16, in MB/s")
+	require.Empty(t, dev.Topology, "the stand-in's GPUs have no peers")
+	dev, err = dcgm.GetDeviceInfo(3)
+	require.NoError(t, err)
+	require.Equal(t, "Tesla T4", dev.Identifiers.Model)
+
+	vals, err := dcgm.EntityGetLatestValues(dcgm.FE_GPU, 1, []dcgm.Short{150, 155, 54, 1002})
+	require.NoError(t, err)
+	require.Len(t, vals, 4)
+	require.Equal(t, int64(51), vals[0].Int64())
+	require.InDelta(t, 301.5, vals[1].Float64(), 1e-9)
+	require.Equal(t, "GPU-5ca1ab1e-0000-4000-8000-000000000001", vals[2].String())
+	require.InDelta(t, 0.52, vals[3].Float64(), 1e-9)
+	vals, err = dcgm.EntityGetLatestValues(dcgm.FE_GPU, 3, []dcgm.Short{1002})
+	require.NoError(t, err)
+	require.NotZero(t, vals[0].Status, "no profiling on the T4")
+}
