@@ -216,6 +216,7 @@ func measureDCGM(s *sink, work string) dcgmResult {
 		for i, run := range runners {
 			smp, err := run()
 			if err != nil {
+				//nolint:gocritic // exitAfterDefer: the deferred restore of -window does not matter once the program exits
 				log.Fatalf("dcgm %s: %v", res.paths[i].key, err)
 			}
 			log.Printf("dcgm run %d %-12s %.3f CPU s/M points, %.0f points/s, %.0f MB", r+1, res.paths[i].key,
@@ -239,7 +240,7 @@ func measureExporterAlone(env []string, counters string) (sample, error) {
 	defer p.stop()
 	url := "http://" + addr + "/metrics"
 	if err := waitHTTP(url, 20*time.Second); err != nil {
-		return sample{}, fmt.Errorf("%v: %s", err, p.logs.String())
+		return sample{}, fmt.Errorf("%w: %s", err, p.logs.String())
 	}
 	sc := startScraper(url)
 	defer sc.close()
@@ -272,7 +273,7 @@ func measureClassic(s *sink, work string, env []string, counters string) (sample
 	}
 	defer p.stop()
 	if err := waitHTTP("http://"+addr+"/metrics", 20*time.Second); err != nil {
-		return sample{}, fmt.Errorf("%v: %s", err, p.logs.String())
+		return sample{}, fmt.Errorf("%w: %s", err, p.logs.String())
 	}
 	config := fmt.Sprintf(`
 receivers:
@@ -299,14 +300,14 @@ processors:
 	cpuE0, err1 := e.cpuSeconds()
 	cpuC0, err2 := c.cpuSeconds()
 	if err1 != nil || err2 != nil {
-		return sample{}, fmt.Errorf("%v %v: %s %s", err1, err2, p.logs.String(), c.logs.String())
+		return sample{}, fmt.Errorf("%w %w: %s %s", err1, err2, p.logs.String(), c.logs.String())
 	}
 	p0 := s.points.Load()
 	time.Sleep(*window)
 	cpuE1, err1 := e.cpuSeconds()
 	cpuC1, err2 := c.cpuSeconds()
 	if err1 != nil || err2 != nil {
-		return sample{}, fmt.Errorf("%v %v", err1, err2)
+		return sample{}, fmt.Errorf("%w %w", err1, err2)
 	}
 	smp := sample{cpu: cpuE1 - cpuE0 + cpuC1 - cpuC0, points: s.points.Load() - p0, rssMB: e.peakRSSMB() + c.peakRSSMB()}
 	if smp.points == 0 {
