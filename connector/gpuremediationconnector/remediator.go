@@ -329,6 +329,7 @@ func (r *remediator) tick(ctx context.Context, now time.Time) {
 		}
 	}
 	r.pending = r.pending[:0]
+	r.forget(now)
 	if r.cfg.Uncordon.Enabled {
 		if err := r.uncordon(ctx, now); err != nil {
 			failures = append(failures, err)
@@ -403,10 +404,39 @@ func (r *remediator) decide(d detected) *plan {
 // touchesNode says whether a plan changes the node beyond an Event.
 func (p *plan) touchesNode() bool { return p.rem >= policy.ResetGPU }
 
+// fleetHorizon is how recently a node must have reported to count in the
+// fleet the circuit breaker's share is of.
+func (r *remediator) fleetHorizon() time.Duration { return max(r.cfg.Breaker.Window, 15*time.Minute) }
+
+// forget drops the state of GPUs silent for gpu_ttl (or reporting from a
+// clock that far ahead), and of nodes silent beyond the fleet's horizon:
+// under churn, new GPUs and pods keep coming and the old never report
+// again. A GPU under an action this component took on the cluster stays,
+// so that its node can be given back. Called with mu held.
+func (r *remediator) forget(now time.Time) {
+	ttl := r.cfg.GPUTTL
+	for id, g := range r.gpus {
+		if age := now.Sub(g.lastSeen); age <= ttl && age >= -ttl {
+			continue
+		}
+		if r.handled[id] != nil && !r.dryRun() {
+			continue
+		}
+		delete(r.gpus, id)
+		delete(r.handled, id)
+		r.policy.Forget(id)
+	}
+	for node, at := range r.seen {
+		if now.Sub(at) > r.fleetHorizon() {
+			delete(r.seen, node)
+		}
+	}
+}
+
 func (r *remediator) fleet(now time.Time) int {
 	n := 0
 	for _, at := range r.seen {
-		if now.Sub(at) < max(r.cfg.Breaker.Window, 15*time.Minute) {
+		if now.Sub(at) < r.fleetHorizon() {
 			n++
 		}
 	}
