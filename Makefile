@@ -13,7 +13,7 @@ BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './_build-agent/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
-.PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver kube-controller-manager
+.PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver kube-controller-manager fuzz
 
 all: build
 
@@ -102,6 +102,19 @@ e2e: build
 		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu.service > $$d/security.txt; \
 		rc=$$?; tail -1 $$d/security.txt; rm -rf $$d; exit $$rc; fi
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'Prometheus' -v -timeout 15m ./e2e/...
+
+# Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
+# each component reads); a failing input is written under the package's
+# testdata/fuzz/ and fails the run. Seven targets: about 3 minutes with their builds.
+FUZZTIME ?= 20s
+FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
+	processor/gpuanalyzerprocessor:FuzzConfig processor/gpuanalyzerprocessor:FuzzConsume \
+	connector/gpuautoscaleconnector:FuzzConfig connector/gpuautoscaleconnector:FuzzConsume \
+	connector/gpuremediationconnector:FuzzConfig connector/gpuremediationconnector:FuzzConsume
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; done
 
 COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector
 

@@ -16,7 +16,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 )
 
-func shadow(t *testing.T) *remediator {
+func shadow(t testing.TB) *remediator {
 	t.Helper()
 	cfg := createDefaultConfig()
 	cfg.Auth.Type = "none"

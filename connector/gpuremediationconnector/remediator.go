@@ -131,6 +131,7 @@ type remediator struct {
 	plans   []*plan
 	handled map[string]*handled // by GPU
 	counts  map[[2]string]int64 // {action, reason} → count
+	bad     rejected            // evidence not taken, in the batch being read
 	firstTS pcommon.Timestamp
 	logs    plog.Logs
 	out     []Decision // decisions of the current tick
@@ -268,13 +269,14 @@ func (r *remediator) loop(ctx context.Context) {
 }
 
 // consume reads the faults of a batch; they are acted on at the next tick.
-func (r *remediator) consume(_ context.Context, md pmetric.Metrics) error {
+func (r *remediator) consume(ctx context.Context, md pmetric.Metrics) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		r.pending = append(r.pending, r.detect(rms.At(i))...)
 	}
+	r.bad.record(ctx, r.tb)
 	return nil
 }
 
