@@ -83,10 +83,11 @@ $(KUBE_CONTROLLER_MANAGER): internal/tools/kubecontrollermanager/go.mod internal
 kube-controller-manager: $(KUBE_CONTROLLER_MANAGER)
 
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
-# kube-apiserver with etcd), then the distribution's end-to-end tests.
+# kube-apiserver with etcd), then the distribution's end-to-end tests (among
+# them a 3-minute churn soak and a flood: -timeout 30m).
 test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
-	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v ./e2e/...
+	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/...
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # remote-write through an outage, the rules (promtool), every dashboard
