@@ -107,6 +107,8 @@ e2e: build
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's
 # testdata/fuzz/ and fails the run. Seven targets: about 3 minutes with their builds.
+# Minimizing each new input may take 5 s at most (the default, 60 s, would
+# spend a whole run on the first one).
 FUZZTIME ?= 20s
 FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
 	processor/gpuanalyzerprocessor:FuzzConfig processor/gpuanalyzerprocessor:FuzzConsume \
@@ -115,7 +117,7 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; done
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./$$pkg || exit 1; done
 
 COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector
 
