@@ -178,7 +178,7 @@ service:
 	rssBefore, _ := rssKiB(gw.cmd.Process.Pid)
 
 	// The flood: 8 gRPC and 2 HTTP senders, 2,000 GPUs (10,000 data
-	// points, ~1 MB) a request, as fast as the gateway answers, for 20 s.
+	// points) a request, as fast as the gateway answers, for 20 s.
 	var grpcCodes, httpCodes tally
 	var floodSent atomic.Int64
 	stop := make(chan struct{})

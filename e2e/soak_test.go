@@ -410,8 +410,8 @@ service:
 	if last > mid*11/10+16<<10 {
 		t.Errorf("RSS still grows: last third's peak %d KiB against the middle third's %d KiB", last, mid)
 	}
-	if cap := int64(512 << 10); last > cap {
-		t.Errorf("RSS %d KiB above the hard cap of %d KiB", last, cap)
+	if hardCap := int64(512 << 10); last > hardCap {
+		t.Errorf("RSS %d KiB above the hard cap of %d KiB", last, hardCap)
 	}
 	c.stop(t)
 }
