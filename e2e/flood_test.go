@@ -91,7 +91,9 @@ func (t *tally) get(k string) int {
 // one of its data points reaches the backend, none twice.
 func TestE2EFlood(t *testing.T) {
 	sink := &otlpSink{count: "agent.gpu.sm.active"}
-	sink.delay.Store(int64(300 * time.Millisecond)) // a backend slower than the flood
+	// A backend slower than any machine floods: one request a second, of at
+	// most 8,192 data points (the batch processor's default).
+	sink.delay.Store(int64(time.Second))
 	sinkAddr := startSink(t, sink)
 	dir := t.TempDir()
 
@@ -117,7 +119,7 @@ exporters:
     endpoint: %s
     tls: {insecure: true}
     timeout: 30s
-    sending_queue: {queue_size: 100000, num_consumers: 2}
+    sending_queue: {queue_size: 100000, num_consumers: 1}
     retry_on_failure: {max_elapsed_time: 0s}
 service:
   telemetry:
