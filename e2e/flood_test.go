@@ -253,6 +253,11 @@ service:
 	t.Logf("flood for 20 s: gRPC %s; HTTP %s; %d data points accepted; gateway RSS %d MiB before, %d MiB at peak",
 		grpcCodes.String(), httpCodes.String(), floodSent.Load(), rssBefore>>10, peakRSS>>10)
 
+	// Within the gateway Deployment's memory limit (1Gi): a pod would not
+	// have been killed.
+	if peakRSS > 1<<20 {
+		t.Errorf("the gateway's RSS reached %d MiB under the flood, above the manifest's 1Gi limit", peakRSS>>10)
+	}
 	body, err := scrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetry))
 	if err != nil {
 		t.Fatal(err)
