@@ -13,7 +13,7 @@ BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './_build-agent/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
-.PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver kube-controller-manager
+.PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver kube-controller-manager fuzz
 
 all: build
 
@@ -93,10 +93,11 @@ $(KUBE_CONTROLLER_MANAGER): internal/tools/kubecontrollermanager/go.mod internal
 kube-controller-manager: $(KUBE_CONTROLLER_MANAGER)
 
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
-# kube-apiserver with etcd), then the distribution's end-to-end tests.
+# kube-apiserver with etcd), then the distribution's end-to-end tests (among
+# them a 3-minute churn soak and a flood: -timeout 30m).
 test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
-	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v ./e2e/...
+	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/...
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # remote-write through an outage, the rules (promtool), every dashboard
@@ -112,6 +113,21 @@ e2e: build
 		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu.service > $$d/security.txt; \
 		rc=$$?; tail -1 $$d/security.txt; rm -rf $$d; exit $$rc; fi
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'Prometheus' -v -timeout 15m ./e2e/...
+
+# Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
+# each component reads); a failing input is written under the package's
+# testdata/fuzz/ and fails the run. Seven targets: about 3 minutes with their builds.
+# Minimizing each new input may take 5 s at most (the default, 60 s, would
+# spend a whole run on the first one).
+FUZZTIME ?= 20s
+FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
+	processor/gpuanalyzerprocessor:FuzzConfig processor/gpuanalyzerprocessor:FuzzConsume \
+	connector/gpuautoscaleconnector:FuzzConfig connector/gpuautoscaleconnector:FuzzConsume \
+	connector/gpuremediationconnector:FuzzConfig connector/gpuremediationconnector:FuzzConsume
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./$$pkg || exit 1; done
 
 COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector
 

@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 	"k8s.io/klog/v2"
 
@@ -264,9 +266,11 @@ func (a *autoscaler) connect(now time.Time) {
 
 // consume keeps the latest value of each series of each target's metrics.
 // It holds mu only to store them.
-func (a *autoscaler) consume(_ context.Context, md pmetric.Metrics) error {
+func (a *autoscaler) consume(ctx context.Context, md pmetric.Metrics) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := a.now()
+	var bad rejected
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
@@ -283,11 +287,43 @@ func (a *autoscaler) consume(_ context.Context, md pmetric.Metrics) error {
 			if pod == "" {
 				continue // neither a pod nor a GPU: not the value of a replica
 			}
-			t.ingest(rm, gpu, pod)
-			t.serving.ingest(rm, pod)
+			t.ingest(rm, gpu, pod, now, a.cfg.MetricMaxAge, &bad)
+			t.serving.ingest(rm, pod, now, a.cfg.MetricMaxAge, &bad)
 		}
 	}
+	bad.record(ctx, a.tb)
 	return nil
+}
+
+// rejected counts the data points of a target's metrics that are no value,
+// by reason, for the connector's rejected_data_points telemetry.
+type rejected struct{ notFinite, wrongType, future int64 }
+
+func (r *rejected) record(ctx context.Context, tb *metadata.TelemetryBuilder) {
+	for _, c := range []struct {
+		reason string
+		n      int64
+	}{{"not_finite", r.notFinite}, {"wrong_type", r.wrongType}, {"future_timestamp", r.future}} {
+		if c.n > 0 {
+			tb.ConnectorGpuAutoscaleRejectedDataPoints.Add(ctx, c.n, metric.WithAttributes(attribute.String("reason", c.reason)))
+		}
+	}
+}
+
+// value checks one data point: a finite value at a time not far ahead of
+// now (a series from a clock far ahead would never age out).
+func (r *rejected) value(dp pmetric.NumberDataPoint, now time.Time, maxAge time.Duration) (float64, time.Time, bool) {
+	v := metricpoints.Value(dp)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		r.notFinite++ // a stale marker or a broken value: no value
+		return 0, time.Time{}, false
+	}
+	at := dp.Timestamp().AsTime()
+	if at.Sub(now) > 10*maxAge {
+		r.future++
+		return 0, time.Time{}, false
+	}
+	return v, at, true
 }
 
 func str(m pcommon.Map, k string) string {
@@ -306,7 +342,7 @@ func matches(attrs pcommon.Map, want map[string]string) bool {
 	return true
 }
 
-func (t *target) ingest(rm pmetric.ResourceMetrics, gpu, pod string) {
+func (t *target) ingest(rm pmetric.ResourceMetrics, gpu, pod string, now time.Time, maxAge time.Duration, bad *rejected) {
 	sms := rm.ScopeMetrics()
 	for i := 0; i < sms.Len(); i++ {
 		ms := sms.At(i).Metrics()
@@ -318,6 +354,7 @@ func (t *target) ingest(rm pmetric.ResourceMetrics, gpu, pod string) {
 				}
 				dps, ok := metricpoints.Of(m)
 				if !ok {
+					bad.wrongType += int64(metricpoints.Count(m))
 					continue
 				}
 				for k := 0; k < dps.Len(); k++ {
@@ -325,11 +362,10 @@ func (t *target) ingest(rm pmetric.ResourceMetrics, gpu, pod string) {
 					if !matches(dp.Attributes(), mc.Attributes) {
 						continue
 					}
-					v := metricpoints.Value(dp)
-					if math.IsNaN(v) || math.IsInf(v, 0) {
-						continue // a stale marker or a broken value: no value
+					v, at, ok := bad.value(dp, now, maxAge)
+					if !ok {
+						continue
 					}
-					at := dp.Timestamp().AsTime()
 					key := pod + "\x00" + gpu + "\x00" + seriesKey(dp.Attributes())
 					if prev, ok := t.series[mi][key]; !ok || at.After(prev.at) {
 						t.series[mi][key] = seriesValue{pod: pod, value: v, at: at}
@@ -366,7 +402,7 @@ func (t *target) podValues(now time.Time, maxAge time.Duration) []map[string]flo
 		pods := map[string]*acc{}
 		for key, s := range t.series[mi] {
 			age := now.Sub(s.at)
-			if age > 10*maxAge {
+			if age > 10*maxAge || age < -10*maxAge {
 				delete(t.series[mi], key)
 				continue
 			}

@@ -135,7 +135,7 @@ func newServingTarget(t *TargetConfig) *servingTarget {
 }
 
 // ingest keeps the latest queue length of a pod (its data points summed).
-func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string) {
+func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string, now time.Time, maxAge time.Duration, bad *rejected) {
 	if s == nil || pod == "" {
 		return
 	}
@@ -149,15 +149,14 @@ func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string) {
 			}
 			dps, ok := metricpoints.Of(m)
 			if !ok {
+				bad.wrongType += int64(metricpoints.Count(m))
 				continue
 			}
 			for k := 0; k < dps.Len(); k++ {
-				dp := dps.At(k)
-				v := metricpoints.Value(dp)
-				if math.IsNaN(v) || math.IsInf(v, 0) {
+				v, at, ok := bad.value(dps.At(k), now, maxAge)
+				if !ok {
 					continue
 				}
-				at := dp.Timestamp().AsTime()
 				if prev, ok := s.queue[pod]; !ok || at.After(prev.at) {
 					s.queue[pod] = seriesValue{pod: pod, value: v, at: at}
 				}
@@ -175,7 +174,7 @@ func (s *servingTarget) snapshot(now time.Time, maxAge time.Duration) {
 	s.waiting = make(map[string]float64, len(s.queue))
 	for pod, q := range s.queue {
 		age := now.Sub(q.at)
-		if age > 10*maxAge {
+		if age > 10*maxAge || age < -10*maxAge {
 			delete(s.queue, pod)
 			continue
 		}

@@ -30,6 +30,11 @@ type Config struct {
 	// OptOutLabel: a node with this label set to "true" is never acted on.
 	OptOutLabel string         `mapstructure:"opt_out_label"`
 	Uncordon    UncordonConfig `mapstructure:"uncordon"`
+	// GPUTTL forgets the fault evidence of a GPU that has not reported for
+	// this long, so that GPUs coming and going do not grow the state
+	// without bound. A GPU still under an action this component took
+	// (cordoned, waiting to be given back) is kept.
+	GPUTTL time.Duration `mapstructure:"gpu_ttl"`
 	// MetricsBuilderConfig turns the connector's own metrics on and off
 	// (metrics).
 	metadata.MetricsBuilderConfig `mapstructure:",squash"`
@@ -145,6 +150,7 @@ func createDefaultConfig() *Config {
 		Breaker:     BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour},
 		OptOutLabel: "gpu-remediation.otelcol-gpu.io/opt-out",
 		Uncordon:    UncordonConfig{HealthyFor: 30 * time.Minute},
+		GPUTTL:      time.Hour,
 	}
 }
 
@@ -201,6 +207,9 @@ func (cfg *Config) Validate() error {
 	}
 	if b.Window <= 0 {
 		bad("circuit_breaker::window must be positive, got %v", b.Window)
+	}
+	if cfg.GPUTTL <= 0 {
+		bad("gpu_ttl must be positive, got %v", cfg.GPUTTL)
 	}
 	if cfg.Uncordon.Enabled && cfg.Uncordon.HealthyFor <= 0 {
 		bad("uncordon::healthy_for must be positive when uncordon is enabled, got %v", cfg.Uncordon.HealthyFor)

@@ -1,14 +1,20 @@
 package gpuremediationconnector
 
 import (
+	"context"
+	"math"
 	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 )
 
 // Names read from the pipeline: the dcgm receiver's metrics and the
@@ -77,6 +83,7 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 	}
 	gpu := str(attrs, attrGPU)
 	if node == "" || gpu == "" {
+		r.bad.noGPU += evidencePoints(rm)
 		return nil
 	}
 	g := r.gpus[gpu]
@@ -102,6 +109,7 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 			switch m.Name() {
 			case metricXID:
 				if m.Type() != pmetric.MetricTypeSum {
+					r.bad.wrongType += int64(metricpoints.Count(m))
 					continue
 				}
 				dps := m.Sum().DataPoints()
@@ -109,6 +117,10 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 					dp := dps.At(k)
 					code, ok := dp.Attributes().Get(attrXID)
 					if !ok || code.Type() != pcommon.ValueTypeInt || code.Int() < 1 || code.Int() > 255 {
+						r.bad.invalidXID++
+						continue
+					}
+					if !r.bad.count(dp) {
 						continue
 					}
 					g.see(dp.Timestamp(), r)
@@ -118,12 +130,16 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 				}
 			case metricECC:
 				if m.Type() != pmetric.MetricTypeSum {
+					r.bad.wrongType += int64(metricpoints.Count(m))
 					continue
 				}
 				dps := m.Sum().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					dp := dps.At(k)
 					if str(dp.Attributes(), attrErrorType) != eccUncorrectedV {
+						continue
+					}
+					if !r.bad.count(dp) {
 						continue
 					}
 					g.see(dp.Timestamp(), r)
@@ -133,11 +149,15 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 				}
 			case metricRowRemap:
 				if m.Type() != pmetric.MetricTypeGauge {
+					r.bad.wrongType += int64(metricpoints.Count(m))
 					continue
 				}
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					dp := dps.At(k)
+					if !r.bad.level(dp) {
+						continue
+					}
 					g.see(dp.Timestamp(), r)
 					failed := value(dp) >= 1
 					if failed && !g.remap {
@@ -147,6 +167,7 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 				}
 			case metricVerdict:
 				if m.Type() != pmetric.MetricTypeGauge {
+					r.bad.wrongType += int64(metricpoints.Count(m))
 					continue
 				}
 				dps := m.Gauge().DataPoints()
@@ -214,4 +235,54 @@ func (g *gpuState) increase(key string, dp pmetric.NumberDataPoint) bool {
 	default:
 		return false
 	}
+}
+
+// rejected counts the data points of fault evidence not taken, by reason,
+// for the connector's rejected_data_points telemetry.
+type rejected struct{ wrongType, invalidXID, invalidValue, noGPU int64 }
+
+// count reports whether a counter's point is a count: finite, not negative.
+func (r *rejected) count(dp pmetric.NumberDataPoint) bool {
+	if v := value(dp); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		r.invalidValue++
+		return false
+	}
+	return true
+}
+
+// level reports whether a level's point is a number.
+func (r *rejected) level(dp pmetric.NumberDataPoint) bool {
+	if v := value(dp); math.IsNaN(v) || math.IsInf(v, 0) {
+		r.invalidValue++
+		return false
+	}
+	return true
+}
+
+func (r *rejected) record(ctx context.Context, tb *metadata.TelemetryBuilder) {
+	for _, c := range []struct {
+		reason string
+		n      int64
+	}{{"wrong_type", r.wrongType}, {"invalid_xid", r.invalidXID}, {"invalid_value", r.invalidValue}, {"no_gpu", r.noGPU}} {
+		if c.n > 0 {
+			tb.ConnectorGpuRemediationRejectedDataPoints.Add(ctx, c.n, metric.WithAttributes(attribute.String("reason", c.reason)))
+		}
+	}
+	*r = rejected{}
+}
+
+// evidencePoints counts a resource's data points of fault evidence.
+func evidencePoints(rm pmetric.ResourceMetrics) int64 {
+	var n int64
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			switch m := ms.At(j); m.Name() {
+			case metricXID, metricECC, metricRowRemap:
+				n += int64(metricpoints.Count(m))
+			}
+		}
+	}
+	return n
 }

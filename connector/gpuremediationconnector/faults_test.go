@@ -17,7 +17,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
-func shadow(t *testing.T) *remediator {
+func shadow(t testing.TB) *remediator {
 	t.Helper()
 	cfg := createDefaultConfig()
 	cfg.Auth.Type = "none"

@@ -123,6 +123,7 @@ type remediator struct {
 	plans   []*plan
 	handled map[string]*handled // by GPU
 	counts  map[[2]string]int64 // {action, reason} → count
+	bad     rejected            // evidence not taken, in the batch being read
 	firstTS pcommon.Timestamp
 	logs    plog.Logs
 	out     []offline.Decision // decisions of the current tick
@@ -261,13 +262,14 @@ func (r *remediator) loop(ctx context.Context) {
 }
 
 // consume reads the faults of a batch; they are acted on at the next tick.
-func (r *remediator) consume(_ context.Context, md pmetric.Metrics) error {
+func (r *remediator) consume(ctx context.Context, md pmetric.Metrics) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		r.pending = append(r.pending, r.detect(rms.At(i))...)
 	}
+	r.bad.record(ctx, r.tb)
 	return nil
 }
 
@@ -322,6 +324,7 @@ func (r *remediator) tick(ctx context.Context, now time.Time) {
 		}
 	}
 	r.pending = r.pending[:0]
+	r.forget(now)
 	if r.cfg.Uncordon.Enabled {
 		if err := r.uncordon(ctx, now); err != nil {
 			failures = append(failures, err)
@@ -396,10 +399,39 @@ func (r *remediator) decide(d detected) *plan {
 // touchesNode says whether a plan changes the node beyond an Event.
 func (p *plan) touchesNode() bool { return p.rem >= policy.ResetGPU }
 
+// fleetHorizon is how recently a node must have reported to count in the
+// fleet the circuit breaker's share is of.
+func (r *remediator) fleetHorizon() time.Duration { return max(r.cfg.Breaker.Window, 15*time.Minute) }
+
+// forget drops the state of GPUs silent for gpu_ttl (or reporting from a
+// clock that far ahead), and of nodes silent beyond the fleet's horizon:
+// under churn, new GPUs and pods keep coming and the old never report
+// again. A GPU under an action this component took on the cluster stays,
+// so that its node can be given back. Called with mu held.
+func (r *remediator) forget(now time.Time) {
+	ttl := r.cfg.GPUTTL
+	for id, g := range r.gpus {
+		if age := now.Sub(g.lastSeen); age <= ttl && age >= -ttl {
+			continue
+		}
+		if r.handled[id] != nil && !r.dryRun() {
+			continue
+		}
+		delete(r.gpus, id)
+		delete(r.handled, id)
+		r.policy.Forget(id)
+	}
+	for node, at := range r.seen {
+		if now.Sub(at) > r.fleetHorizon() {
+			delete(r.seen, node)
+		}
+	}
+}
+
 func (r *remediator) fleet(now time.Time) int {
 	n := 0
 	for _, at := range r.seen {
-		if now.Sub(at) < max(r.cfg.Breaker.Window, 15*time.Minute) {
+		if now.Sub(at) < r.fleetHorizon() {
 			n++
 		}
 	}

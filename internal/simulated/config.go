@@ -151,6 +151,12 @@ type model struct {
 	nvlink          bool
 }
 
+// The largest fleet simulated: the analyzer's default max_gpus.
+const (
+	MaxGPUs        = 100_000
+	MaxGPUsPerHost = 64
+)
+
 // Check checks the fleet; errors name the key under `simulated`. It is not
 // named Validate on purpose: the collector's config walk calls every nested
 // Validate, and the dcgm receiver must check this block only when its
@@ -162,6 +168,9 @@ func (c *Config) Check() error {
 	var errs []error
 	if c.Hosts <= 0 || c.GPUsPerHost <= 0 {
 		errs = append(errs, fmt.Errorf("hosts and gpus_per_host must be positive, got %d and %d", c.Hosts, c.GPUsPerHost))
+	} else if c.GPUsPerHost > MaxGPUsPerHost || c.Hosts > MaxGPUs/c.GPUsPerHost {
+		// A fleet beyond this is a typo, and would take the memory of one.
+		errs = append(errs, fmt.Errorf("hosts × gpus_per_host must be at most %d with at most %d GPUs per host, got %d × %d", MaxGPUs, MaxGPUsPerHost, c.Hosts, c.GPUsPerHost))
 	}
 	if len(c.Models) == 0 {
 		errs = append(errs, errors.New("models must name at least one model (h100, a100, t4, p100)"))

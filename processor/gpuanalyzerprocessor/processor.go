@@ -46,6 +46,12 @@ type analyzerProcessor struct {
 	costOn   bool          // prices are configured: emit nvidia.gpu.cost
 	costUnit string        // {USD}
 	summary  *fleetSummary // nil unless summary_interval is set
+
+	// bad counts the batch's data points not analysed for what they are,
+	// reported as rejected_data_points; now is the clock they are checked
+	// against.
+	bad rejectCounts
+	now func() time.Time
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -65,6 +71,7 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		prices:   newPricer(&cfg.Cost),
 		costOn:   cfg.Cost.enabled(),
 		costUnit: "{" + cfg.Cost.Currency + "}",
+		now:      time.Now,
 	}
 	for i, a := range cfg.Alerts.byName() {
 		p.severities[i] = a.Severity
@@ -100,6 +107,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	var unanalyzed, ignored, rejected, outOfOrder, latest int64
 	rms := md.ResourceMetrics()
 	var s analysis.Sample
+	p.bad = rejectCounts{horizon: p.now().Add(p.cfg.GPUTTL).UnixNano()}
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
 		attrs := rm.Resource().Attributes()
@@ -156,6 +164,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	if rejected > 0 {
 		p.tb.ProcessorGpuAnalyzerGpusRejected.Add(ctx, rejected)
 	}
+	p.bad.record(ctx, p.tb)
 	if outOfOrder > 0 {
 		p.tb.ProcessorGpuAnalyzerSamplesOutOfOrder.Add(ctx, outOfOrder)
 	}
@@ -239,10 +248,14 @@ func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Samp
 			m := ms.At(j)
 			dps, ok := metricpoints.Of(m)
 			if !ok {
+				p.bad.wrongType(m)
 				continue
 			}
 			for k := 0; k < dps.Len(); k++ {
 				dp := dps.At(k)
+				if p.bad.future(dp) {
+					continue
+				}
 				if !p.read(m.Name(), dp, s, fb) {
 					ignored++
 				}

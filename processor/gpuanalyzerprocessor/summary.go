@@ -95,9 +95,10 @@ func (f *fleetSummary) flush() {
 	if f.now < f.next {
 		return
 	}
-	for f.next <= f.now {
-		f.next += f.interval
-	}
+	// The next interval boundary after now, in one step: a GPU stamped
+	// decades apart from the rest must not make this loop for each
+	// interval in between.
+	f.next += ((f.now-f.next)/f.interval + 1) * f.interval
 	ids := slices.SortedFunc(maps.Keys(f.gpus), func(a, b string) int {
 		return cmp.Or(strings.Compare(f.gpus[a].name, f.gpus[b].name), strings.Compare(a, b))
 	})

@@ -82,3 +82,16 @@ func TestSummaryLine(t *testing.T) {
 	add("i2", gpuLine{name: "n/9", class: analysis.Idle, price: 3.5})
 	require.Equal(t, "7 GPUs: 4 memory_bound, 1 compute_bound, 2 idle (1 held by a pod: 3.50 EUR/h wasted), 4 stragglers: n/1 in ml/a, n/2 in ml/b, n/3 in ml/c and 1 more", f.line(ids))
 }
+
+// A sample stamped centuries after the first moves the next summary to the
+// boundary after it (stepping there a second at a time took minutes).
+func TestSummaryAfterATimeJump(t *testing.T) {
+	f := &fleetSummary{logger: zap.NewNop(), interval: int64(time.Second), ttl: int64(time.Minute), gpus: map[string]*gpuLine{}}
+	f.now = 1
+	f.flush()
+	f.now = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	f.flush()
+	require.Greater(t, f.next, f.now)
+	require.LessOrEqual(t, f.next-f.now, int64(time.Second))
+	require.Zero(t, (f.next-1-int64(time.Second))%int64(time.Second), "on the first sample's interval grid")
+}

@@ -23,12 +23,13 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                             metric.Meter
-	mu                                sync.Mutex
-	registrations                     []metric.Registration
-	ConnectorGpuAutoscaleAPIErrors    metric.Int64Counter
-	ConnectorGpuAutoscaleEvaluations  metric.Int64Counter
-	ConnectorGpuAutoscaleScaleActions metric.Int64Counter
+	meter                                   metric.Meter
+	mu                                      sync.Mutex
+	registrations                           []metric.Registration
+	ConnectorGpuAutoscaleAPIErrors          metric.Int64Counter
+	ConnectorGpuAutoscaleEvaluations        metric.Int64Counter
+	ConnectorGpuAutoscaleRejectedDataPoints metric.Int64Counter
+	ConnectorGpuAutoscaleScaleActions       metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -70,6 +71,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_gpu_autoscale_evaluations",
 		metric.WithDescription("Target evaluations. [Development]"),
 		metric.WithUnit("{evaluation}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorGpuAutoscaleRejectedDataPoints, err = builder.meter.Int64Counter(
+		"otelcol_connector_gpu_autoscale_rejected_data_points",
+		metric.WithDescription("Data points of a target's metrics not taken as values, by reason: not_finite (NaN, a staleness marker, or an infinity), wrong_type (not a gauge or a sum), future_timestamp (ahead of the clock by more than ten metric_max_age). [Development]"),
+		metric.WithUnit("{datapoint}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorGpuAutoscaleScaleActions, err = builder.meter.Int64Counter(

@@ -53,6 +53,22 @@ func AssertEqualConnectorGpuAutoscaleEvaluations(t *testing.T, tt *componenttest
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualConnectorGpuAutoscaleRejectedDataPoints(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_gpu_autoscale_rejected_data_points",
+		Description: "Data points of a target's metrics not taken as values, by reason: not_finite (NaN, a staleness marker, or an infinity), wrong_type (not a gauge or a sum), future_timestamp (ahead of the clock by more than ten metric_max_age). [Development]",
+		Unit:        "{datapoint}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_gpu_autoscale_rejected_data_points")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualConnectorGpuAutoscaleScaleActions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_connector_gpu_autoscale_scale_actions",

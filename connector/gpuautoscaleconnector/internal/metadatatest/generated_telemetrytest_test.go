@@ -21,11 +21,15 @@ func TestSetupTelemetry(t *testing.T) {
 	defer tb.Shutdown()
 	tb.ConnectorGpuAutoscaleAPIErrors.Add(context.Background(), 1)
 	tb.ConnectorGpuAutoscaleEvaluations.Add(context.Background(), 1)
+	tb.ConnectorGpuAutoscaleRejectedDataPoints.Add(context.Background(), 1)
 	tb.ConnectorGpuAutoscaleScaleActions.Add(context.Background(), 1)
 	AssertEqualConnectorGpuAutoscaleAPIErrors(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorGpuAutoscaleEvaluations(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorGpuAutoscaleRejectedDataPoints(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorGpuAutoscaleScaleActions(t, testTel,

@@ -23,10 +23,11 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                            metric.Meter
-	mu                               sync.Mutex
-	registrations                    []metric.Registration
-	ConnectorGpuRemediationAPIErrors metric.Int64Counter
+	meter                                     metric.Meter
+	mu                                        sync.Mutex
+	registrations                             []metric.Registration
+	ConnectorGpuRemediationAPIErrors          metric.Int64Counter
+	ConnectorGpuRemediationRejectedDataPoints metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -62,6 +63,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_connector_gpu_remediation_api_errors",
 		metric.WithDescription("Kubernetes API calls that failed (unreachable, slow, forbidden, conflict); the step is retried with back-off. [Development]"),
 		metric.WithUnit("{error}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorGpuRemediationRejectedDataPoints, err = builder.meter.Int64Counter(
+		"otelcol_connector_gpu_remediation_rejected_data_points",
+		metric.WithDescription("Data points of fault evidence (XID and ECC counters, row-remap failure, the analyzer's verdict) not taken, by reason: wrong_type (not the sum or gauge expected), invalid_xid (no XID code from 1 to 255), invalid_value (NaN, infinite, or a negative count), no_gpu (a resource without hw.id or node). [Development]"),
+		metric.WithUnit("{datapoint}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -36,3 +36,19 @@ func AssertEqualConnectorGpuRemediationAPIErrors(t *testing.T, tt *componenttest
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
+
+func AssertEqualConnectorGpuRemediationRejectedDataPoints(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_connector_gpu_remediation_rejected_data_points",
+		Description: "Data points of fault evidence (XID and ECC counters, row-remap failure, the analyzer's verdict) not taken, by reason: wrong_type (not the sum or gauge expected), invalid_xid (no XID code from 1 to 255), invalid_value (NaN, infinite, or a negative count), no_gpu (a resource without hw.id or node). [Development]",
+		Unit:        "{datapoint}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_connector_gpu_remediation_rejected_data_points")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}

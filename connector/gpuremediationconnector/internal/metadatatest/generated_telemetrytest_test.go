@@ -20,7 +20,11 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ConnectorGpuRemediationAPIErrors.Add(context.Background(), 1)
+	tb.ConnectorGpuRemediationRejectedDataPoints.Add(context.Background(), 1)
 	AssertEqualConnectorGpuRemediationAPIErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorGpuRemediationRejectedDataPoints(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

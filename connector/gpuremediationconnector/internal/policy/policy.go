@@ -190,3 +190,15 @@ func (p *Policy) Decide(gpu string, f Fault, at time.Time) Decision {
 	}
 	return Decision{Remediation: r}
 }
+
+// Forget drops the escalation history of a GPU that is gone.
+func (p *Policy) Forget(gpu string) {
+	for k := range p.seen {
+		if k.gpu == gpu {
+			delete(p.seen, k)
+		}
+	}
+}
+
+// Remembered is the number of (GPU, XID) escalation histories kept.
+func (p *Policy) Remembered() int { return len(p.seen) }

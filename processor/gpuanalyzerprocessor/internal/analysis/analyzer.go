@@ -353,6 +353,12 @@ func (a *Analyzer) Ingest(id string, s *Sample) Result {
 	switch {
 	case !ok:
 		if len(a.gpus) >= a.cfg.MaxGPUs {
+			// Full: forget the GPUs gone for the TTL first. Under churn a
+			// batch may hold only new GPUs, so Evaluate's sweep never runs
+			// and the GPUs gone would keep the new ones out for good.
+			a.sweep(s.Time)
+		}
+		if len(a.gpus) >= a.cfg.MaxGPUs {
 			a.counters.Rejected++
 			return Rejected
 		}
@@ -877,7 +883,7 @@ func (a *Analyzer) sweep(now int64) {
 	}
 	a.lastSwp = now
 	for id, g := range a.gpus {
-		if now-g.last > ttl {
+		if now-g.last > ttl && !g.inBatch {
 			a.forget(id, g)
 			a.counters.Evicted++
 		}

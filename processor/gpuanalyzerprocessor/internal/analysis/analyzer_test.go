@@ -342,3 +342,27 @@ func TestUtilizationAtThreshold(t *testing.T) {
 	})
 	require.Equal(t, LaunchBound, v.Class)
 }
+
+// Full at max_gpus, with every GPU tracked gone: a batch of only new GPUs
+// (churn) makes room by forgetting those past the TTL, instead of being
+// refused for good.
+func TestFullOfGoneGPUsMakesRoom(t *testing.T) {
+	c := testConfig()
+	c.MaxGPUs = 2
+	a := New(c)
+	for _, id := range []string{"a", "b"} {
+		s := busy(0)
+		require.Equal(t, Accepted, a.Ingest(id, &s))
+	}
+	a.Evaluate(func(*Verdict) {})
+	s := busy(60)
+	require.Equal(t, Rejected, a.Ingest("c", &s), "a and b are still within the TTL")
+	a.Evaluate(func(*Verdict) {})
+	s = busy(601)
+	require.Equal(t, Accepted, a.Ingest("c", &s), "a and b are gone for longer than the TTL")
+	s = busy(601)
+	require.Equal(t, Accepted, a.Ingest("d", &s))
+	a.Evaluate(func(*Verdict) {})
+	require.Equal(t, int64(2), a.Counters().Evicted)
+	require.Equal(t, 2, a.Tracked())
+}

@@ -28,6 +28,7 @@ type TelemetryBuilder struct {
 	registrations                            []metric.Registration
 	ProcessorGpuAnalyzerGpusEvicted          metric.Int64Counter
 	ProcessorGpuAnalyzerGpusRejected         metric.Int64Counter
+	ProcessorGpuAnalyzerRejectedDataPoints   metric.Int64Counter
 	ProcessorGpuAnalyzerSamplesOutOfOrder    metric.Int64Counter
 	ProcessorGpuAnalyzerTrackedGpus          metric.Int64Gauge
 	ProcessorGpuAnalyzerUnanalyzedDataPoints metric.Int64Counter
@@ -73,6 +74,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_gpu_analyzer_gpus_rejected",
 		metric.WithDescription("Samples of new GPUs passed through unanalysed because max_gpus GPUs were already tracked. [Development]"),
 		metric.WithUnit("{sample}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorGpuAnalyzerRejectedDataPoints, err = builder.meter.Int64Counter(
+		"otelcol_processor_gpu_analyzer_rejected_data_points",
+		metric.WithDescription("Data points of GPU resources passed through unanalysed, by reason: future_timestamp (stamped more than gpu_ttl ahead of the clock), wrong_type (a reading's metric that is neither a gauge nor a sum). [Development]"),
+		metric.WithUnit("{datapoint}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorGpuAnalyzerSamplesOutOfOrder, err = builder.meter.Int64Counter(

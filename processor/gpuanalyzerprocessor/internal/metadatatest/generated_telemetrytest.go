@@ -53,6 +53,22 @@ func AssertEqualProcessorGpuAnalyzerGpusRejected(t *testing.T, tt *componenttest
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorGpuAnalyzerRejectedDataPoints(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_gpu_analyzer_rejected_data_points",
+		Description: "Data points of GPU resources passed through unanalysed, by reason: future_timestamp (stamped more than gpu_ttl ahead of the clock), wrong_type (a reading's metric that is neither a gauge nor a sum). [Development]",
+		Unit:        "{datapoint}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_gpu_analyzer_rejected_data_points")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorGpuAnalyzerSamplesOutOfOrder(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_gpu_analyzer_samples_out_of_order",

@@ -21,6 +21,7 @@ func TestSetupTelemetry(t *testing.T) {
 	defer tb.Shutdown()
 	tb.ProcessorGpuAnalyzerGpusEvicted.Add(context.Background(), 1)
 	tb.ProcessorGpuAnalyzerGpusRejected.Add(context.Background(), 1)
+	tb.ProcessorGpuAnalyzerRejectedDataPoints.Add(context.Background(), 1)
 	tb.ProcessorGpuAnalyzerSamplesOutOfOrder.Add(context.Background(), 1)
 	tb.ProcessorGpuAnalyzerTrackedGpus.Record(context.Background(), 1)
 	tb.ProcessorGpuAnalyzerUnanalyzedDataPoints.Add(context.Background(), 1)
@@ -29,6 +30,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGpuAnalyzerGpusRejected(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorGpuAnalyzerRejectedDataPoints(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGpuAnalyzerSamplesOutOfOrder(t, testTel,
