@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -221,7 +222,7 @@ service:
 					httpCodes.add("error")
 					continue
 				}
-				httpCodes.add(fmt.Sprint(resp.StatusCode))
+				httpCodes.add(strconv.Itoa(resp.StatusCode))
 				if resp.StatusCode != http.StatusOK {
 					httpCodes.add("Retry-After:" + resp.Header.Get("Retry-After"))
 				}

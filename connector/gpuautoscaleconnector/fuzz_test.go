@@ -42,18 +42,18 @@ func FuzzConfig(f *testing.F) {
 // fuzzAutoscaler is the gateway example's predictive target and the
 // serving example's target, both on serving/llm-inference, without a
 // cluster (the fake scale subresource).
-func fuzzAutoscaler(t testing.TB, tel *componenttest.Telemetry) *autoscaler {
+func fuzzAutoscaler(tb testing.TB, tel *componenttest.Telemetry) *autoscaler {
 	cfg := createDefaultConfig()
 	for _, file := range []string{"../../examples/kubernetes/gateway-autoscale.yaml", "../../examples/autoscaling/llm-serving.yaml"} {
 		raw, err := os.ReadFile(file)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		var doc map[string]any
-		require.NoError(t, yaml.Unmarshal(raw, &doc))
+		require.NoError(tb, yaml.Unmarshal(raw, &doc))
 		if c, ok := doc["connectors"].(map[string]any); ok {
 			doc = c["gpu_autoscale"].(map[string]any)
 		}
 		one := createDefaultConfig()
-		require.NoError(t, confmap.NewFromStringMap(doc).Unmarshal(one))
+		require.NoError(tb, confmap.NewFromStringMap(doc).Unmarshal(one))
 		cfg.Targets = append(cfg.Targets, one.Targets...)
 	}
 	// One object per target: the serving target scales a twin, on the
@@ -61,14 +61,14 @@ func fuzzAutoscaler(t testing.TB, tel *componenttest.Telemetry) *autoscaler {
 	cfg.Targets[1].ScaleTargetRef.Name = "llm-inference-twin"
 	cfg.Targets[1].Match = map[string]string{"k8s.namespace.name": "serving", "k8s.deployment.name": "llm-inference"}
 	cfg.LeaderElection.Enabled = false
-	require.NoError(t, cfg.Validate())
-	require.Len(t, cfg.Targets, 2)
+	require.NoError(tb, cfg.Validate())
+	require.Len(tb, cfg.Targets, 2)
 	set := connectortest.NewNopSettings(metadata.Type)
 	if tel != nil {
 		set = metadatatest.NewSettings(tel)
 	}
 	a, err := newAutoscaler(cfg, set)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	api := &fakeAPI{replicas: 2, prefix: "llm-inference"}
 	a.newAPI = func() (cluster, *kube.Leases, error) { return api, nil, nil }
 	return a

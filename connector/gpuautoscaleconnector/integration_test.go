@@ -218,7 +218,7 @@ func kubeConfig(t *testing.T, s *kubetest.Server, token string, targets ...Targe
 	return cfg
 }
 
-func deploymentTarget(ns, name string) TargetConfig { //nolint:unparam // each call names the Deployment it scales
+func deploymentTarget(ns, name string) TargetConfig {
 	return TargetConfig{
 		ScaleTargetRef: kube.Ref{APIVersion: "apps/v1", Kind: "Deployment", Name: name, Namespace: ns},
 		TargetValue:    0.5, MinReplicas: 1, MaxReplicas: 10,

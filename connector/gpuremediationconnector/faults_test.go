@@ -17,13 +17,13 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
-func shadow(t testing.TB) *remediator {
-	t.Helper()
+func shadow(tb testing.TB) *remediator {
+	tb.Helper()
 	cfg := createDefaultConfig()
 	cfg.Auth.Type = "none"
 	cfg.LeaderElection.Enabled = false
 	r, err := newRemediator(cfg, connectortest.NewNopSettings(metadata.Type))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return r
 }
 

@@ -33,7 +33,7 @@ func FuzzConfig(f *testing.F) {
 	f.Add([]byte("cost: {default_per_gpu_hour: .nan, per_gpu_hour: {'': 1e308}, overrides: [{attribute: x, factor: .inf}]}"))
 	f.Add([]byte("bottleneck: {throttle_reasons: [nope], critical_xids: [4294967295]}\nalerts: {gpu_overheating: {for: -1s, threshold: .nan}}"))
 	batch := badotlp.Cases(time.Unix(1767225600, 0))["good"]
-	configfuzz.Fuzz(f, func() component.Config { return createDefaultConfig() }, func(t *testing.T, cfg component.Config) {
+	configfuzz.Fuzz(f, createDefaultConfig, func(_ *testing.T, cfg component.Config) {
 		p, err := newAnalyzerProcessor(cfg.(*Config), processortest.NewNopSettings(metadata.Type))
 		if err != nil {
 			return
@@ -145,7 +145,8 @@ func TestBadInputCounted(t *testing.T) {
 			unanalyzed, _ := sum("otelcol_processor_gpu_analyzer_unanalyzed_data_points")
 			ignored, _ := sum("otelcol_processor_gpu_analyzer_values_ignored")
 			_, rejected := sum("otelcol_processor_gpu_analyzer_rejected_data_points")
-			require.Equal(t, w, counts{unanalyzed, ignored, rejected["future_timestamp"], rejected["wrong_type"]})
+			got := counts{unanalyzed, ignored, rejected["future_timestamp"], rejected["wrong_type"]}
+			require.Equal(t, w, got)
 		})
 	}
 }

@@ -20,7 +20,7 @@ func FuzzConfig(f *testing.F) {
 	f.Add([]byte("backend: simulated\nsimulated: {hosts: 1000000000, gpus_per_host: 1000000000}"))
 	f.Add([]byte("backend: simulated\nsimulated: {hosts: 1, gpus_per_host: 1, workloads: [{kind: training, gpus: '0-99999999', phases: [{kind: x, duration: -1s}]}], faults: [{kind: xid, gpus: '-1', start: -1h}]}"))
 	f.Add([]byte("collection_interval: 0s\nreconnect: {initial_interval: -1s, max_interval: 0s}\nnaming: nope\npod_resources: {enabled: true, endpoint: '', refresh_interval: -1s}\nmetrics: {hw.temperature: {enabled: false}}"))
-	configfuzz.Fuzz(f, func() component.Config { return createDefaultConfig() }, func(t *testing.T, cfg component.Config) {
+	configfuzz.Fuzz(f, createDefaultConfig, func(_ *testing.T, cfg component.Config) {
 		c := cfg.(*Config)
 		// Fleets up to 1,024 GPUs, so that each input takes milliseconds;
 		// the bound on larger ones is Check's.
