@@ -336,17 +336,52 @@ func (c *collector) kill9(t *testing.T, what string) {
 // twice.
 func TestE2EPrometheusKill(t *testing.T) {
 	t.Run("otlp", func(t *testing.T) {
-		killDuringOutage(t, true, filepath.Join("..", "examples", "gateway", "gateway.yaml"), "PROMETHEUS_OTLP_URL", "/api/v1/otlp/v1/metrics")
+		killDuringOutage(t, true, false, filepath.Join("..", "examples", "gateway", "gateway.yaml"), "PROMETHEUS_OTLP_URL", "/api/v1/otlp/v1/metrics")
 	})
 	t.Run("remote_write", func(t *testing.T) {
-		killDuringOutage(t, false, filepath.Join("..", "examples", "gateway", "gateway-remote-write.yaml"), "PROMETHEUS_REMOTE_WRITE_URL", "/api/v1/write")
+		killDuringOutage(t, false, false, filepath.Join("..", "examples", "gateway", "gateway-remote-write.yaml"), "PROMETHEUS_REMOTE_WRITE_URL", "/api/v1/write")
 	})
+	// The Kubernetes agent's exporter, load_balancing (examples/gateway/agent.yaml
+	// on the full distribution), with a static resolver and no k8s_attributes.
+	t.Run("load_balancing", func(t *testing.T) {
+		killDuringOutage(t, true, true, filepath.Join("..", "examples", "gateway", "gateway.yaml"), "PROMETHEUS_OTLP_URL", "/api/v1/otlp/v1/metrics")
+	})
+}
+
+// loadBalancingAgent writes examples/gateway/agent.yaml with the simulated
+// fleet, no k8s_attributes (there is no API server here) and a static
+// resolver that finds the gateway at port.
+func loadBalancingAgent(t *testing.T, dir string, port int) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "examples", "gateway", "agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["receivers"] = map[string]any{"dcgm": map[string]any{"backend": "simulated"}}
+	delete(cfg["processors"].(map[string]any), "k8s_attributes")
+	lb := cfg["exporters"].(map[string]any)["load_balancing"].(map[string]any)
+	lb["resolver"] = map[string]any{"static": map[string]any{"hostnames": []any{fmt.Sprintf("127.0.0.1:%d", port)}}}
+	cfg["service"].(map[string]any)["pipelines"].(map[string]any)["metrics"].(map[string]any)["processors"] = []any{"memory_limiter"}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "load-balancing-agent.yaml")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // killDuringOutage runs the scenario of TestE2EPrometheusKill with a gateway
 // configuration that reads Prometheus' address from urlEnv; otlp says
-// whether the door can read what passes.
-func killDuringOutage(t *testing.T, otlp bool, gatewayConfig, urlEnv, path string) {
+// whether the door can read what passes; loadBalancing runs the Kubernetes
+// agent's load_balancing exporter instead of the lean agent.
+func killDuringOutage(t *testing.T, otlp, loadBalancing bool, gatewayConfig, urlEnv, path string) {
 	dir := t.TempDir()
 	var flags []string
 	if !otlp {
@@ -367,21 +402,26 @@ func killDuringOutage(t *testing.T, otlp bool, gatewayConfig, urlEnv, path strin
 			"--set=service::pipelines::metrics::processors=[memory_limiter]",
 			"--set=service::telemetry::metrics::level=none")
 	}
+	bin, config, exporter, extra := agentBinary(t), filepath.Join("..", "examples", "agent", "otlp.yaml"), "otlp_grpc",
+		[]string{fmt.Sprintf("--set=extensions::health_check::endpoint=127.0.0.1:%d", freePort(t))}
+	if loadBalancing {
+		bin, config, exporter, extra = binary(t), loadBalancingAgent(t, dir, gatewayPort), "load_balancing",
+			[]string{"--set=service::telemetry::metrics::level=none"}
+	}
 	startAgent := func() *collector {
-		return startBinary(t, agentBinary(t), []string{
+		return startBinary(t, bin, []string{
 			fmt.Sprintf("GATEWAY_ENDPOINT=127.0.0.1:%d", gatewayPort),
 			"OTELCOL_GPU_QUEUE_DIR=" + filepath.Join(dir, "agent-queue"),
-		}, "--config", filepath.Join("..", "examples", "agent", "otlp.yaml"),
+		}, append([]string{"--config", config,
 			"--set=receivers::dcgm::backend=simulated",
 			"--set=receivers::dcgm::collection_interval=5s",
 			"--set=receivers::dcgm::simulated::seed=1",
 			"--set=receivers::dcgm::simulated::hosts=2",
 			"--set=receivers::dcgm::simulated::gpus_per_host=8",
-			fmt.Sprintf("--set=extensions::health_check::endpoint=127.0.0.1:%d", freePort(t)),
-			"--set=exporters::otlp_http/count::endpoint="+produced.url(),
+			"--set=exporters::otlp_http/count::endpoint=" + produced.url(),
 			"--set=exporters::otlp_http/count::compression=none",
 			"--set=exporters::otlp_http/count::sending_queue::enabled=false",
-			"--set=service::pipelines::metrics::exporters=[otlp_grpc, otlp_http/count]")
+			"--set=service::pipelines::metrics::exporters=[" + exporter + ", otlp_http/count]"}, extra...)...)
 	}
 	gateway, agent := startGateway(), startAgent()
 	began := time.Now()
