@@ -92,6 +92,21 @@ $(KUBE_CONTROLLER_MANAGER): internal/tools/kubecontrollermanager/go.mod internal
 
 kube-controller-manager: $(KUBE_CONTROLLER_MANAGER)
 
+# Prometheus 3 for the e2e tests of the OTLP path (the gateway's restart-proof
+# export): its OTLP receiver, built from the module proxy in its own module
+# (internal/tools/prometheus3; v0.314.0 is Prometheus 3.14.0). remove_all_sd
+# leaves every service discovery but file and HTTP out, and without the
+# builtinassets tag no web UI is embedded: the tests use only its API.
+PROMETHEUS3 := bin/prometheus3
+PROMETHEUS3_VERSION := 3.14.0
+$(PROMETHEUS3): internal/tools/prometheus3/go.mod internal/tools/prometheus3/go.sum
+	cd internal/tools/prometheus3 && GOFLAGS=-mod=mod $(GO) build -trimpath -tags remove_all_sd \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS3_VERSION)" \
+		-o $(CURDIR)/$(PROMETHEUS3) github.com/prometheus/prometheus/cmd/prometheus
+
+.PHONY: prometheus3
+prometheus3: $(PROMETHEUS3)
+
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
 # kube-apiserver with etcd), then the distribution's end-to-end tests (among
 # them a 3-minute churn soak and a flood: -timeout 30m).
@@ -101,8 +116,10 @@ test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER)
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # remote-write through an outage, the rules (promtool), every dashboard
-# query, and dcgm-exporter compatibility.
-e2e: build
+# query, and dcgm-exporter compatibility; and with Prometheus 3 over OTLP
+# (bin/prometheus3): agent and gateway killed with SIGKILL during an outage,
+# nothing lost, nothing twice.
+e2e: build build-agent $(PROMETHEUS3)
 	@command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
 	promtool check rules examples/prometheus/rules.yaml
 	cd examples/prometheus && promtool test rules rules_test.yaml
@@ -112,7 +129,8 @@ e2e: build
 		systemd-analyze verify $$d/otelcol-gpu.service && \
 		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu.service > $$d/security.txt; \
 		rc=$$?; tail -1 $$d/security.txt; rm -rf $$d; exit $$rc; fi
-	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -run 'Prometheus' -v -timeout 15m ./e2e/...
+	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) PROMETHEUS3=$(CURDIR)/$(PROMETHEUS3) \
+		$(GO) test -tags e2e -count=1 -run 'Prometheus' -v -timeout 20m ./e2e/...
 
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's

@@ -79,8 +79,14 @@ func start(t *testing.T, args ...string) *collector {
 // startEnv is start with extra environment variables.
 func startEnv(t *testing.T, env []string, args ...string) *collector {
 	t.Helper()
+	return startBinary(t, binary(t), env, args...)
+}
+
+// startBinary is startEnv with another binary (the agent).
+func startBinary(t *testing.T, bin string, env []string, args ...string) *collector {
+	t.Helper()
 	c := &collector{logs: &syncBuffer{}, done: make(chan error, 1)}
-	c.cmd = exec.Command(binary(t), args...)
+	c.cmd = exec.Command(bin, args...)
 	c.cmd.Env = append(os.Environ(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = c.logs, c.logs
 	if err := c.cmd.Start(); err != nil {

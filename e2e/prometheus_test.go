@@ -27,6 +27,7 @@ import (
 // receiver, a temporary data directory and a port chosen at run time.
 type prometheus struct {
 	bin, dir, config string
+	flags            []string // beside the common ones: which receiver
 	port             int
 	cmd              *exec.Cmd
 	done             chan struct{}
@@ -50,7 +51,7 @@ func startPrometheus(t *testing.T, dir string, port int) *prometheus {
 	if err := os.WriteFile(cfg, []byte("global:\n  evaluation_interval: 15s\nrule_files: ["+strconv.Quote(rules)+"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &prometheus{bin: bin, dir: dir, config: cfg, port: port}
+	p := &prometheus{bin: bin, dir: dir, config: cfg, port: port, flags: []string{"--web.enable-remote-write-receiver"}}
 	p.start(t)
 	return p
 }
@@ -60,9 +61,9 @@ func (p *prometheus) url() string { return fmt.Sprintf("http://127.0.0.1:%d", p.
 func (p *prometheus) start(t *testing.T) {
 	t.Helper()
 	p.logs = &syncBuffer{}
-	p.cmd = exec.Command(p.bin, "--config.file="+p.config, "--storage.tsdb.path="+filepath.Join(p.dir, "data"),
-		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", p.port), "--web.enable-remote-write-receiver",
-		"--storage.tsdb.retention.time=1d", "--log.level=warn")
+	p.cmd = exec.Command(p.bin, append([]string{"--config.file=" + p.config, "--storage.tsdb.path=" + filepath.Join(p.dir, "data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", p.port),
+		"--storage.tsdb.retention.time=1d", "--log.level=warn"}, p.flags...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -217,6 +218,7 @@ func TestE2EPrometheusRemoteWrite(t *testing.T) {
 	sent := filepath.Join(dir, "sent.jsonl")
 	c := startEnv(t, []string{
 		"PROMETHEUS_REMOTE_WRITE_URL=" + prom.url() + "/api/v1/write",
+		"OTELCOL_GPU_QUEUE_DIR=" + filepath.Join(dir, "wal"),
 	}, "--config", filepath.Join("..", "examples", "prometheus", "config.yaml"),
 		"--set=exporters::file::path="+sent,
 		"--set=service::pipelines::metrics::exporters=[prometheus_remote_write, file]",
@@ -363,10 +365,11 @@ var nvidiaDashboardQueries = []string{
 func checkDCGMExporterDashboard(t *testing.T, prom *prometheus) {
 	c := startEnv(t, []string{
 		"PROMETHEUS_REMOTE_WRITE_URL=" + prom.url() + "/api/v1/write",
+		"OTELCOL_GPU_QUEUE_DIR=" + filepath.Join(prom.dir, "wal-dcgm-exporter"),
 	}, "--config", filepath.Join("..", "examples", "prometheus", "config.yaml"),
 		"--set=receivers::dcgm::naming=dcgm_exporter",
 		"--set=receivers::dcgm::collection_interval=1s",
-		"--set=service::pipelines::metrics::processors=[batch]",
+		"--set=service::pipelines::metrics::processors=[]",
 		// The first collector holds the self-telemetry port.
 		"--set=service::telemetry::metrics::level=none")
 	labels := regexp.MustCompile(`^GPU-[0-9a-f-]{36}$`)
