@@ -177,7 +177,8 @@ func (r *otlpRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "closed", http.StatusServiceUnavailable)
 		return
 	}
-	status, answer := http.StatusOK, []byte(nil)
+	status := http.StatusOK
+	var answer []byte
 	if r.forward == "" {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		answer, _ = pmetricotlp.NewExportResponse().MarshalProto()
