@@ -145,7 +145,7 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./$$pkg || exit 1; done
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s -timeout 5m ./$$pkg || exit 1; done
 
 COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector
 

@@ -8,6 +8,7 @@ package kubetest
 import (
 	"bytes"
 	"crypto/tls"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -211,4 +212,23 @@ contexts:
 current-context: test
 `, s.URL, token)
 	return path, os.WriteFile(path, []byte(body), 0o600)
+}
+
+// Fuzzing reports whether the test binary runs to fuzz (go test -fuzz), as
+// the coordinator or as one of its workers. Neither runs a package's
+// integration tests, so neither needs a cluster; a worker that started one
+// in TestMain would spend seconds on it and, when the coordinator stops the
+// worker, leave its etcd behind.
+func Fuzzing() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil {
+			if v := f.Value.String(); v != "" && v != "false" {
+				return true
+			}
+		}
+	}
+	return false
 }
