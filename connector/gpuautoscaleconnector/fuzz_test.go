@@ -1,7 +1,6 @@
 package gpuautoscaleconnector
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"sort"
@@ -13,7 +12,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/connector/connectortest"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.yaml.in/yaml/v3"
@@ -78,26 +76,9 @@ func fuzzAutoscaler(tb testing.TB, tel *componenttest.Telemetry) *autoscaler {
 // changed (the connector declares it does not mutate data), and the
 // evaluation that follows decides without a panic.
 func FuzzConsume(f *testing.F) {
-	m := pmetric.ProtoMarshaler{}
 	now := time.Now()
-	for _, md := range badotlp.Cases(now) {
-		b, err := m.MarshalMetrics(md)
-		require.NoError(f, err)
-		f.Add(b)
-	}
 	a := fuzzAutoscaler(f, nil)
-	ctx := context.Background()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
-		if err != nil {
-			return
-		}
-		in, _ := m.MarshalMetrics(md)
-		require.NoError(t, a.consume(ctx, md))
-		got, _ := m.MarshalMetrics(md)
-		require.True(t, bytes.Equal(in, got), "consume changed the batch")
-		a.evaluate(ctx, now)
-	})
+	badotlp.FuzzUnchanged(f, now, a.consume, func(ctx context.Context) { a.evaluate(ctx, now) })
 }
 
 // TestBadInputCounted: the bad points of a target's metrics are counted by

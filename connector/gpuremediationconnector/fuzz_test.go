@@ -1,7 +1,6 @@
 package gpuremediationconnector
 
 import (
-	"bytes"
 	"context"
 	"sort"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -44,26 +42,9 @@ func settingsFor(tel *componenttest.Telemetry) connector.Settings {
 // FuzzConsume: any OTLP batch is read without a panic and without being
 // changed; the decisions that follow are taken without a panic.
 func FuzzConsume(f *testing.F) {
-	m := pmetric.ProtoMarshaler{}
 	now := time.Now()
-	for _, md := range badotlp.Cases(now) {
-		b, err := m.MarshalMetrics(md)
-		require.NoError(f, err)
-		f.Add(b)
-	}
 	r := shadow(f)
-	ctx := context.Background()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
-		if err != nil {
-			return
-		}
-		in, _ := m.MarshalMetrics(md)
-		require.NoError(t, r.consume(ctx, md))
-		got, _ := m.MarshalMetrics(md)
-		require.True(t, bytes.Equal(in, got), "consume changed the batch")
-		r.tick(ctx, now)
-	})
+	badotlp.FuzzUnchanged(f, now, r.consume, func(ctx context.Context) { r.tick(ctx, now) })
 }
 
 // TestBadInputCounted: the bad points of fault evidence are counted by
