@@ -7,6 +7,13 @@
 //	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-compare | -table] [-o FILE] DEMAND.csv...
 //	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
 //
+// Any of these but -whatif takes -resample INTERVAL (e.g. 30s): the trace
+// is thinned to the first batch at or after every INTERVAL from its first
+// timestamp, as a Prometheus scrape of dcgm-exporter at that interval would
+// see the GPUs (an XID in a dropped row is carried to the GPU's next kept
+// row, as dcgm-exporter keeps the last XID). It answers "what would the
+// analyzer say on data scraped every 30 s".
+//
 // Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
 // receiver's own mapping and goes through a processor made by the
 // gpu_analyzer factory; the verdicts are read back from the metrics the
@@ -72,14 +79,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	outPath := fs.String("o", "", "write the verdicts to `file` instead of standard output")
 	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
 	remediatePath := fs.String("remediate", "", "print the gpu_remediation connector's decisions with the settings in `file` (always a dry run)")
+	resample := fs.Duration("resample", 0, "thin the trace to one sample every `interval` (e.g. 30s), as a Prometheus scrape at that interval sees it; 0: every row")
 	costPath := fs.String("cost", "", "after the verdicts, print GPU-hours and cost per namespace, with the gpu_analyzer settings (prices) in `file`")
 	wi := whatif.AddFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE | -cost FILE] [-config FILE] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE | -cost FILE] [-config FILE] [-resample INTERVAL] [-o FILE] TRACE.csv")
 		fmt.Fprintln(stderr, "       "+whatif.Usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *resample < 0 {
+		fmt.Fprintln(stderr, "gpureplay: -resample: want a positive interval, got", *resample)
 		return 2
 	}
 	if wi.Enabled() {
@@ -136,11 +148,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = file
 	}
 	w := bufio.NewWriterSize(out, 1<<16)
+	opts := replay.Options{Autoscale: scaler, Remediate: remediate, Cost: tally, Resample: resample.Seconds()}
 	var replayErr error
 	if tally != nil {
-		replayErr = replay.RunCost(context.Background(), cfg, in, tracePath, w, tally)
+		replayErr = replay.RunCost(context.Background(), cfg, opts, in, tracePath, w)
 	} else {
-		replayErr = replay.RunWith(context.Background(), cfg, scaler, remediate, in, tracePath, w)
+		replayErr = replay.Run(context.Background(), cfg, opts, in, tracePath, w)
 	}
 	flushErr := w.Flush()
 	if file != nil {

@@ -63,6 +63,45 @@ func TestScoreSampleTraces(t *testing.T) {
 	}
 }
 
+// TestScoreResampled replays every sample trace as a collector sampling
+// DCGM every 15, 30 and 60 s would have recorded it (-resample), and scores
+// it with every grace widened by that interval (score.py --interval): the
+// analyzer on dcgm-exporter scraped at the intervals clusters use. The
+// native rate is TestScoreSampleTraces.
+func TestScoreResampled(t *testing.T) {
+	for _, name := range traces {
+		for _, every := range []int{15, 30, 60} {
+			t.Run(fmt.Sprintf("%s/%ds", name, every), func(t *testing.T) {
+				t.Parallel()
+				out, stderr, code := runReplay(t, "-resample", fmt.Sprintf("%ds", every), tracePath(name))
+				require.Equal(t, 0, code, stderr)
+				lf, err := os.Open(filepath.Join("testdata", "traces", name+".labels.csv"))
+				require.NoError(t, err)
+				defer lf.Close()
+				labels, err := score.ReadLabels(lf)
+				require.NoError(t, err)
+				verdicts, err := score.ReadVerdicts(strings.NewReader(out))
+				require.NoError(t, err)
+				r := score.ScoreAt(labels, verdicts, float64(every))
+				t.Logf("| %s | %d s | %.4f | %s | %s | %d/%d | %d |", name, every, r.BottleneckAccuracy,
+					orNA(r.StragglerPrecision), orNA(r.StragglerRecall), r.AlertsDetected, r.AlertsExpected, r.AlertsFalse)
+
+				require.Positive(t, r.BottleneckSamples)
+				require.GreaterOrEqual(t, r.BottleneckAccuracy, 0.98, "bottleneck accuracy")
+				if !math.IsNaN(r.StragglerPrecision) {
+					require.GreaterOrEqual(t, r.StragglerPrecision, 0.99, "straggler precision")
+				}
+				if !math.IsNaN(r.StragglerRecall) {
+					require.GreaterOrEqual(t, r.StragglerRecall, 0.90, "straggler recall")
+				}
+				require.Equal(t, r.AlertsExpected, r.AlertsDetected, "every labelled alert")
+				require.Zero(t, r.AlertsFalse, "no false alerts")
+				checkHints(t, verdicts)
+			})
+		}
+	}
+}
+
 // hintsOf lists the hints each class may carry.
 var hintsOf = map[string][]string{
 	"faulted":             {"replace_or_drain"},

@@ -24,12 +24,12 @@ import (
 // per namespace after the verdicts. It sets cost::report_interval to 0, so
 // that the counters come with every sample: the tally then covers each GPU
 // to its last sample and follows its namespace at every sample.
-func RunCost(ctx context.Context, cfg component.Config, in io.Reader, name string, out io.Writer, tally *CostTally) error {
+func RunCost(ctx context.Context, cfg component.Config, opts Options, in io.Reader, name string, out io.Writer) error {
 	cfg.(*gpuanalyzerprocessor.Config).Cost.ReportInterval = 0
-	if err := run(ctx, cfg, nil, nil, tally, in, name, out); err != nil {
+	if err := Run(ctx, cfg, opts, in, name, out); err != nil {
 		return err
 	}
-	return tally.Write(out)
+	return opts.Cost.Write(out)
 }
 
 // usageStates are the keys of the cost summary, in its order.

@@ -56,7 +56,7 @@ func TestServingMixedCost(t *testing.T) {
 	defer in.Close()
 	tally := NewCostTally(cfg)
 	var out bytes.Buffer
-	require.NoError(t, RunCost(context.Background(), cfg, in, "serving-mixed-5s.csv", &out, tally))
+	require.NoError(t, RunCost(context.Background(), cfg, Options{Cost: tally}, in, "serving-mixed-5s.csv", &out))
 
 	idle := labelled(t, servingMixed+".labels.csv", "idle")
 	const zombie, unallocated = "GPU-3b05e392-aa8b-25ac-de85-a41539a44721", "GPU-2155a41c-1221-8804-d885-bea436c2a4c7"

@@ -74,23 +74,29 @@ type host struct{}
 
 func (host) GetExtensions() map[component.ID]component.Component { return nil }
 
+// Options say what a replay does besides the verdicts.
+type Options struct {
+	// Autoscale, if set, replays through the gpu_autoscale connector and
+	// writes one line per evaluation instead of the verdicts.
+	Autoscale *Autoscale
+	// Remediate, if set, writes one line per remediation decision instead.
+	Remediate *Remediate
+	// Cost, if set, tallies GPU-hours and cost; RunCost writes the summary.
+	Cost *CostTally
+	// Resample, if positive, thins the trace to one batch every this many
+	// seconds, as a Prometheus scrape at that interval would see it.
+	Resample float64
+}
+
 // Run replays the trace read from in (named name in errors) and writes one
-// JSON line per row to out, or, with an autoscaler, one per evaluation.
-func Run(ctx context.Context, cfg component.Config, scaler *Autoscale, in io.Reader, name string, out io.Writer) error {
-	return run(ctx, cfg, scaler, nil, nil, in, name, out)
-}
-
-// RunWith is Run, or, with a remediator, one JSON line per remediation
-// decision instead.
-func RunWith(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate *Remediate, in io.Reader, name string, out io.Writer) error {
-	return run(ctx, cfg, scaler, remediate, nil, in, name, out)
-}
-
-func run(ctx context.Context, cfg component.Config, scaler *Autoscale, remediate *Remediate, cost *CostTally, in io.Reader, name string, out io.Writer) error {
-	tr, err := trace.NewReader(in, name)
+// JSON line per row to out, or what opts ask for instead.
+func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, name string, out io.Writer) error {
+	scaler, remediate, cost := opts.Autoscale, opts.Remediate, opts.Cost
+	rd, err := trace.NewReader(in, name)
 	if err != nil {
 		return err
 	}
+	tr := trace.Resample(rd, opts.Resample)
 	f := gpuanalyzerprocessor.NewFactory()
 	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost}
 	sink, err := consumer.NewMetrics(w.consume)

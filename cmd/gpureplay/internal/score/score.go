@@ -101,7 +101,18 @@ type interval struct{ start, end float64 }
 
 // Score computes the figures.
 func Score(labels []Label, verdicts map[string][]Verdict) Result {
+	return ScoreAt(labels, verdicts, 0)
+}
+
+// ScoreAt computes the figures for verdicts of a trace sampled every
+// `every` seconds, coarser than its labels (a scrape every 15 to 60 s):
+// as score.py --interval, every grace and tolerance grows by the interval,
+// since a verdict can only come with the first sample after a change.
+func ScoreAt(labels []Label, verdicts map[string][]Verdict, every float64) Result {
 	var res Result
+	bottleneckGrace := bottleneckGrace + every
+	stragglerGrace := stragglerGrace + every
+	alertTolerance := alertTolerance + every
 
 	correct, total := 0, 0
 	for _, l := range labels {
