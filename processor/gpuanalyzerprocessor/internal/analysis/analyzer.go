@@ -233,8 +233,10 @@ type gpuState struct {
 	firstSeen int64
 	last      int64
 	seen      bool
-	// interval is the time between the GPU's last two samples.
+	// interval is the time between the GPU's last two samples, and
+	// cadence its usual sampling interval, learnt from its own samples.
 	interval int64
+	cadence  cadence
 	ring     []point
 	head, n  int
 	// Running sums of the window's points, and the pushes since they were
@@ -260,6 +262,7 @@ type gpuState struct {
 	xids     []tracker
 
 	cur           stats
+	activity      activity
 	temp, memRat  float64
 	hasTemp       bool
 	hasMem        bool
@@ -419,15 +422,19 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 		// Counters seen by the previous run are not a baseline for this one.
 		g.restored, g.firstSeen = false, t
 	}
+	window := int64(a.cfg.Rules.Window)
 	if g.seen {
 		g.interval = t - g.last
-		// Time since the previous sample goes to the class it ended in;
-		// gaps longer than the window are not counted.
-		if g.interval <= int64(a.cfg.Rules.Window) {
+		// Time since the previous sample goes to the class it ended in; a
+		// gap is time the analyzer did not see, counted in neither.
+		gap := g.interval > g.cadence.gapLimit(window)
+		if !gap {
 			g.classSeconds[g.class] += float64(g.interval) / 1e9
 		}
+		g.accountUsage(t, gap)
+		g.cadence.add(g.interval)
 	}
-	g.accountUsage(s, t, int64(a.cfg.Rules.Window))
+	g.usage.price = s.PricePerHour
 	g.seen, g.last = true, t
 
 	p := point{t: t}
@@ -468,7 +475,7 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 			p.flags |= pThrottled
 		}
 	}
-	g.push(p, int64(a.cfg.Rules.Window))
+	g.push(p, window, g.cadence.gapLimit(window))
 
 	g.hasTemp, g.temp = s.Has&HasTemp != 0, s.Temp
 	g.hasMem, g.memRat = s.Has&HasMemRatio != 0, s.MemRatio
@@ -524,9 +531,16 @@ func (g *gpuState) increase(known bool, prev tracker, c Counter, t int64) (bool,
 }
 
 // push adds a point to the window and drops the points that left it,
-// keeping the running sums that the window's means come from.
-func (g *gpuState) push(p point, window int64) {
+// keeping the running sums that the window's means come from. A GPU sampled
+// more slowly than the window would leave it holding its latest sample
+// alone: the previous sample stays in, so that the window holds at least
+// two, unless the time since it is a gap (longer than gapLimit, itself
+// longer than the window).
+func (g *gpuState) push(p point, window, gapLimit int64) {
 	for g.n > 0 && g.ring[g.head].t <= p.t-window {
+		if g.n == 1 && gapLimit > window && p.t-g.ring[g.head].t <= gapLimit {
+			break
+		}
 		g.drop()
 	}
 	if g.n == len(g.ring) {
@@ -631,6 +645,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 	var latest int64
 	for _, g := range a.batch {
 		g.cur = g.window()
+		g.activity = a.activityOf(&g.cur)
 		g.prevClass = g.class
 		if !g.evaluated {
 			g.prevClass = Unknown
@@ -697,14 +712,17 @@ func (a *Analyzer) compare(gr *group) {
 	// Peers are the members that reported within the latest sampling
 	// interval: in a replay, the rows of this timestamp; live, the agents
 	// that scraped since the slowest of this batch last did.
+	// The interval is the members' usual one, learnt per GPU: at a scrape
+	// every 60 s, agents scraped at other offsets within the minute are
+	// still peers; a missed scrape does not stretch it.
 	var now, interval int64
 	for _, m := range gr.members {
 		if m.inBatch {
 			now = max(now, m.last)
-			interval = max(interval, m.interval)
+			interval = max(interval, m.cadence.typical())
 		}
 	}
-	if interval <= 0 || interval > int64(a.cfg.Rules.Window) {
+	if interval <= 0 {
 		interval = int64(a.cfg.Rules.Window)
 	}
 	a.since = now - interval

@@ -6,14 +6,15 @@ type UsageState uint8
 
 // The usage states.
 const (
-	// Used: the class was neither idle nor unknown.
+	// Used: the GPU was busy (SM activity, or GPU utilization without
+	// profiling, at or above the idle class's threshold).
 	Used UsageState = iota
 	// WorkloadIdle: idle while a pod held the GPU (a zombie allocation).
 	WorkloadIdle
 	// ClusterIdle: idle and no pod held the GPU (unallocated capacity).
 	ClusterIdle
-	// UsageUnknown: the class was unknown, or the GPU did not report for
-	// longer than the window.
+	// UsageUnknown: the GPU reported neither reading, or did not report
+	// for a gap (a few of its own sampling intervals).
 	UsageUnknown
 	NumUsageStates
 )
@@ -27,19 +28,52 @@ func UsageStates() []UsageState {
 	return []UsageState{Used, WorkloadIdle, ClusterIdle, UsageUnknown}
 }
 
-// StateOf is the usage state of a GPU in class c; podHeld says a pod holds
-// it. Any class other than idle and unknown counts as used, so classes added
-// later are used time without a change here.
-func StateOf(c Class, podHeld bool) UsageState {
+// activity is whether a GPU works, by the readings it has: whatever its
+// bottleneck class, which may stay unknown (no profiling) or name something
+// else (a faulted GPU may still work, or not).
+type activity uint8
+
+const (
+	// activityUnknown: the window has neither SM activity nor GPU
+	// utilization.
+	activityUnknown activity = iota
+	activityIdle
+	activityBusy
+)
+
+// activityOf reads a window's means by the idle class's own thresholds: SM
+// activity where profiling is reported, else GPU utilization. A GPU busy by
+// these is used; one that is not is idle, the class's rule exactly.
+func (a *Analyzer) activityOf(s *stats) activity {
+	r := &a.cfg.Rules
 	switch {
-	case c == Unknown:
-		return UsageUnknown
-	case c == Idle && podHeld:
+	case s.n[wSM] > 0:
+		if s.mean[wSM] < r.IdleSMActive {
+			return activityIdle
+		}
+		return activityBusy
+	case s.n[wUtil] > 0:
+		if s.mean[wUtil]/100 < r.IdleGPUUtil {
+			return activityIdle
+		}
+		return activityBusy
+	}
+	return activityUnknown
+}
+
+// stateOf is the usage state of a GPU whose activity is act; podHeld says a
+// pod holds it. Whether a GPU is used does not depend on knowing why: a busy
+// GPU without profiling fields (class unknown) is used.
+func stateOf(act activity, podHeld bool) UsageState {
+	switch {
+	case act == activityBusy:
+		return Used
+	case act == activityIdle && podHeld:
 		return WorkloadIdle
-	case c == Idle:
+	case act == activityIdle:
 		return ClusterIdle
 	default:
-		return Used
+		return UsageUnknown
 	}
 }
 
@@ -76,33 +110,30 @@ type usage struct {
 	reported int64
 }
 
-// accountUsage attributes the interval from the GPU's previous sample to this
-// one, s at time t: all of it to the state the GPU was in at the previous
-// sample (its class and pod then), at the price it had then. An interval
-// longer than maxGap is time the analyzer did not see: unknown. Called
+// accountUsage attributes the interval from the GPU's previous sample to
+// this one, at time t: all of it to the state the GPU was in at the previous
+// sample (its activity and pod then), at the price it had then. A gap is
+// time the analyzer did not see: unknown. Called for a GPU already seen,
 // before the sample's readings replace the previous ones. A GPU restored
 // after a restart is not yet seen: its usage counters, not kept across the
 // restart, start at its first sample after it.
-func (g *gpuState) accountUsage(s *Sample, t, maxGap int64) {
+func (g *gpuState) accountUsage(t int64, gap bool) {
 	u := &g.usage
-	if g.seen {
-		interval := t - g.last
-		st := StateOf(g.class, g.podAttributed)
-		if interval > maxGap {
-			st = UsageUnknown
-		}
-		u.nanos[st] += interval
-		u.cost[st] += float64(interval) / 3.6e12 * u.price
-		u.prev, u.counted = st, true
+	interval := t - g.last
+	st := stateOf(g.activity, g.podAttributed)
+	if gap {
+		st = UsageUnknown
 	}
-	u.price = s.PricePerHour
+	u.nanos[st] += interval
+	u.cost[st] += float64(interval) / 3.6e12 * u.price
+	u.prev, u.counted = st, true
 }
 
 // usageVerdict is the GPU's Usage after its evaluation; every is
 // Config.UsageReport.
 func (g *gpuState) usageVerdict(every int64) Usage {
 	u := &g.usage
-	st := StateOf(g.class, g.podAttributed)
+	st := stateOf(g.activity, g.podAttributed)
 	prev := u.prev
 	if !u.counted {
 		prev = st

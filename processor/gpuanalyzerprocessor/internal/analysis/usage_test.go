@@ -110,23 +110,96 @@ func TestUsagePriceChanges(t *testing.T) {
 	require.Equal(t, 36.0, v[20].Usage.PricePerHour)
 }
 
-func TestStateOf(t *testing.T) {
-	for c := range NumClasses {
-		for _, held := range []bool{false, true} {
-			want := Used
-			switch {
-			case c == Unknown:
-				want = UsageUnknown
-			case c == Idle && held:
-				want = WorkloadIdle
-			case c == Idle:
-				want = ClusterIdle
-			}
-			require.Equal(t, want, StateOf(c, held), "%v held=%v", c, held)
+// TestUsageFollowsActivity: a GPU is used when it is busy by the readings
+// it has, whatever its class. Without profiling a busy GPU's class stays
+// unknown and its time is used; a GPU that reports neither SM activity nor
+// utilization is unknown; a faulted GPU at work is used, idle it is idle.
+func TestUsageFollowsActivity(t *testing.T) {
+	noProfiling := func(util float64) func(*Sample) {
+		return func(s *Sample) {
+			s.Has &^= HasSMActive | HasDRAMActive
+			s.GPUUtil, s.PodAttributed = util, true
 		}
 	}
-	require.Equal(t, Used, StateOf(NumClasses, true), "a class this code does not know is used time")
+	for _, tc := range []struct {
+		name  string
+		mod   func(*Sample)
+		class Class
+		state UsageState
+	}{
+		{"busy without profiling", noProfiling(0.4), Unknown, Used},
+		{"idle without profiling", noProfiling(0.02), Idle, WorkloadIdle},
+		{"no activity reading", func(s *Sample) { s.Has = HasTemp | HasMemRatio }, Unknown, UsageUnknown},
+		{"faulted at work", func(s *Sample) { s.Has |= HasRowRemapFailure; s.RowRemapFail = 1 }, Faulted, Used},
+		{"faulted and idle", func(s *Sample) {
+			s.Has |= HasRowRemapFailure
+			s.RowRemapFail, s.SMActive, s.GPUUtil = 1, 0, 0
+		}, Faulted, ClusterIdle},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := feed(t, New(testConfig()), "g", 0, 60, tc.mod)
+			require.Equal(t, tc.class, v[60].Class)
+			var want [NumUsageStates]float64
+			want[tc.state] = 60
+			require.Equal(t, want, seconds(v[60].Usage))
+		})
+	}
 }
+
+// feedEvery gives the GPU id a busy sample at each of times (seconds) and
+// returns its verdicts by time.
+func feedEvery(t *testing.T, a *Analyzer, id string, times []float64, mod func(*Sample)) map[float64]Verdict {
+	out := map[float64]Verdict{}
+	for _, ts := range times {
+		s := busy(ts)
+		if mod != nil {
+			mod(&s)
+		}
+		require.Equal(t, Accepted, a.Ingest(id, &s))
+		a.Evaluate(func(v *Verdict) { out[ts] = *v })
+	}
+	return out
+}
+
+// TestCoarseSamplingIsSeen: a GPU scraped every 57 s (a real serving
+// fleet's interval), with jitter and one missed scrape, never spends time
+// unknown; only a silence of more than three of its own intervals does.
+func TestCoarseSamplingIsSeen(t *testing.T) {
+	a := New(testConfig())
+	times := []float64{0, 57, 113, 171, 228, 342, 399, 457} // 285 missed
+	v := feedEvery(t, a, "g", times, nil)
+	require.Equal(t, [NumUsageStates]float64{Used: 457}, seconds(v[457].Usage))
+	require.Equal(t, 457.0, v[457].ClassSeconds[ComputeBound], "class time counts the same intervals")
+
+	v = feedEvery(t, a, "g", []float64{457 + 180, 457 + 237}, nil)
+	require.Equal(t, [NumUsageStates]float64{Used: 457 + 57, UsageUnknown: 180}, seconds(v[457+237].Usage),
+		"180 s is more than three of its intervals (a median of 58 s): a gap")
+}
+
+// TestFirstIntervalIsCadence: with no interval learnt yet, a GPU's first
+// interval is taken as its cadence up to 60 s (dcgm-exporter scraped every
+// minute), so its first minute is not lost; a first silence of more than
+// three minutes is a gap.
+func TestFirstIntervalIsCadence(t *testing.T) {
+	v := feedEvery(t, New(testConfig()), "g", []float64{0, 60}, nil)
+	require.Equal(t, [NumUsageStates]float64{Used: 60}, seconds(v[60].Usage))
+	v = feedEvery(t, New(testConfig()), "g", []float64{0, 181}, nil)
+	require.Equal(t, [NumUsageStates]float64{UsageUnknown: 181}, seconds(v[181].Usage))
+}
+
+// TestWindowHoldsTwoSamples: at 60 s sampling a 30 s window would hold the
+// latest sample alone; it keeps the previous one, so a single odd reading
+// is averaged with the one before. Once the previous sample is a gap away,
+// it is not.
+func TestWindowHoldsTwoSamples(t *testing.T) {
+	sm := map[float64]float64{0: 0.9, 60: 0.9, 120: 0.2, 180: 0.2, 600: 0.2}
+	mod := func(s *Sample) { s.SMActive = sm[float64(s.Time)/1e9] }
+	v := feedEvery(t, New(testConfig()), "g", []float64{0, 60, 120, 180, 600}, mod)
+	require.Equal(t, ComputeBound, v[120].Class, "mean of 0.9 and 0.2")
+	require.Equal(t, LaunchBound, v[180].Class, "mean of 0.2 and 0.2, utilization 99 %")
+	require.Equal(t, LaunchBound, v[600].Class, "after a gap, the latest sample alone")
+}
+
 
 // TestUsageReport: the counters are due at the first sample, at each change
 // of state, and otherwise every UsageReport.
