@@ -200,7 +200,6 @@ func TestWindowHoldsTwoSamples(t *testing.T) {
 	require.Equal(t, LaunchBound, v[600].Class, "after a gap, the latest sample alone")
 }
 
-
 // TestUsageReport: the counters are due at the first sample, at each change
 // of state, and otherwise every UsageReport.
 func TestUsageReport(t *testing.T) {
