@@ -607,6 +607,34 @@ func (g *gpuState) window() stats {
 	return s
 }
 
+// unwidened returns the window's means without the previous sample that
+// push kept past the window (cur itself when it kept none): what the GPU did
+// within the window, for its usage. The class reads the widened window, as
+// two samples tell a class better than one; usage is accounting, and
+// counting one busy sample into the next interval as well would overstate
+// the time a GPU sampled every minute was used. A latest sample without SM
+// activity or utilization leaves the previous one to tell.
+func (g *gpuState) unwidened(cur *stats, window int64) *stats {
+	if g.n < 2 || g.ring[g.head].t > g.last-window {
+		return cur
+	}
+	p := &g.ring[g.head]
+	s := *cur
+	for _, j := range [...]int{wSM, wUtil} {
+		if p.present&(1<<j) != 0 {
+			s.n[j] = int(g.cnt[j]) - 1
+			s.mean[j] = 0
+			if s.n[j] > 0 {
+				s.mean[j] = (g.sum[j] - float64(p.v[j])) / float64(s.n[j])
+			}
+		}
+	}
+	if s.n[wSM] == 0 && s.n[wUtil] == 0 {
+		return cur // the latest sample has no activity reading: the previous one tells
+	}
+	return &s
+}
+
 func (a *Analyzer) classify(g *gpuState) Class {
 	r := &a.cfg.Rules
 	s := &g.cur
@@ -645,7 +673,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 	var latest int64
 	for _, g := range a.batch {
 		g.cur = g.window()
-		g.activity = a.activityOf(&g.cur)
+		g.activity = a.activityOf(g.unwidened(&g.cur, int64(a.cfg.Rules.Window)))
 		g.prevClass = g.class
 		if !g.evaluated {
 			g.prevClass = Unknown

@@ -222,3 +222,34 @@ func TestUsageReport(t *testing.T) {
 	// change, both series sent); 71: the interval again.
 	require.Equal(t, []float64{0, 30, 41, 71}, due)
 }
+
+// TestCoarseUsageNotSmeared: the class reads a window widened to two
+// samples, usage only the window itself. A GPU sampled every 60 s that
+// alternates busy and idle samples was used half the time, not three
+// quarters; a sample without an activity reading leaves the previous one to
+// tell.
+func TestCoarseUsageNotSmeared(t *testing.T) {
+	var times []float64
+	for ts := 0.0; ts <= 600; ts += 60 {
+		times = append(times, ts)
+	}
+	mod := func(s *Sample) {
+		s.Has &^= HasSMActive | HasDRAMActive
+		switch ts := s.Time / sec(60); {
+		case ts == 9:
+			s.Has &^= HasGPUUtil
+		case ts%2 == 0:
+			s.GPUUtil = 0.6
+		default:
+			s.GPUUtil = 0
+		}
+	}
+	v := feedEvery(t, New(testConfig()), "g", times, mod)
+	// Each interval takes the state of the sample that opens it: busy at
+	// 0, 120, 240, 360 and 480, idle at 60, 180, 300 and 420; the sample at
+	// 540 has no reading, so the one at 480 (busy) tells.
+	got := seconds(v[600].Usage)
+	require.Equal(t, 360.0, got[Used])
+	require.Equal(t, 240.0, got[ClusterIdle])
+	require.Equal(t, Unknown, v[120].Class, "busy without profiling")
+}
