@@ -17,7 +17,8 @@
 // Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
 // receiver's own mapping and goes through a processor made by the
 // gpu_analyzer factory; the verdicts are read back from the metrics the
-// processor adds. One line per trace row, in input order:
+// processor adds (every row's: a -config's verdict_interval does not
+// apply). One line per trace row, in input order:
 //
 //	{"time":1767225600,"uuid":"GPU-...","bottleneck":"compute_bound","straggler":false,"alerts":[],"score":0.12,"hint":"enable_mixed_precision"}
 //

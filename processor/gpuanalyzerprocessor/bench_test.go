@@ -173,8 +173,9 @@ func benchConsume(b *testing.B, p processor.Metrics) {
 }
 
 // BenchmarkAnalyzer processes batches of 4,096 GPUs x 20 data points, once
-// through the analyzer and once through a pass-through processor that visits
-// every data point, in the same run; compare their ns/datapoint.
+// through the analyzer as shipped (the default configuration) and once
+// through a pass-through processor that visits every data point, in the
+// same run; compare their ns/datapoint.
 func BenchmarkAnalyzer(b *testing.B) {
 	b.Run("passthrough", func(b *testing.B) {
 		p, err := passThrough(consumertest.NewNop())
@@ -192,12 +193,11 @@ func BenchmarkAnalyzer(b *testing.B) {
 	})
 }
 
-// BenchmarkAnalyzerVerdictInterval is BenchmarkAnalyzer's batch with
-// verdict_interval 30s: a GPU whose verdict did not change sends it every
-// 30 batches (seconds), not with every batch.
-func BenchmarkAnalyzerVerdictInterval(b *testing.B) {
-	cfg := createDefaultConfig().(*Config)
-	cfg.VerdictInterval = 30 * time.Second
+// BenchmarkAnalyzerEverySample is BenchmarkAnalyzer's batch with
+// verdict_interval 0: every GPU's verdict with every batch, not on change
+// and every 30 batches (seconds) as by default.
+func BenchmarkAnalyzerEverySample(b *testing.B) {
+	cfg := everySample()
 	p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 	if err != nil {
 		b.Fatal(err)
@@ -219,12 +219,10 @@ func BenchmarkAnalyzerRatio(b *testing.B) {
 	if _, ok := threadCPU(); !ok {
 		b.Skip("needs per-thread CPU time (Linux)")
 	}
-	b.Run("every_sample", func(b *testing.B) { benchRatio(b, createDefaultConfig().(*Config)) })
-	b.Run("verdict_interval_30s", func(b *testing.B) {
-		cfg := createDefaultConfig().(*Config)
-		cfg.VerdictInterval = 30 * time.Second
-		benchRatio(b, cfg)
-	})
+	// As shipped: verdicts on change and every 30 s (the default), and
+	// with every sample (verdict_interval: 0).
+	b.Run("default", func(b *testing.B) { benchRatio(b, createDefaultConfig().(*Config)) })
+	b.Run("every_sample", func(b *testing.B) { benchRatio(b, everySample()) })
 }
 
 func benchRatio(b *testing.B, cfg *Config) {

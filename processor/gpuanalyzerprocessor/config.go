@@ -41,11 +41,11 @@ type Config struct {
 	// default: on a gateway with thousands of GPUs the metrics are the
 	// interface, not the log.
 	SummaryInterval time.Duration `mapstructure:"summary_interval"`
-	// VerdictInterval, if set, sends a GPU's verdict metrics only when
-	// something changed (class, hint, straggler state, an alert's state),
-	// with its usage counters, and at least this often (data time), instead
-	// of with every sample: fewer points for a backend and a fraction of the
-	// analyzer's cost. 0 (the default) sends them with every sample.
+	// VerdictInterval sends a GPU's verdict metrics when something changed
+	// (class, hint, straggler state, an alert's state), with its usage
+	// counters, and otherwise at least this often (data time; 30 s by
+	// default), instead of with every sample: fewer points for a backend
+	// and a fraction of the analyzer's cost. 0 sends them with every sample.
 	VerdictInterval time.Duration `mapstructure:"verdict_interval"`
 
 	// Storage names a storage extension (file_storage) that keeps alert
@@ -235,6 +235,10 @@ func defaultConfig() *Config {
 		GroupBy: []string{metricnames.AttrK8sNamespaceName, metricnames.AttrK8sJobName},
 		MaxGPUs: 100_000,
 		GPUTTL:  10 * time.Minute,
+		// Verdicts on change and every 30 s: what a backend needs (well
+		// inside Prometheus' 5 min staleness) at under 3x a pass-through's
+		// CPU; every sample doubled the analyzer's cost (BENCHMARKS.md).
+		VerdictInterval: 30 * time.Second,
 		Bottleneck: BottleneckConfig{
 			FaultLookback:                 5 * time.Minute,
 			CriticalXIDs:                  []uint32{48, 64, 74, 79, 95, 119, 120, 140},

@@ -84,7 +84,7 @@ func usageOf(m pmetric.Metric) map[string]float64 {
 // spare without a pod.
 func TestUsageMetrics(t *testing.T) {
 	f := newFleet(t, simulated.DefaultConfig())
-	cfg := createDefaultConfig().(*Config)
+	cfg := everySample()
 	cfg.Cost.PerGPUHour = map[string]float64{"H100": 3.6}
 	p, sink := newProcessor(t, cfg, processortest.NewNopSettings(metadata.Type))
 	cumulative := map[string]map[string]float64{} // hw.id -> state -> seconds, latest
@@ -132,7 +132,7 @@ func TestUsageMetrics(t *testing.T) {
 
 	// Without prices: time, no cost.
 	f = newFleet(t, simulated.DefaultConfig())
-	p, sink = newProcessor(t, createDefaultConfig().(*Config), processortest.NewNopSettings(metadata.Type))
+	p, sink = newProcessor(t, everySample(), processortest.NewNopSettings(metadata.Type))
 	require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
 	for _, m := range verdicts(sink.AllMetrics()[0]) {
 		require.Contains(t, m, metricnames.NvidiaGPUTime)
@@ -155,7 +155,7 @@ func TestExampleConfigs(t *testing.T) {
 				cm, err = cm.Sub(key)
 				require.NoError(t, err)
 			}
-			cfg := createDefaultConfig().(*Config)
+			cfg := everySample()
 			require.NoError(t, cm.Unmarshal(cfg))
 			require.NoError(t, confmap.Validate(cfg))
 			require.True(t, cfg.Cost.enabled())

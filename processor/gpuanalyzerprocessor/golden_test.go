@@ -33,7 +33,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // only every 15th batch; the digest covers them all.
 func TestGoldenVerdicts(t *testing.T) {
 	f := newFleet(t, simulated.DefaultConfig())
-	cfg := createDefaultConfig().(*Config)
+	cfg := everySample()
 	cfg.Cost.Currency = "EUR"
 	cfg.Cost.PerGPUHour = map[string]float64{"H100": 3.6}
 	p, sink := newProcessor(t, cfg, processortest.NewNopSettings(metadata.Type))

@@ -24,7 +24,7 @@ func TestClassChange(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := processortest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
-	p, sink := newProcessor(t, createDefaultConfig().(*Config), set)
+	p, sink := newProcessor(t, everySample(), set)
 	f := newFleet(t, simulated.Config{
 		Seed: 5, Hosts: 1, GPUsPerHost: 1, HostPrefix: "gpu-node-", Models: []string{"h100"},
 		Workloads: []simulated.Workload{{Name: "chat", Kind: "serving", Namespace: "serving", GPUs: "0/0",
@@ -62,7 +62,7 @@ func TestClassChange(t *testing.T) {
 // 15 min and held for 10.
 func TestDefaultFleetV2(t *testing.T) {
 	f := newFleet(t, simulated.DefaultConfig())
-	p, sink := newProcessor(t, createDefaultConfig().(*Config), processortest.NewNopSettings(metadata.Type))
+	p, sink := newProcessor(t, everySample(), processortest.NewNopSettings(metadata.Type))
 	comm, leak := -1, -1
 	for f.n <= 1560 {
 		at := f.n

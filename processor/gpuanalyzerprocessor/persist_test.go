@@ -103,7 +103,7 @@ func startProcessor(t *testing.T, cfg *Config, host component.Host) (interface {
 // fires 2 min later, when its 10 min are up, not 10 min after the restart.
 func TestRestartKeepsPendingAlert(t *testing.T) {
 	dir := t.TempDir()
-	cfg := createDefaultConfig().(*Config)
+	cfg := everySample()
 	cfg.Storage = &storageID
 
 	host, stop := startFileStorage(t, dir)
@@ -126,7 +126,7 @@ func TestRestartKeepsPendingAlert(t *testing.T) {
 // TestRestartWithoutStorage: without a storage extension nothing is kept,
 // as before: the timer starts again.
 func TestRestartWithoutStorage(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
+	cfg := everySample()
 	p, sink := startProcessor(t, cfg, componenttest.NewNopHost())
 	f := notebook(t)
 	feed(t, p, sink, f, 480)
@@ -155,7 +155,7 @@ func (d direct) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 // checkpoint is what the next run starts from.
 func TestCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	cfg := createDefaultConfig().(*Config)
+	cfg := everySample()
 	cfg.Storage = &storageID
 	cfg.CheckpointInterval = 30 * time.Second
 
@@ -178,7 +178,7 @@ func TestCheckpoint(t *testing.T) {
 }
 
 func TestStorageErrors(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
+	cfg := everySample()
 	missing := component.MustNewIDWithName("file_storage", "missing")
 	cfg.Storage = &missing
 	p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, new(consumertest.MetricsSink))

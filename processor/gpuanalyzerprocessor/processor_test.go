@@ -106,7 +106,7 @@ func hintOf(m map[string]pmetric.Metric) string {
 
 func TestPassThroughAndVerdicts(t *testing.T) {
 	f := newFleet(t, simulated.DefaultConfig())
-	p, sink := newProcessor(t, createDefaultConfig().(*Config), processortest.NewNopSettings(metadata.Type))
+	p, sink := newProcessor(t, everySample(), processortest.NewNopSettings(metadata.Type))
 	var in pmetric.Metrics
 	for range 90 {
 		in = f.next(t)
@@ -155,7 +155,7 @@ func TestPassThroughAndVerdicts(t *testing.T) {
 func TestUnanalysedAndIgnored(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	p, sink := newProcessor(t, createDefaultConfig().(*Config), metadatatest.NewSettings(tel))
+	p, sink := newProcessor(t, everySample(), metadatatest.NewSettings(tel))
 
 	md := pmetric.NewMetrics()
 	// A resource without hw.id: 2 data points pass through unanalysed.
@@ -195,7 +195,7 @@ func TestUnanalysedAndIgnored(t *testing.T) {
 // TestConcurrentBatches runs batches from several goroutines (with -race,
 // as `make test` does): ConsumeMetrics must be safe to call concurrently.
 func TestConcurrentBatches(t *testing.T) {
-	p, sink := newProcessor(t, createDefaultConfig().(*Config), processortest.NewNopSettings(metadata.Type))
+	p, sink := newProcessor(t, everySample(), processortest.NewNopSettings(metadata.Type))
 	var wg sync.WaitGroup
 	for w := range 4 {
 		cfg := simulated.DefaultConfig()
@@ -219,4 +219,13 @@ func TestConcurrentBatches(t *testing.T) {
 	for _, md := range sink.AllMetrics() {
 		require.Len(t, verdicts(md), 16)
 	}
+}
+
+// everySample is the default configuration with a verdict sent with every
+// sample (verdict_interval 0), for the tests that read each batch's
+// verdicts: the golden file holds every verdict, as gpureplay prints them.
+func everySample() *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.VerdictInterval = 0
+	return cfg
 }

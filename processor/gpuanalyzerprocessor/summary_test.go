@@ -24,7 +24,7 @@ func TestFleetSummary(t *testing.T) {
 	fc.Workloads = append(fc.Workloads, simulated.Workload{Name: "notebook", Kind: "serving", Namespace: "research", GPUs: "1/6",
 		Phases: []simulated.Phase{{Kind: simulated.Idle}}})
 	f := newFleet(t, fc)
-	cfg := createDefaultConfig().(*Config)
+	cfg := everySample()
 	cfg.SummaryInterval = 30 * time.Second
 	cfg.Cost.PerGPUHour = map[string]float64{"H100": 6.88}
 	core, logs := observer.New(zapcore.InfoLevel)

@@ -15,7 +15,7 @@ import (
 // the cost of nvidia.gpu.time and nvidia.gpu.cost at a sampling interval of
 // report_interval or more.
 func BenchmarkAnalyzerCostEverySample(b *testing.B) {
-	cfg := createDefaultConfig().(*Config)
+	cfg := everySample()
 	cfg.Cost.PerGPUHour = map[string]float64{"H100": 6.88}
 	cfg.Cost.ReportInterval = 0
 	p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())

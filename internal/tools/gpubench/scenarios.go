@@ -185,10 +185,10 @@ func measureLatency(s *sink, work string) []latencyResult {
 type analyzerResult struct {
 	passthroughNs, analyzerNs        []float64
 	analyzerAllocsPerPoint, bytesGPU []float64
-	// ratioEvery and ratioInterval: BenchmarkAnalyzerRatio's CPU ratio to
-	// the pass-through, batches alternating on one thread, by default and
-	// with verdict_interval: 30s.
-	ratioEvery, ratioInterval []float64
+	// ratioDefault and ratioEvery: BenchmarkAnalyzerRatio's CPU ratio to
+	// the pass-through, batches alternating on one thread, as shipped
+	// (verdicts on change and every 30 s) and with a verdict every sample.
+	ratioDefault, ratioEvery []float64
 	raw                       string
 }
 
@@ -224,10 +224,10 @@ func measureAnalyzer() analyzerResult {
 		case regexp.MustCompile(`^BenchmarkAnalyzer/analyzer`).MatchString(m[1]):
 			r.analyzerNs = append(r.analyzerNs, vals["ns/datapoint"])
 			r.analyzerAllocsPerPoint = append(r.analyzerAllocsPerPoint, vals["allocs/op"]/(4096*20))
+		case regexp.MustCompile(`^BenchmarkAnalyzerRatio/default`).MatchString(m[1]):
+			r.ratioDefault = append(r.ratioDefault, vals["x-passthrough"])
 		case regexp.MustCompile(`^BenchmarkAnalyzerRatio/every_sample`).MatchString(m[1]):
 			r.ratioEvery = append(r.ratioEvery, vals["x-passthrough"])
-		case regexp.MustCompile(`^BenchmarkAnalyzerRatio/verdict_interval`).MatchString(m[1]):
-			r.ratioInterval = append(r.ratioInterval, vals["x-passthrough"])
 		case regexp.MustCompile(`^BenchmarkStateBytesPerGPU`).MatchString(m[1]):
 			r.bytesGPU = append(r.bytesGPU, vals["bytes/gpu"])
 		}

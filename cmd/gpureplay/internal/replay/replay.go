@@ -92,6 +92,9 @@ type Options struct {
 // JSON line per row to out, or what opts ask for instead.
 func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, name string, out io.Writer) error {
 	scaler, remediate, cost := opts.Autoscale, opts.Remediate, opts.Cost
+	// One line per row needs every row's verdict: verdict_interval, which
+	// sends unchanged verdicts only now and then, does not apply here.
+	cfg.(*gpuanalyzerprocessor.Config).VerdictInterval = 0
 	rd, err := trace.NewReader(in, name)
 	if err != nil {
 		return err
