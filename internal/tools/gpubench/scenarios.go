@@ -189,7 +189,7 @@ type analyzerResult struct {
 	// the pass-through, batches alternating on one thread, as shipped
 	// (verdicts on change and every 30 s) and with a verdict every sample.
 	ratioDefault, ratioEvery []float64
-	raw                       string
+	raw                      string
 }
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+)\s+\d+\s+(.*)$`)
