@@ -152,7 +152,7 @@ func TestOutputFormat(t *testing.T) {
 	out, stderr, code := runReplay(t, tracePath("p100-no-profiling-15s"))
 	require.Equal(t, 0, code, stderr)
 	first := strings.SplitN(out, "\n", 2)[0]
-	require.Regexp(t, `^\{"time":1767225600,"uuid":"GPU-[0-9a-f-]+","bottleneck":"(idle|unknown)","straggler":false,"alerts":\[\],"score":0,"hint":""\}$`, first)
+	require.Regexp(t, `^\{"time":1767225600,"uuid":"GPU-[0-9a-f-]+","bottleneck":"(idle|unknown)","straggler":false,"alerts":\[\],"score":0,"hint":"","usage":"(used|waiting|workload_idle|cluster_idle|unknown)"\}$`, first)
 }
 
 func TestConfigFile(t *testing.T) {
@@ -239,7 +239,7 @@ func TestCostSummary(t *testing.T) {
 	require.Equal(t, verdicts, strings.Join(lines[:n], "\n")+"\n", "the verdicts come first, unchanged")
 	summary := lines[n:]
 	require.Len(t, summary, 2, "the GPU without a namespace, and serving")
-	keyOrder := regexp.MustCompile(`^\{"summary": "cost", "namespace": "[a-z]*", "currency": "EUR", "gpu_hours": \{"used": [0-9.]+, "workload_idle": [0-9.]+, "cluster_idle": [0-9.]+, "unknown": [0-9.]+\}, "cost": \{"used": [0-9.]+, "workload_idle": [0-9.]+, "cluster_idle": [0-9.]+, "unknown": [0-9.]+\}, "class_hours": \{("[a-z_]+": [0-9.]+(, )?)+\}\}$`)
+	keyOrder := regexp.MustCompile(`^\{"summary": "cost", "namespace": "[a-z]*", "currency": "EUR", "gpu_hours": \{"used": [0-9.]+, "waiting": [0-9.]+, "workload_idle": [0-9.]+, "cluster_idle": [0-9.]+, "unknown": [0-9.]+\}, "cost": \{"used": [0-9.]+, "waiting": [0-9.]+, "workload_idle": [0-9.]+, "cluster_idle": [0-9.]+, "unknown": [0-9.]+\}, "class_hours": \{("[a-z_]+": [0-9.]+(, )?)+\}\}$`)
 	for _, l := range summary {
 		require.Regexp(t, keyOrder, l)
 	}
@@ -254,7 +254,7 @@ func TestCostSummary(t *testing.T) {
 	require.Empty(t, none.Namespace)
 	require.Equal(t, "serving", serving.Namespace)
 	// One GPU without a pod, idle for the trace's 2395 s at 2 EUR/h.
-	require.Equal(t, map[string]float64{"used": 0, "workload_idle": 0, "cluster_idle": 0.665278, "unknown": 0}, none.GPUHours)
+	require.Equal(t, map[string]float64{"used": 0, "waiting": 0, "workload_idle": 0, "cluster_idle": 0.665278, "unknown": 0}, none.GPUHours)
 	require.InDelta(t, 2395.0/3600*2, none.Cost["cluster_idle"], 1e-4)
 	// 31 serving GPUs over 2395 s; idle time is workload_idle; per class
 	// time adds up to the same total.
@@ -275,13 +275,13 @@ func TestCostSummary(t *testing.T) {
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
 	out, stderr, code = runReplay(t, "-cost", empty, tracePath("serving-mixed-5s"))
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, `"currency": "USD", "gpu_hours": {"used": 17.225, "workload_idle": 3.398611, "cluster_idle": 0, "unknown": 0}, "cost": {"used": 0, "workload_idle": 0, "cluster_idle": 0, "unknown": 0}`)
+	require.Contains(t, out, `"currency": "USD", "gpu_hours": {"used": 17.225, "waiting": 0, "workload_idle": 3.398611, "cluster_idle": 0, "unknown": 0}, "cost": {"used": 0, "waiting": 0, "workload_idle": 0, "cluster_idle": 0, "unknown": 0}`)
 
 	// The example price table: the figures of the processor README.
 	out, stderr, code = runReplay(t, "-cost", filepath.Join("..", "..", "examples", "cost", "prices.yaml"), tracePath("serving-mixed-5s"))
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, `{"summary": "cost", "namespace": "", "currency": "USD", "gpu_hours": {"used": 0, "workload_idle": 0, "cluster_idle": 0.665278, "unknown": 0}, "cost": {"used": 0, "workload_idle": 0, "cluster_idle": 4.5771, "unknown": 0}`)
-	require.Contains(t, out, `{"summary": "cost", "namespace": "serving", "currency": "USD", "gpu_hours": {"used": 17.225, "workload_idle": 3.398611, "cluster_idle": 0, "unknown": 0}, "cost": {"used": 118.508, "workload_idle": 23.3824, "cluster_idle": 0, "unknown": 0}`)
+	require.Contains(t, out, `{"summary": "cost", "namespace": "", "currency": "USD", "gpu_hours": {"used": 0, "waiting": 0, "workload_idle": 0, "cluster_idle": 0.665278, "unknown": 0}, "cost": {"used": 0, "waiting": 0, "workload_idle": 0, "cluster_idle": 4.5771, "unknown": 0}`)
+	require.Contains(t, out, `{"summary": "cost", "namespace": "serving", "currency": "USD", "gpu_hours": {"used": 17.225, "waiting": 0, "workload_idle": 3.398611, "cluster_idle": 0, "unknown": 0}, "cost": {"used": 118.508, "waiting": 0, "workload_idle": 23.3824, "cluster_idle": 0, "unknown": 0}`)
 }
 
 func TestCostErrors(t *testing.T) {

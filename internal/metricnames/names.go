@@ -234,6 +234,8 @@ const (
 	AttrNvidiaGPUBottleneckHintReduceMemoryTraffic  = "reduce_memory_traffic"
 	AttrNvidiaGPUBottleneckHintReplaceOrDrain       = "replace_or_drain"
 	AttrNvidiaGPUBottleneckHintCheckCoolingOrPower  = "check_cooling_or_power"
+	AttrNvidiaGPUBottleneckHintReduceHostWork       = "reduce_host_work"
+	AttrNvidiaGPUBottleneckHintFixStraggler         = "fix_straggler"
 	// AttrNvidiaGPUClock (attribute, receiver/dcgmreceiver): The clock domain.
 	AttrNvidiaGPUClock       = "nvidia.gpu.clock"
 	AttrNvidiaGPUClockSM     = "sm"
@@ -272,6 +274,7 @@ const (
 	// AttrNvidiaGPUUsageState (attribute, processor/gpuanalyzerprocessor): What the GPU's time went to.
 	AttrNvidiaGPUUsageState             = "nvidia.gpu.usage.state"
 	AttrNvidiaGPUUsageStateUsed         = "used"
+	AttrNvidiaGPUUsageStateWaiting      = "waiting"
 	AttrNvidiaGPUUsageStateWorkloadIdle = "workload_idle"
 	AttrNvidiaGPUUsageStateClusterIdle  = "cluster_idle"
 	AttrNvidiaGPUUsageStateUnknown      = "unknown"

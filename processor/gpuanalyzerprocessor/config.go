@@ -3,6 +3,7 @@ package gpuanalyzerprocessor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -86,6 +87,17 @@ type BottleneckConfig struct {
 	LaunchBoundSMActive           float64 `mapstructure:"launch_bound_sm_active"`
 	LaunchBoundGPUUtil            float64 `mapstructure:"launch_bound_gpu_utilization_ratio"`
 	InputBoundSMActive            float64 `mapstructure:"input_bound_sm_active"`
+	// Without profiling fields, power over the GPU's reference power
+	// (its enforced limit, its model's board power, or learnt): busy by
+	// utilization under WaitingPowerRatio is waiting, at WorkingPowerRatio
+	// or more is working; with power alone, under IdlePowerRatio is idle.
+	WaitingPowerRatio float64 `mapstructure:"waiting_power_ratio"`
+	WorkingPowerRatio float64 `mapstructure:"working_power_ratio"`
+	IdlePowerRatio    float64 `mapstructure:"idle_power_ratio"`
+	// BoardPower adds to or overrides the table of models' board power in
+	// W (powerref.go), keyed as cost::per_gpu_hour is: a key matches
+	// hw.model as a whole word, the longest wins.
+	BoardPower map[string]float64 `mapstructure:"board_power"`
 
 	// Deprecated: the percent keys of earlier releases, read for one more
 	// release into their ratio counterparts (with a warning at start).
@@ -145,6 +157,10 @@ type StragglerConfig struct {
 	ClockMinGroupSMActive float64 `mapstructure:"clock_min_group_sm_active"`
 	MADThreshold          float64 `mapstructure:"mad_threshold"`
 	MinSMActiveDeviation  float64 `mapstructure:"min_sm_active_deviation"`
+	// HolderGPUUtilization: without profiling, a member under this
+	// utilization while at least half of the others wait at low power is
+	// the one they wait on, a straggler.
+	HolderGPUUtilization float64 `mapstructure:"holder_gpu_utilization_ratio"`
 	// Sustain is how long a GPU must deviate at every evaluation to be a straggler.
 	Sustain time.Duration `mapstructure:"sustain"`
 }
@@ -252,6 +268,9 @@ func defaultConfig() *Config {
 			LaunchBoundSMActive:           0.5,
 			LaunchBoundGPUUtil:            0.8,
 			InputBoundSMActive:            0.5,
+			WaitingPowerRatio:             1.0 / 3,
+			WorkingPowerRatio:             0.45,
+			IdlePowerRatio:                0.15,
 		},
 		Straggler: StragglerConfig{
 			MinGroupSize:          4,
@@ -260,6 +279,7 @@ func defaultConfig() *Config {
 			ClockMinGroupSMActive: 0.3,
 			MADThreshold:          3.5,
 			MinSMActiveDeviation:  0.1,
+			HolderGPUUtilization:  0.5,
 			Sustain:               10 * time.Second,
 		},
 		Hints: HintsConfig{
@@ -354,6 +374,18 @@ func (cfg *Config) Validate() error {
 	}
 	ratio("bottleneck::launch_bound_sm_active", b.LaunchBoundSMActive)
 	ratio("bottleneck::input_bound_sm_active", b.InputBoundSMActive)
+	ratio("bottleneck::waiting_power_ratio", b.WaitingPowerRatio)
+	ratio("bottleneck::working_power_ratio", b.WorkingPowerRatio)
+	ratio("bottleneck::idle_power_ratio", b.IdlePowerRatio)
+	if !(b.IdlePowerRatio <= b.WaitingPowerRatio && b.WaitingPowerRatio <= b.WorkingPowerRatio) {
+		bad("bottleneck: want idle_power_ratio (%v) <= waiting_power_ratio (%v) <= working_power_ratio (%v)",
+			b.IdlePowerRatio, b.WaitingPowerRatio, b.WorkingPowerRatio)
+	}
+	for model, w := range b.BoardPower {
+		if !(w > 0) || math.IsInf(w, 1) {
+			bad("bottleneck::board_power::%s must be a positive number of watts, got %v", model, w)
+		}
+	}
 
 	s := &cfg.Straggler
 	if s.MinGroupSize < 2 {
@@ -370,6 +402,7 @@ func (cfg *Config) Validate() error {
 		bad("straggler::mad_threshold must be positive, got %v", s.MADThreshold)
 	}
 	ratio("straggler::min_sm_active_deviation", s.MinSMActiveDeviation)
+	ratio("straggler::holder_gpu_utilization_ratio", s.HolderGPUUtilization)
 	if s.Sustain < 0 {
 		bad("straggler::sustain must not be negative, got %v", s.Sustain)
 	}
@@ -441,6 +474,9 @@ func (cfg *Config) analysisConfig() analysis.Config {
 			LaunchBoundSM:       b.LaunchBoundSMActive,
 			LaunchBoundUtil:     b.LaunchBoundGPUUtil,
 			InputBoundSM:        b.InputBoundSMActive,
+			WaitingPower:        b.WaitingPowerRatio,
+			WorkingPower:        b.WorkingPowerRatio,
+			IdlePower:           b.IdlePowerRatio,
 		},
 		Hints: analysis.HintRules{
 			BatchSizeSMActive:    cfg.Hints.IncreaseBatchSizeSMActive,
@@ -463,6 +499,7 @@ func (cfg *Config) analysisConfig() analysis.Config {
 			ClockMinGroupSM: s.ClockMinGroupSMActive,
 			MADThreshold:    s.MADThreshold,
 			MinSMDeviation:  s.MinSMActiveDeviation,
+			HolderUtil:      s.HolderGPUUtilization,
 			Sustain:         s.Sustain,
 		},
 		MaxGPUs:     cfg.MaxGPUs,

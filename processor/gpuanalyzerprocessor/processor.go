@@ -43,6 +43,7 @@ type analyzerProcessor struct {
 	lastSave int64 // data time of the last checkpoint
 
 	prices   *pricer
+	power    *powerTable
 	costOn   bool          // prices are configured: emit nvidia.gpu.cost
 	costUnit string        // {USD}
 	summary  *fleetSummary // nil unless summary_interval is set
@@ -69,6 +70,7 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		keys:   map[string]string{},
 
 		prices:   newPricer(&cfg.Cost),
+		power:    newPowerTable(cfg.Bottleneck.BoardPower),
 		costOn:   cfg.Cost.enabled(),
 		costUnit: "{" + cfg.Cost.Currency + "}",
 		now:      time.Now,
@@ -129,6 +131,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		_, s.PodAttributed = attrs.Get(metricnames.AttrK8sPodName)
 		if p.costOn {
 			s.PricePerHour = p.prices.of(attrs)
+		}
+		if s.Has&analysis.HasPower != 0 && s.RefPower == 0 {
+			s.RefPower = p.power.of(attrs)
 		}
 		res := p.an.Ingest(id, &s)
 		if res == analysis.Flush {
@@ -272,7 +277,7 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 	// of the point's memory, wasted on the metrics the analyzer passes by.
 	var v float64
 	in := func(lo, hi float64) bool { v = metricpoints.Value(dp); return !math.IsNaN(v) && v >= lo && v <= hi }
-	ratio := func(dst *float64, bit uint16) bool {
+	ratio := func(dst *float64, bit uint32) bool {
 		if !in(0, 1) {
 			return false
 		}
@@ -337,6 +342,10 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 		if ok = in(0, 1e11); ok {
 			s.SMClock, s.Has = v, s.Has|analysis.HasSMClock
 		}
+	case metricnames.HWPower:
+		if ok = in(0, 1e4); ok {
+			s.Power, s.Has = v, s.Has|analysis.HasPower
+		}
 	case metricnames.HWTemperature:
 		if ok = in(0, 200); ok {
 			s.Temp, s.Has = v, s.Has|analysis.HasTemp
@@ -391,6 +400,7 @@ func (fb *frameBuffer) into(s *analysis.Sample) {
 	if !fb.hasUsed {
 		return
 	}
+	s.FBUsed, s.Has = fb.used, s.Has|analysis.HasFBUsed
 	switch {
 	case s.Has&analysis.HasMemRatio != 0 && s.MemRatio > 0:
 		s.FBFree = max(fb.used/s.MemRatio-fb.used, 0)

@@ -33,7 +33,7 @@ func RunCost(ctx context.Context, cfg component.Config, opts Options, in io.Read
 }
 
 // usageStates are the keys of the cost summary, in its order.
-var usageStates = [...]string{"used", "workload_idle", "cluster_idle", "unknown"}
+var usageStates = [...]string{"used", "waiting", "workload_idle", "cluster_idle", "unknown"}
 
 // ApplyCost reads the processor settings in path over cfg (what -config
 // gave, or the defaults) and validates the result. An empty file changes

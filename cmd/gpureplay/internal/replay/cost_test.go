@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -62,19 +63,23 @@ func TestServingMixedCost(t *testing.T) {
 	const zombie, unallocated = "GPU-3b05e392-aa8b-25ac-de85-a41539a44721", "GPU-2155a41c-1221-8804-d885-bea436c2a4c7"
 	const window = 30.0 // seconds: the analyzer's window
 
+	state := func(name string) int { return slices.Index(usageStates[:], name) }
+	used, waiting, workloadIdle, clusterIdle, unknown := state("used"), state("waiting"), state("workload_idle"), state("cluster_idle"), state("unknown")
+
 	u, wall, ok := tally.GPU(zombie)
 	require.True(t, ok)
-	t.Logf("zombie: workload_idle %.0f s, labelled idle %.0f s", u.Seconds[1], idle[zombie])
-	require.InDelta(t, idle[zombie], u.Seconds[1], window)
-	require.Zero(t, u.Seconds[2], "a pod holds it throughout")
-	require.Equal(t, wall, u.Nanos[0]+u.Nanos[1]+u.Nanos[2]+u.Nanos[3])
+	t.Logf("zombie: workload_idle %.0f s, labelled idle %.0f s", u.Seconds[workloadIdle], idle[zombie])
+	require.InDelta(t, idle[zombie], u.Seconds[workloadIdle], window)
+	require.Zero(t, u.Seconds[clusterIdle], "a pod holds it throughout")
+	require.Zero(t, u.Seconds[waiting], "profiling: SM activity decides")
+	require.Equal(t, wall, u.Nanos[used]+u.Nanos[waiting]+u.Nanos[workloadIdle]+u.Nanos[clusterIdle]+u.Nanos[unknown])
 
 	u, wall, ok = tally.GPU(unallocated)
 	require.True(t, ok)
-	t.Logf("unallocated: cluster_idle %.0f s, labelled idle %.0f s", u.Seconds[2], idle[unallocated])
-	require.InDelta(t, idle[unallocated], u.Seconds[2], window)
-	require.Equal(t, wall, u.Nanos[2], "idle and without a pod from its first sample to its last")
-	require.InDelta(t, u.Seconds[2]/3600*6.88, u.Cost[2], 1e-9)
+	t.Logf("unallocated: cluster_idle %.0f s, labelled idle %.0f s", u.Seconds[clusterIdle], idle[unallocated])
+	require.InDelta(t, idle[unallocated], u.Seconds[clusterIdle], window)
+	require.Equal(t, wall, u.Nanos[clusterIdle], "idle and without a pod from its first sample to its last")
+	require.InDelta(t, u.Seconds[clusterIdle]/3600*6.88, u.Cost[clusterIdle], 1e-9)
 
 	// Every GPU: the states add up to the time from its first to its last
 	// row in the trace, to the nanosecond.
@@ -85,7 +90,11 @@ func TestServingMixedCost(t *testing.T) {
 		u, wall, ok := tally.GPU(id)
 		require.True(t, ok, id)
 		require.Equal(t, want, wall, id)
-		require.Equal(t, want, u.Nanos[0]+u.Nanos[1]+u.Nanos[2]+u.Nanos[3], id)
+		var sum int64
+		for _, n := range u.Nanos {
+			sum += n
+		}
+		require.Equal(t, want, sum, id)
 		total += want
 	}
 

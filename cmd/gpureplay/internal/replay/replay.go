@@ -95,6 +95,7 @@ func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, 
 	// One line per row needs every row's verdict: verdict_interval, which
 	// sends unchanged verdicts only now and then, does not apply here.
 	cfg.(*gpuanalyzerprocessor.Config).VerdictInterval = 0
+	cfg.(*gpuanalyzerprocessor.Config).Cost.ReportInterval = 0
 	rd, err := trace.NewReader(in, name)
 	if err != nil {
 		return err
@@ -264,6 +265,8 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		b = strconv.AppendFloat(b, math.Round(v.score*1e4)/1e4, 'f', -1, 64)
 		b = append(b, `,"hint":`...)
 		b = strconv.AppendQuote(b, v.hint)
+		b = append(b, `,"usage":`...)
+		b = strconv.AppendQuote(b, v.usage)
 		b = append(b, "}\n"...)
 		w.buf = b
 		if _, err := w.out.Write(b); err != nil && w.err == nil {
@@ -279,6 +282,9 @@ type verdict struct {
 	straggler  bool
 	score      float64
 	alerts     []string
+	// usage is the GPU's usage state from this row on (used, waiting,
+	// workload_idle, cluster_idle, unknown).
+	usage string
 }
 
 // verdictOf reads the analyzer's metrics on one GPU's resource.
@@ -301,6 +307,12 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 							v.hint = h.Str()
 						}
 					}
+				}
+			case metricnames.NvidiaGPUTime:
+				// The state the GPU is in comes first (the state it left, if
+				// it just changed, second).
+				if st, ok := m.Sum().DataPoints().At(0).Attributes().Get(metricnames.AttrNvidiaGPUUsageState); ok {
+					v.usage = st.Str()
 				}
 			case metricnames.NvidiaGPUStragglerState:
 				v.straggler = m.Gauge().DataPoints().At(0).IntValue() == 1

@@ -7,7 +7,7 @@ import (
 
 // Presence bits of Sample.Has.
 const (
-	HasSMActive uint16 = 1 << iota
+	HasSMActive uint32 = 1 << iota
 	HasDRAMActive
 	HasGPUUtil
 	HasSMClock
@@ -22,6 +22,11 @@ const (
 	HasOccupancy
 	HasTensor
 	HasFB
+	// HasPower: board power draw, Sample.Power.
+	HasPower
+	// HasFBUsed: the frame buffer in use is known (Sample.FBUsed), with or
+	// without the free memory that HasFB needs.
+	HasFBUsed
 )
 
 // Counter is a cumulative counter's value and start time.
@@ -44,7 +49,7 @@ type Sample struct {
 	Group string
 	// PodAttributed says a pod holds the GPU (for GPUIdle).
 	PodAttributed bool
-	Has           uint16
+	Has           uint32
 	SMActive      float64 // ratio
 	DRAMActive    float64 // ratio
 	GPUUtil       float64 // ratio
@@ -65,6 +70,10 @@ type Sample struct {
 	Tensor    float64 // tensor pipe activity, ratio
 	FBUsed    float64 // bytes
 	FBFree    float64 // bytes
+	// Power is the board's power draw, W. RefPower is what the GPU draws
+	// at full work, W: its enforced power limit, or its model's board
+	// power; 0 if neither is known, and the analyzer learns it.
+	Power, RefPower float64
 }
 
 // Reset empties the sample for reuse, keeping its XID slice's storage.
@@ -163,15 +172,16 @@ const (
 	wPCIeRx // bytes per second
 	wOccupancy
 	wTensor
+	wPower // W
 	numWindowed
 )
 
 // windowed maps each windowed reading to its presence bit in Sample.Has.
 // The two rates have no bit: they are present when the counter gave a rate.
-var windowed = [numWindowed]uint16{wSM: HasSMActive, wDRAM: HasDRAMActive, wUtil: HasGPUUtil, wClock: HasSMClock, wStep: HasStep,
-	wOccupancy: HasOccupancy, wTensor: HasTensor}
+var windowed = [numWindowed]uint32{wSM: HasSMActive, wDRAM: HasDRAMActive, wUtil: HasGPUUtil, wClock: HasSMClock, wStep: HasStep,
+	wOccupancy: HasOccupancy, wTensor: HasTensor, wPower: HasPower}
 
-// point is one sample as the window keeps it: 48 bytes.
+// point is one sample as the window keeps it: 56 bytes.
 type point struct {
 	t int64
 	v [numWindowed]float32
@@ -185,11 +195,12 @@ const (
 	pThrottled
 )
 
-// maxWindowPoints bounds each GPU's window (112 points of 48 bytes, 5.25
+// maxWindowPoints bounds each GPU's window (90 points of 56 bytes, 4.9
 // KiB), so that a GPU's whole state stays within 8 KiB with the memory leak
 // fit (TestStateSize). A 30 s window holds 30 points at a 1 s interval;
-// above about 3.7 Hz it keeps the most recent 112 points only.
-const maxWindowPoints = 112
+// above 3 Hz it keeps the most recent 90 points only (DCGM samples a field
+// at most once a second unless told otherwise).
+const maxWindowPoints = 90
 
 // resumEvery recomputes a window's running sums from its points after this
 // many pushes, so that rounding in adding and removing cannot accumulate.
@@ -261,8 +272,17 @@ type gpuState struct {
 	hasDBE   bool
 	xids     []tracker
 
-	cur           stats
-	activity      activity
+	cur      stats
+	latest   stats // the latest sample alone, for usageStats
+	activity activity
+	// power holds the reference power and what the GPU drew; waiting says
+	// the window shows it busy at a small fraction of it (power.go), and
+	// holding that it is the near-idle GPU its waiting peers wait for.
+	power   powerRef
+	waiting bool
+	holding bool
+	// fbHeld: the GPU's frame buffer holds a workload's memory.
+	fbHeld        bool
 	temp, memRat  float64
 	hasTemp       bool
 	hasMem        bool
@@ -298,6 +318,9 @@ type group struct {
 	key     string
 	members []*gpuState
 	touched bool
+	// held says, at the group's latest comparison, that most of its
+	// members waited for one near-idle member.
+	held bool
 }
 
 // Analyzer keeps the state of every tracked GPU. It is not safe for
@@ -446,7 +469,7 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	// utilization's means are scaled back before a threshold sees them
 	// (classify) and only ratios of clocks are taken.
 	values := [numWindowed]float64{wSM: s.SMActive, wDRAM: s.DRAMActive, wUtil: s.GPUUtil * 100, wClock: s.SMClock / 1e6, wStep: s.Step,
-		wOccupancy: s.Occupancy, wTensor: s.Tensor}
+		wOccupancy: s.Occupancy, wTensor: s.Tensor, wPower: s.Power}
 	for i, bit := range windowed {
 		if bit != 0 && s.Has&bit != 0 {
 			p.v[i], p.present = float32(values[i]), p.present|1<<i
@@ -480,6 +503,8 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	g.hasTemp, g.temp = s.Has&HasTemp != 0, s.Temp
 	g.hasMem, g.memRat = s.Has&HasMemRatio != 0, s.MemRatio
 	g.podAttributed = s.PodAttributed
+	g.power.observe(s)
+	g.fbHeld = s.Has&HasFBUsed != 0 && s.FBUsed >= fbHeldBytes
 
 	// Fault evidence: an increase of the uncorrectable ECC count, a critical
 	// XID, a failed row remapping.
@@ -607,6 +632,29 @@ func (g *gpuState) window() stats {
 	return s
 }
 
+// usageStats are the readings a GPU's usage is read from. With SM activity,
+// the window's (unwidened): SM activity is DCGM's own average over its
+// sampling period. Without it, the latest sample's own: GPU utilization and
+// power are instantaneous readings that flip within a second between work
+// and a wait, and a window's mean would bill a 16 s checkpoint wait in a
+// 30 s window as work (the real 8×H100 recording in testdata/real).
+func (g *gpuState) usageStats(latest *stats, window int64) *stats {
+	if g.cur.n[wSM] > 0 || g.n == 0 {
+		return g.unwidened(&g.cur, window)
+	}
+	p := &g.ring[(g.head+g.n-1)%len(g.ring)]
+	if p.present&(1<<wUtil|1<<wPower) == 0 {
+		return g.unwidened(&g.cur, window) // the previous sample tells
+	}
+	s := latest
+	for _, j := range [...]int{wUtil, wPower} {
+		if p.present&(1<<j) != 0 {
+			s.n[j], s.mean[j] = 1, float64(p.v[j])
+		}
+	}
+	return s
+}
+
 // unwidened returns the window's means without the previous sample that
 // push kept past the window (cur itself when it kept none): what the GPU did
 // within the window, for its usage. The class reads the widened window, as
@@ -651,8 +699,8 @@ func (a *Analyzer) classify(g *gpuState) Class {
 		return Idle
 	case !hasSM:
 		// Without profiling, DRAM activity is a fallback from the copy
-		// engine and SM activity is unknown: no guess.
-		return Unknown
+		// engine and SM activity is unknown: power is the evidence left.
+		return a.withoutProfiling(g)
 	case s.n[wDRAM] > 0 && s.mean[wDRAM] >= r.MemoryBoundDRAM:
 		return MemoryBound
 	case sm < r.CommunicationSM && s.n[wNVLink] > 0 && s.mean[wNVLink] >= r.CommunicationNVLink:
@@ -673,12 +721,28 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 	var latest int64
 	for _, g := range a.batch {
 		g.cur = g.window()
-		g.activity = a.activityOf(g.unwidened(&g.cur, int64(a.cfg.Rules.Window)))
 		g.prevClass = g.class
 		if !g.evaluated {
 			g.prevClass = Unknown
 		}
+		g.waiting, g.holding = false, false
 		g.class = a.classify(g)
+		var own stats
+		g.activity = a.activityOf(g, g.usageStats(&own, int64(a.cfg.Rules.Window)))
+		if g.group != nil && !g.group.touched {
+			g.group.touched = true
+			a.touched = append(a.touched, g.group)
+		}
+		latest = max(latest, g.last)
+	}
+	// Peers settle what one GPU cannot tell alone: a wait shared by its job
+	// is a collective, and the near-idle GPU they wait for holds them.
+	for _, gr := range a.touched {
+		a.compare(gr)
+		gr.touched = false
+	}
+	a.touched = a.touched[:0]
+	for _, g := range a.batch {
 		g.prevHint = g.hint
 		g.hint = a.hint(g)
 		if !g.evaluated {
@@ -687,17 +751,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		if a.Notify != nil && g.class != g.prevClass {
 			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint})
 		}
-		if g.group != nil && !g.group.touched {
-			g.group.touched = true
-			a.touched = append(a.touched, g.group)
-		}
-		latest = max(latest, g.last)
 	}
-	for _, gr := range a.touched {
-		a.compare(gr)
-		gr.touched = false
-	}
-	a.touched = a.touched[:0]
 
 	var v Verdict
 	for _, g := range a.batch {
@@ -761,6 +815,17 @@ func (a *Analyzer) compare(gr *group) {
 		}
 	}
 	peers := reporting >= r.MinGroupSize
+	// GPUs waiting at low power (withoutProfiling) with another of their
+	// job: a collective. With at least half the others waiting, a member
+	// near idle by its utilization is the one they wait for.
+	waiting := 0
+	for _, m := range gr.members {
+		if m.last > a.since && m.waiting {
+			waiting++
+		}
+	}
+	held := peers && waiting >= 2 && 2*waiting >= reporting-1
+	gr.held = held
 	var medSM, mad, medClock, medStep float64
 	var hasSM, hasClock, hasStep bool
 	if peers {
@@ -774,8 +839,23 @@ func (a *Analyzer) compare(gr *group) {
 			continue
 		}
 		m.deviating, m.score = false, 0
+		if m.waiting && waiting >= 2 {
+			m.class = CommunicationBound
+		}
 		if !peers {
 			continue
+		}
+		if held {
+			// Waiting peers are never stragglers for the one they wait on;
+			// the holder is one, by the share of the others that wait.
+			if !m.waiting && m.cur.n[wSM] == 0 && m.cur.n[wUtil] > 0 && m.cur.mean[wUtil]/100 < r.HolderUtil {
+				m.holding = true
+				m.score = 2 * float64(waiting) / float64(reporting-1)
+				m.deviating = true
+			}
+			if m.waiting || m.holding {
+				continue
+			}
 		}
 		s := &m.cur
 		score := 0.0
@@ -946,6 +1026,11 @@ func (a *Analyzer) forget(id string, g *gpuState) {
 // hint picks the next step for the GPU's class from its window's means.
 func (a *Analyzer) hint(g *gpuState) Hint {
 	h, s := &a.cfg.Hints, &g.cur
+	if g.holding && g.fbHeld {
+		// Near idle with its memory allocated while its job waits: the
+		// work is on the host (a checkpoint written, data loaded).
+		return ReduceHostWork
+	}
 	switch g.class {
 	case Faulted:
 		return ReplaceOrDrain
@@ -954,6 +1039,9 @@ func (a *Analyzer) hint(g *gpuState) Hint {
 	case MemoryBound:
 		return ReduceMemoryTraffic
 	case CommunicationBound:
+		if g.waiting && g.group != nil && g.group.held {
+			return FixStraggler
+		}
 		return OverlapCommunication
 	case LaunchBound:
 		return UseCUDAGraphs

@@ -55,6 +55,11 @@ type Rules struct {
 	LaunchBoundSM       float64
 	LaunchBoundUtil     float64 // ratio
 	InputBoundSM        float64
+	// Without profiling, the window's mean power over the GPU's reference
+	// (power.go): busy by utilization under WaitingPower is waiting, at
+	// WorkingPower or more is working, and with power alone under IdlePower
+	// is idle.
+	WaitingPower, WorkingPower, IdlePower float64
 }
 
 // Hint is the one next step an engineer would take for a verdict.
@@ -73,11 +78,18 @@ const (
 	ReduceMemoryTraffic
 	ReplaceOrDrain
 	CheckCoolingOrPower
+	// ReduceHostWork: the GPU a job waits on is near idle with its memory
+	// allocated: the work is on the host (checkpoints, data loading).
+	ReduceHostWork
+	// FixStraggler: the GPU waits in a collective for the one its job
+	// waits on; the fix is there.
+	FixStraggler
 	NumHints
 )
 
 var hintNames = [NumHints]string{"", "increase_batch_size", "enable_mixed_precision", "fix_data_loading", "fix_host_preprocessing",
-	"use_cuda_graphs", "overlap_communication", "reduce_memory_traffic", "replace_or_drain", "check_cooling_or_power"}
+	"use_cuda_graphs", "overlap_communication", "reduce_memory_traffic", "replace_or_drain", "check_cooling_or_power",
+	"reduce_host_work", "fix_straggler"}
 
 // String is the hint's name; empty for NoHint.
 func (h Hint) String() string { return hintNames[h] }
@@ -115,6 +127,9 @@ type StragglerRules struct {
 	ClockMinGroupSM float64
 	MADThreshold    float64
 	MinSMDeviation  float64
+	// HolderUtil: a member without profiling under this utilization,
+	// while most of its peers wait at low power, is the one they wait on.
+	HolderUtil float64
 	// Sustain is how long a GPU must deviate at every evaluation to become
 	// a straggler, and not deviate at any to stop being one.
 	Sustain time.Duration

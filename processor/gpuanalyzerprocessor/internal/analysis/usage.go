@@ -9,6 +9,10 @@ const (
 	// Used: the GPU was busy (SM activity, or GPU utilization without
 	// profiling, at or above the idle class's threshold).
 	Used UsageState = iota
+	// Waiting: busy by utilization at a small fraction of its reference
+	// power, without profiling: kernels resident, little done, typically
+	// waiting in a collective for a peer. Paid for and not working.
+	Waiting
 	// WorkloadIdle: idle while a pod held the GPU (a zombie allocation).
 	WorkloadIdle
 	// ClusterIdle: idle and no pod held the GPU (unallocated capacity).
@@ -19,13 +23,13 @@ const (
 	NumUsageStates
 )
 
-var usageStateNames = [NumUsageStates]string{"used", "workload_idle", "cluster_idle", "unknown"}
+var usageStateNames = [NumUsageStates]string{"used", "waiting", "workload_idle", "cluster_idle", "unknown"}
 
 func (s UsageState) String() string { return usageStateNames[s] }
 
 // UsageStates lists every usage state.
 func UsageStates() []UsageState {
-	return []UsageState{Used, WorkloadIdle, ClusterIdle, UsageUnknown}
+	return []UsageState{Used, Waiting, WorkloadIdle, ClusterIdle, UsageUnknown}
 }
 
 // activity is whether a GPU works, by the readings it has: whatever its
@@ -39,12 +43,15 @@ const (
 	activityUnknown activity = iota
 	activityIdle
 	activityBusy
+	activityWaiting
 )
 
 // activityOf reads a window's means by the idle class's own thresholds: SM
 // activity where profiling is reported, else GPU utilization. A GPU busy by
-// these is used; one that is not is idle, the class's rule exactly.
-func (a *Analyzer) activityOf(s *stats) activity {
+// these is used, unless its power says it waits (withoutProfiling's rule); one
+// that is not is idle, the class's rule exactly. With power alone, it is
+// the class's power rule: working, idle, or unknown between.
+func (a *Analyzer) activityOf(g *gpuState, s *stats) activity {
 	r := &a.cfg.Rules
 	switch {
 	case s.n[wSM] > 0:
@@ -53,10 +60,23 @@ func (a *Analyzer) activityOf(s *stats) activity {
 		}
 		return activityBusy
 	case s.n[wUtil] > 0:
-		if s.mean[wUtil]/100 < r.IdleGPUUtil {
+		util := s.mean[wUtil] / 100
+		ratio, hasPower := g.powerRatioOf(s)
+		switch {
+		case util < r.IdleGPUUtil:
 			return activityIdle
+		case util >= r.LaunchBoundUtil && hasPower && ratio < r.WaitingPower:
+			return activityWaiting
 		}
 		return activityBusy
+	}
+	if ratio, ok := g.powerRatioOf(s); ok {
+		switch {
+		case ratio >= r.WorkingPower:
+			return activityBusy
+		case ratio < r.IdlePower:
+			return activityIdle
+		}
 	}
 	return activityUnknown
 }
@@ -68,6 +88,8 @@ func stateOf(act activity, podHeld bool) UsageState {
 	switch {
 	case act == activityBusy:
 		return Used
+	case act == activityWaiting:
+		return Waiting
 	case act == activityIdle && podHeld:
 		return WorkloadIdle
 	case act == activityIdle:

@@ -156,6 +156,8 @@ const (
 	AttributeNvidiaGpuBottleneckHintReduceMemoryTraffic
 	AttributeNvidiaGpuBottleneckHintReplaceOrDrain
 	AttributeNvidiaGpuBottleneckHintCheckCoolingOrPower
+	AttributeNvidiaGpuBottleneckHintReduceHostWork
+	AttributeNvidiaGpuBottleneckHintFixStraggler
 )
 
 // String returns the string representation of the AttributeNvidiaGpuBottleneckHint.
@@ -179,6 +181,10 @@ func (av AttributeNvidiaGpuBottleneckHint) String() string {
 		return "replace_or_drain"
 	case AttributeNvidiaGpuBottleneckHintCheckCoolingOrPower:
 		return "check_cooling_or_power"
+	case AttributeNvidiaGpuBottleneckHintReduceHostWork:
+		return "reduce_host_work"
+	case AttributeNvidiaGpuBottleneckHintFixStraggler:
+		return "fix_straggler"
 	}
 	return ""
 }
@@ -194,6 +200,8 @@ var MapAttributeNvidiaGpuBottleneckHint = map[string]AttributeNvidiaGpuBottlenec
 	"reduce_memory_traffic":  AttributeNvidiaGpuBottleneckHintReduceMemoryTraffic,
 	"replace_or_drain":       AttributeNvidiaGpuBottleneckHintReplaceOrDrain,
 	"check_cooling_or_power": AttributeNvidiaGpuBottleneckHintCheckCoolingOrPower,
+	"reduce_host_work":       AttributeNvidiaGpuBottleneckHintReduceHostWork,
+	"fix_straggler":          AttributeNvidiaGpuBottleneckHintFixStraggler,
 }
 
 // AttributeNvidiaGpuUsageState specifies the value nvidia.gpu.usage.state attribute.
@@ -202,6 +210,7 @@ type AttributeNvidiaGpuUsageState int
 const (
 	_ AttributeNvidiaGpuUsageState = iota
 	AttributeNvidiaGpuUsageStateUsed
+	AttributeNvidiaGpuUsageStateWaiting
 	AttributeNvidiaGpuUsageStateWorkloadIdle
 	AttributeNvidiaGpuUsageStateClusterIdle
 	AttributeNvidiaGpuUsageStateUnknown
@@ -212,6 +221,8 @@ func (av AttributeNvidiaGpuUsageState) String() string {
 	switch av {
 	case AttributeNvidiaGpuUsageStateUsed:
 		return "used"
+	case AttributeNvidiaGpuUsageStateWaiting:
+		return "waiting"
 	case AttributeNvidiaGpuUsageStateWorkloadIdle:
 		return "workload_idle"
 	case AttributeNvidiaGpuUsageStateClusterIdle:
@@ -225,6 +236,7 @@ func (av AttributeNvidiaGpuUsageState) String() string {
 // MapAttributeNvidiaGpuUsageState is a helper map of string to AttributeNvidiaGpuUsageState attribute value.
 var MapAttributeNvidiaGpuUsageState = map[string]AttributeNvidiaGpuUsageState{
 	"used":          AttributeNvidiaGpuUsageStateUsed,
+	"waiting":       AttributeNvidiaGpuUsageStateWaiting,
 	"workload_idle": AttributeNvidiaGpuUsageStateWorkloadIdle,
 	"cluster_idle":  AttributeNvidiaGpuUsageStateClusterIdle,
 	"unknown":       AttributeNvidiaGpuUsageStateUnknown,
