@@ -38,6 +38,7 @@ type Verdict struct {
 	Straggler  bool     `json:"straggler"`
 	Alerts     []string `json:"alerts"`
 	Hint       string   `json:"hint"`
+	Usage      string   `json:"usage"`
 }
 
 // Result holds the figures.

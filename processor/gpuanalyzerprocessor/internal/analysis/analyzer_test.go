@@ -15,11 +15,12 @@ func testConfig() Config {
 			CriticalXIDs: []uint32{48, 64, 74, 79, 95, 119, 120, 140}, ThrottleMask: 0xE8, ThrottleFraction: 0.5,
 			IdleSMActive: 0.05, IdleGPUUtil: 0.05, MemoryBoundDRAM: 0.7, CommunicationSM: 0.5, CommunicationNVLink: 100e9,
 			LaunchBoundSM: 0.5, LaunchBoundUtil: 0.8, InputBoundSM: 0.5,
+			WaitingPower: 1.0 / 3, WorkingPower: 0.45, IdlePower: 0.15,
 		},
 		Hints: HintRules{BatchSizeSMActive: 0.8, BatchSizeOccupancy: 0.2, MixedPrecisionTensor: 0.05, DataLoadingPCIeRx: 1e9},
 		Leak: LeakRules{Window: 30 * time.Minute, MinSpan: 15 * time.Minute, MinR2: 0.9, FullIn: 2 * time.Hour,
 			ResolveR2: 0.5, ResolveIn: 4 * time.Hour},
-		Straggler: StragglerRules{MinGroupSize: 4, StepRatio: 1.1, ClockRatio: 0.9, ClockMinGroupSM: 0.3, MADThreshold: 3.5, MinSMDeviation: 0.1, Sustain: 10 * time.Second},
+		Straggler: StragglerRules{MinGroupSize: 4, StepRatio: 1.1, ClockRatio: 0.9, ClockMinGroupSM: 0.3, MADThreshold: 3.5, MinSMDeviation: 0.1, HolderUtil: 0.5, Sustain: 10 * time.Second},
 		MaxGPUs:   1000,
 		TTL:       10 * time.Minute,
 	}
