@@ -282,3 +282,32 @@ func checkGoldenSummary(t *testing.T, path string, verdicts map[string][]score.V
 	require.NoError(t, err, "run go test ./cmd/gpureplay -run TestRealTraining -update-real")
 	require.JSONEq(t, string(want), string(got))
 }
+
+// TestCostWaitingPerJob: -cost says how much of a job's GPU time waited and
+// on which GPU. On the recording that checkpoints every step, two thirds of
+// the GPU time waited, nearly all of it on rank 0.
+func TestCostWaitingPerJob(t *testing.T) {
+	byHost := filepath.Join(t.TempDir(), "by-host.yaml")
+	require.NoError(t, os.WriteFile(byHost, []byte("group_by: [host.name]\n"), 0o600))
+	empty := filepath.Join(t.TempDir(), "cost.yaml")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	out, stderr, code := runReplay(t, "-config", byHost, "-cost", empty, "-resample", "15s",
+		filepath.Join("testdata", "real", "wilkins_h100x8_ckpt1.csv"))
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var job struct {
+		Summary      string             `json:"summary"`
+		Job          string             `json:"job"`
+		GPUs         int                `json:"gpus"`
+		WaitingShare float64            `json:"waiting_share"`
+		WaitedOn     map[string]float64 `json:"waited_on"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &job))
+	t.Logf("%+v", job)
+	require.Equal(t, "waiting", job.Summary)
+	require.Equal(t, "h100x8", job.Job)
+	require.Equal(t, 8, job.GPUs)
+	require.InDelta(t, 0.68, job.WaitingShare, 0.05)
+	require.Len(t, job.WaitedOn, 1, "rank 0 alone")
+	require.GreaterOrEqual(t, job.WaitedOn["GPU-wilkins-h100-0"], 0.9)
+}

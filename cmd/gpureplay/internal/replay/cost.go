@@ -21,7 +21,8 @@ import (
 )
 
 // RunCost replays like Run and then writes the tally's summary: one line
-// per namespace after the verdicts. It sets cost::report_interval to 0, so
+// per namespace after the verdicts, then one per job whose GPUs waited
+// (waitTally). It sets cost::report_interval to 0, so
 // that the counters come with every sample: the tally then covers each GPU
 // to its last sample and follows its namespace at every sample.
 func RunCost(ctx context.Context, cfg component.Config, opts Options, in io.Reader, name string, out io.Writer) error {
@@ -29,7 +30,10 @@ func RunCost(ctx context.Context, cfg component.Config, opts Options, in io.Read
 	if err := Run(ctx, cfg, opts, in, name, out); err != nil {
 		return err
 	}
-	return opts.Cost.Write(out)
+	if err := opts.Cost.Write(out); err != nil {
+		return err
+	}
+	return opts.Cost.waits.Write(out)
 }
 
 // usageStates are the keys of the cost summary, in its order.
@@ -91,6 +95,8 @@ type CostTally struct {
 	gpus       map[string]*gpuTally
 	namespaces map[string]*Usage
 	classes    map[string]bool
+	// waits: per job, the GPU time that waited and on which GPU.
+	waits *waitTally
 }
 
 // NewCostTally returns an empty tally in the configuration's currency.

@@ -103,6 +103,9 @@ func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, 
 	tr := trace.Resample(rd, opts.Resample)
 	f := gpuanalyzerprocessor.NewFactory()
 	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost}
+	if cost != nil {
+		cost.waits = newWaitTally(cfg.(*gpuanalyzerprocessor.Config).GroupBy)
+	}
 	sink, err := consumer.NewMetrics(w.consume)
 	if err != nil {
 		return err
@@ -198,12 +201,13 @@ func addWorkload(rm pmetric.ResourceMetrics, r *trace.Row) {
 
 // writer turns the processor's output back into verdict lines.
 type writer struct {
-	out    io.Writer
-	rows   []trace.Row
-	now    time.Time
-	scaler *Autoscale
-	cost   *CostTally
-	buf    []byte
+	out      io.Writer
+	rows     []trace.Row
+	now      time.Time
+	scaler   *Autoscale
+	cost     *CostTally
+	buf      []byte
+	verdicts []verdict // the batch's, by row
 	// remediate, when set, replaces the verdict lines with decisions.
 	remediate *Remediate
 	err       error
@@ -242,8 +246,10 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		return nil
 	}
 	rms := md.ResourceMetrics()
+	w.verdicts = w.verdicts[:0]
 	for i := 0; i < rms.Len() && i < len(w.rows); i++ {
 		v := verdictOf(rms.At(i))
+		w.verdicts = append(w.verdicts, v)
 		r := &w.rows[i]
 		b := w.buf[:0]
 		b = append(b, `{"time":`...)
@@ -272,6 +278,9 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		if _, err := w.out.Write(b); err != nil && w.err == nil {
 			w.err = err
 		}
+	}
+	if w.cost != nil && len(w.rows) > 0 {
+		w.cost.waits.add(w.rows[0].Time, w.rows, w.verdicts)
 	}
 	return nil
 }
