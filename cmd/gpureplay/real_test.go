@@ -60,7 +60,7 @@ func costShares(t *testing.T, args ...string) map[string]float64 {
 	hours := map[string]float64{}
 	var total float64
 	for _, line := range strings.Split(out, "\n") {
-		if !strings.Contains(line, `"summary"`) {
+		if !strings.Contains(line, `"summary": "cost"`) {
 			continue
 		}
 		var s struct {
