@@ -202,19 +202,19 @@ func TestRefused(t *testing.T) {
 	p, tel := newTestTranslator(t, defaultConfig())
 	md := page(t, 0, strings.Join([]string{
 		"DCGM_FI_DEV_GPU_UTIL{" + labels + "} 50",
-		"DCGM_FI_DEV_GPU_TEMP{" + labels + "} NaN",                                                   // not_finite
-		"DCGM_FI_DEV_POWER_USAGE{" + labels + "} +Inf",                                               // not_finite
-		"DCGM_FI_DEV_FB_USED{" + labels + "} -1",                                                     // out_of_range
-		"DCGM_FI_PROF_SM_ACTIVE{" + labels + "} 1.5",                                                 // out_of_range
-		"DCGM_FI_DEV_XID_ERRORS{" + labels + "} 7.5",                                                 // out_of_range
-		`DCGM_FI_DEV_GPU_UTIL{gpu="1",modelName="x",Hostname="node-1"} 50`,                           // no_uuid
-		`DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-a",Hostname="node-2"} 50`,                            // uuid_on_two_hosts
-		`DCGM_FI_DEV_GPU_UTIL{gpu="x",UUID="GPU-b",Hostname="node-1"} 50`,                            // bad_label
-		`DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-a",GPU_I_ID="one",Hostname="node-1"} 50`,             // bad_label
-		`DCGM_EXP_XID_ERRORS_COUNT{gpu="0",UUID="GPU-a",Hostname="node-1",xid="-3"} 1`,               // bad_label
-		"DCGM_FI_DEV_MEM_CLOCK{" + labels + "} 1000",                                                 // marked stale below
-		`DCGM_FI_DEV_GPU_UTIL{gpu="2",UUID="GPU-c",Hostname="node-1"} 50`,                            // too_many_gpus (max 2)
-		`DCGM_FI_DEV_GPU_UTIL{gpu="3",uuid="GPU-d",Hostname="node-1"} 50`,                            // too_many_gpus (max 2)
+		"DCGM_FI_DEV_GPU_TEMP{" + labels + "} NaN",                                       // not_finite
+		"DCGM_FI_DEV_POWER_USAGE{" + labels + "} +Inf",                                   // not_finite
+		"DCGM_FI_DEV_FB_USED{" + labels + "} -1",                                         // out_of_range
+		"DCGM_FI_PROF_SM_ACTIVE{" + labels + "} 1.5",                                     // out_of_range
+		"DCGM_FI_DEV_XID_ERRORS{" + labels + "} 7.5",                                     // out_of_range
+		`DCGM_FI_DEV_GPU_UTIL{gpu="1",modelName="x",Hostname="node-1"} 50`,               // no_uuid
+		`DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-a",Hostname="node-2"} 50`,                // uuid_on_two_hosts
+		`DCGM_FI_DEV_GPU_UTIL{gpu="x",UUID="GPU-b",Hostname="node-1"} 50`,                // bad_label
+		`DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-a",GPU_I_ID="one",Hostname="node-1"} 50`, // bad_label
+		`DCGM_EXP_XID_ERRORS_COUNT{gpu="0",UUID="GPU-a",Hostname="node-1",xid="-3"} 1`,   // bad_label
+		"DCGM_FI_DEV_MEM_CLOCK{" + labels + "} 1000",                                     // marked stale below
+		`DCGM_FI_DEV_GPU_UTIL{gpu="2",UUID="GPU-c",Hostname="node-1"} 50`,                // too_many_gpus (max_gpus 1)
+		`DCGM_FI_DEV_GPU_UTIL{gpu="3",uuid="GPU-d",Hostname="node-1"} 50`,                // too_many_gpus (max_gpus 1)
 	}, "\n"))
 	dps := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 	for i := 0; i < dps.Len(); i++ {
