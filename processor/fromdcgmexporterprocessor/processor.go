@@ -308,7 +308,7 @@ func (t *translator) point(src source, fl f.Field, dp pmetric.NumberDataPoint, h
 			Model:         label(attrs, f.LabelModelName),
 			DriverVersion: label(attrs, f.LabelDriverVersion),
 			PCIBusID:      label(attrs, f.LabelPCIBusID),
-			Host:          host,
+			Host:          d.host,
 		}
 		if mig != nil {
 			p.mig = *mig

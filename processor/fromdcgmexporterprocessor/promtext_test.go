@@ -3,6 +3,7 @@ package fromdcgmexporterprocessor
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -116,7 +117,7 @@ func parseSample(line string) (string, [][2]string, float64, error) {
 	var labels [][2]string
 	i := strings.IndexAny(line, "{ ")
 	if i < 0 {
-		return "", nil, 0, fmt.Errorf("no value")
+		return "", nil, 0, errors.New("no value")
 	}
 	name, rest := line[:i], line[i:]
 	if rest[0] == '{' {
@@ -149,7 +150,7 @@ func parseSample(line string) (string, [][2]string, float64, error) {
 				v.WriteByte(rest[j])
 			}
 			if j == len(rest) {
-				return "", nil, 0, fmt.Errorf("unterminated label value")
+				return "", nil, 0, errors.New("unterminated label value")
 			}
 			labels = append(labels, [2]string{key, v.String()})
 			rest = rest[j+1:]
@@ -157,7 +158,7 @@ func parseSample(line string) (string, [][2]string, float64, error) {
 	}
 	fields := strings.Fields(rest)
 	if len(fields) == 0 {
-		return "", nil, 0, fmt.Errorf("no value")
+		return "", nil, 0, errors.New("no value")
 	}
 	var v float64
 	switch fields[0] {
