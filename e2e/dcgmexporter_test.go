@@ -378,7 +378,7 @@ func TestE2EPrometheusDCGMExporterPage(t *testing.T) {
 	pages.set(2)
 	pages.waitScraped(t, c, "/metrics", 2, 30*time.Second)
 	checkAgree(t, prom, c, metricsURL, pages.pages[2])
-	body := waitExported(t, c, metricsURL, 15*time.Second,
+	waitExported(t, c, metricsURL, 15*time.Second,
 		bottleneck(pageGPU1, "faulted"),
 		series{"nvidia_gpu_xid_errors_total", []string{fmt.Sprintf(`hw_id=%q`, pageGPU1), `nvidia_gpu_xid="79"`}, "1"})
 	t.Log("generation 2: XID 79 on GPU 1: faulted")
@@ -388,7 +388,7 @@ func TestE2EPrometheusDCGMExporterPage(t *testing.T) {
 	pages.waitScraped(t, c, "/metrics", 3, 30*time.Second)
 	checkAgree(t, prom, c, metricsURL, pages.pages[3])
 	// GPU 2's window (30 s) fills with idle samples.
-	body = waitExported(t, c, metricsURL, 90*time.Second,
+	body := waitExported(t, c, metricsURL, 90*time.Second,
 		bottleneck(pageGPU2, "idle"), bottleneck(pageGPU1, "faulted"),
 		series{"nvidia_gpu_xid_errors_total", []string{fmt.Sprintf(`hw_id=%q`, pageGPU1), `nvidia_gpu_xid="79"`}, "1"})
 	t.Log("generation 3: GPU 2 idle, GPU 1 still faulted on its one XID")
