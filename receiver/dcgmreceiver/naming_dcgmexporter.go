@@ -52,30 +52,30 @@ func addGauge(ms pmetric.MetricSlice, name string, ts pcommon.Timestamp, v float
 }
 
 func dcgmExporterLabels(m pcommon.Map, d *gpu.Device) {
-	m.PutStr("gpu", strconv.Itoa(d.Index))
+	m.PutStr(f.LabelGPU, strconv.Itoa(d.Index))
 	uuid := d.UUID
 	if d.MIG != nil {
 		uuid = d.MIG.ParentUUID
 	}
-	m.PutStr("UUID", uuid)
-	m.PutStr("device", "nvidia"+strconv.Itoa(d.Index))
-	m.PutStr("modelName", d.Model)
+	m.PutStr(f.LabelUUID, uuid)
+	m.PutStr(f.LabelDevice, "nvidia"+strconv.Itoa(d.Index))
+	m.PutStr(f.LabelModelName, d.Model)
 	if d.PCIBusID != "" {
-		m.PutStr("pci_bus_id", d.PCIBusID)
+		m.PutStr(f.LabelPCIBusID, d.PCIBusID)
 	}
 	if d.Host != "" {
-		m.PutStr("Hostname", d.Host)
+		m.PutStr(f.LabelHostname, d.Host)
 	}
 	if d.DriverVersion != "" {
-		m.PutStr("DCGM_FI_DRIVER_VERSION", d.DriverVersion)
+		m.PutStr(f.LabelDriverVersion, d.DriverVersion)
 	}
 	if d.MIG != nil {
-		m.PutStr("GPU_I_ID", strconv.Itoa(d.MIG.GPUInstance))
-		m.PutStr("GPU_I_PROFILE", d.MIG.Profile)
+		m.PutStr(f.LabelGPUInstanceID, strconv.Itoa(d.MIG.GPUInstance))
+		m.PutStr(f.LabelGPUInstanceProfile, d.MIG.Profile)
 	}
 	if d.Pod.Name != "" {
-		m.PutStr("pod", d.Pod.Name)
-		m.PutStr("namespace", d.Pod.Namespace)
-		m.PutStr("container", d.Pod.Container)
+		m.PutStr(f.LabelPod, d.Pod.Name)
+		m.PutStr(f.LabelNamespace, d.Pod.Namespace)
+		m.PutStr(f.LabelContainer, d.Pod.Container)
 	}
 }

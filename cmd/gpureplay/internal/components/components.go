@@ -22,6 +22,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmmapping"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
 )
@@ -68,16 +69,7 @@ func RemediationSettings(m map[string]any) (*gpuremediationconnector.Config, err
 
 // Receiver returns the dcgm receiver with its default settings.
 func Receiver() (offline.Receiver, error) {
-	f := dcgmreceiver.NewFactory()
-	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), consumertest.NewNop())
-	if err != nil {
-		return nil, err
-	}
-	or, ok := r.(offline.Receiver)
-	if !ok {
-		return nil, errors.New("dcgm receiver: cannot be driven offline")
-	}
-	return or, nil
+	return dcgmmapping.New(receivertest.NewNopSettings(dcgmreceiver.NewFactory().Type()))
 }
 
 // Autoscaler is a gpu_autoscale connector for a replay or a simulation.

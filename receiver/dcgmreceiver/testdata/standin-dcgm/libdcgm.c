@@ -17,7 +17,9 @@
  *                 DCGM_ST_CONNECTION_NOT_VALID
  *   epoch N       driver generation; counters restart when it changes
  *   stale 1       values carry timestamps an hour old
- *   xid G CODE T  an XID event CODE on GPU G at time T (usec since 1970)
+ *   xid G CODE T  an XID event CODE on GPU G at time T (usec since 1970);
+ *                 the latest value of DCGM_FI_DEV_XID_ERRORS is then the last
+ *                 such CODE (in file order) up to the read time
  *
  * The latest-value reads accept only the handle of the current connection
  * (dcgmConnect_v2 or dcgmStartEmbedded), so that a caller passing DCGM its
@@ -346,6 +348,16 @@ struct val {
 	char str[64];
 };
 
+/* not_supported marks a field the GPU does not support, as DCGM does: the
+ * status, and the value set to DCGM's NOT_SUPPORTED blank, which is what a
+ * caller that reads the value without the status (dcgm-exporter) skips. */
+static void not_supported(struct val *v)
+{
+	v->status = DCGM_ST_NOT_SUPPORTED;
+	v->i64 = DCGM_INT64_NOT_SUPPORTED;
+	v->dbl = DCGM_FP64_NOT_SUPPORTED;
+}
+
 /* value computes one field of one entity. Values are simple functions of
  * the GPU, the field and the read count, so that tests can predict them. */
 static void value(const struct state *s, struct val *v, int gpu, int mig, unsigned short id, long long ts)
@@ -395,7 +407,11 @@ static void value(const struct state *s, struct val *v, int gpu, int mig, unsign
 	case 112: v->i64 = 0; return;
 	case 310: v->i64 = 2; return;
 	case 311: v->i64 = 0; return;
-	case 230: v->i64 = 0; return;
+	case 230: /* the last XID's code, as DCGM keeps it; 0 before any */
+		for (int i = 0; i < s->nxids; i++)
+			if (s->xids[i].gpu == gpu && !mig && s->xids[i].ts <= ts)
+				v->i64 = s->xids[i].code;
+		return;
 	/* CPU affinity: GPUs 0-15 on CPUs 0-63, the others on 64-127. */
 	case 70: v->i64 = gpu < 16 ? -1LL : 0; return;
 	case 71: v->i64 = gpu < 16 ? 0 : -1LL; return;
@@ -405,7 +421,7 @@ static void value(const struct state *s, struct val *v, int gpu, int mig, unsign
 	default:
 		if (id >= 1001 && id <= 1008) {
 			if (s->noprof[gpu]) {
-				v->status = DCGM_ST_NOT_SUPPORTED;
+				not_supported(v);
 				return;
 			}
 			v->dbl = 0.5 + 0.01 * (id - 1000);
@@ -413,7 +429,7 @@ static void value(const struct state *s, struct val *v, int gpu, int mig, unsign
 		}
 		if (id >= 1009 && id <= 1012) {
 			if (s->noprof[gpu]) {
-				v->status = DCGM_ST_NOT_SUPPORTED;
+				not_supported(v);
 				return;
 			}
 			v->i64 = 1000000000LL; /* 1 GB/s */
