@@ -59,7 +59,8 @@ func millis(t float64) int64 { return int64(math.Round(t * 1000)) }
 // DCGMExporter returns a trace's rows as dcgm-exporter's series: a
 // DCGM_FI_* gauge per field, labelled UUID, gpu, modelName, Hostname, and
 // namespace, pod, container where a pod holds the GPU. Its XID gauge holds
-// the last XID seen, 0 before the first, as dcgm-exporter's does.
+// the last XID seen, 0 before the first, labelled with the code (err_code,
+// err_msg), as dcgm-exporter's is: each XID starts a new series.
 func DCGMExporter(batches [][]trace.Row) []Series {
 	var c series
 	lastXID := map[string]float64{}
@@ -82,18 +83,37 @@ func DCGMExporter(batches [][]trace.Row) []Series {
 				if !ok {
 					continue
 				}
+				l := labels
 				if f == dcgmfield.XIDErrors {
 					if v > 0 {
 						lastXID[r.UUID] = v
 					}
 					v = lastXID[r.UUID]
+					l = maps.Clone(labels)
+					l["err_code"] = strconv.FormatFloat(v, 'f', -1, 64)
+					l["err_msg"] = xidText(v)
 				}
-				labels["__name__"] = f.String()
-				c.add(labels, Sample{T: millis(r.Time), V: v})
+				l["__name__"] = f.String()
+				c.add(l, Sample{T: millis(r.Time), V: v})
 			}
 		}
 	}
 	return c.list()
+}
+
+// xidText is dcgm-exporter's err_msg for a few XIDs.
+func xidText(code float64) string {
+	switch code {
+	case 0:
+		return "No Error"
+	case 13:
+		return "Graphics Engine Exception"
+	case 48:
+		return "DBE (Double Bit Error) ECC Error"
+	case 79:
+		return "GPU has fallen off the bus"
+	}
+	return "Unknown Error"
 }
 
 // Collector returns a trace's rows as the collector leaves them in

@@ -108,7 +108,7 @@ func promMain(ctx context.Context, o *options, set map[string]bool, stdout, stde
 	}
 	rec := &promRecorder{
 		c: client, match: match, start: start.UnixMilli(), end: end.UnixMilli(), step: p.step.Milliseconds(),
-		out: out, state: map[string]*seriesState{}, first: map[string]int64{}, gpus: map[string]bool{}, skipped: map[string]bool{},
+		out: out, state: map[string]*seriesState{}, xidLast: map[string]seriesState{}, first: map[string]int64{}, gpus: map[string]bool{}, skipped: map[string]bool{},
 	}
 	runErr := rec.run(ctx)
 	if file != nil {
@@ -187,6 +187,7 @@ type promRecorder struct {
 	w       *trace.Writer
 	metrics []*promMetric
 	state   map[string]*seriesState // by series
+	xidLast map[string]seriesState  // GPU -> its last XID gauge sample
 	first   map[string]int64        // GPU -> the time of its first row
 	skipped map[string]bool         // series without a GPU UUID
 	// skippedExample is one of them, for the report.
@@ -271,6 +272,8 @@ type windowRows struct {
 	rows  map[rowKey]*pendingRow
 	dcgm  map[string]bool  // GPUs with dcgm-exporter series in the window
 	first map[string]int64 // GPU -> its first row in the window
+	// xidGauge holds each GPU's samples of dcgm-exporter's XID gauge.
+	xidGauge map[string][]xidSample
 }
 
 type rowKey struct {
@@ -281,7 +284,7 @@ type rowKey struct {
 // window reads every metric for the rows from wfrom to wto (included) and
 // writes them.
 func (r *promRecorder) window(ctx context.Context, wfrom, wto int64) error {
-	wr := &windowRows{rows: map[rowKey]*pendingRow{}, dcgm: map[string]bool{}, first: map[string]int64{}}
+	wr := &windowRows{rows: map[rowKey]*pendingRow{}, dcgm: map[string]bool{}, first: map[string]int64{}, xidGauge: map[string][]xidSample{}}
 	for _, m := range r.metrics {
 		var ss []promSeries
 		var err error
@@ -297,7 +300,37 @@ func (r *promRecorder) window(ctx context.Context, wfrom, wto int64) error {
 			r.ingest(m, s, wr)
 		}
 	}
+	r.xidGauges(wr)
 	return r.write(wr, wto)
+}
+
+// xidSample is one sample of dcgm-exporter's XID gauge.
+type xidSample struct {
+	t   int64
+	v   float64
+	row *pendingRow
+}
+
+// xidGauges reads each GPU's XID gauge samples of the window, from all its
+// series, in time order: an XID where the value changes to a new code; the
+// GPU's first sample is history (the XID in it may be old) and gives no
+// cell.
+func (r *promRecorder) xidGauges(wr *windowRows) {
+	for uuid, xs := range wr.xidGauge {
+		sort.SliceStable(xs, func(i, j int) bool { return xs[i].t < xs[j].t })
+		st := r.xidLast[uuid]
+		for _, x := range xs {
+			switch {
+			case !st.seen:
+			case x.v != st.v && x.v > 0 && x.v < math.MaxUint32 && x.v == math.Trunc(x.v):
+				x.row.xids = append(x.row.xids, uint32(x.v))
+			default:
+				x.row.xidZero = true
+			}
+			st = seriesState{seen: true, t: x.t, v: x.v}
+		}
+		r.xidLast[uuid] = st
+	}
 }
 
 // ingest turns one series' samples into cells of the window's rows.
@@ -368,14 +401,11 @@ func (r *promRecorder) apply(m *promMetric, field f.Field, xid uint32, st *serie
 			}
 		}
 	case convXIDGauge:
-		// The first sample is history: the XID in it may be old.
-		if row == nil || !st.seen {
-			return
-		}
-		if p.v != st.v && p.v > 0 && p.v < math.MaxUint32 && p.v == math.Trunc(p.v) {
-			row.xids = append(row.xids, uint32(p.v))
-		} else {
-			row.xidZero = true
+		// dcgm-exporter labels the gauge with the code (err_code, err_msg):
+		// each XID starts a new series. The GPU's samples of all of them are
+		// read in time order once the window is in (xidGauges).
+		if row != nil {
+			wr.xidGauge[uuid] = append(wr.xidGauge[uuid], xidSample{t: p.t, v: p.v, row: row})
 		}
 	case convXIDCounter:
 		var event bool

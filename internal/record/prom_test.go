@@ -180,16 +180,32 @@ func TestPrometheusXID(t *testing.T) {
 	for i, v := range vals {
 		prom.Add(labels, promfake.Sample{T: 1767226800000 + int64(i)*5000, V: v})
 	}
+	// dcgm-exporter labels the gauge with the code: each XID is a new
+	// series, read in time order whatever order the series come in.
+	for _, s := range []struct {
+		code string
+		from int
+		vals []float64
+	}{{"0", 0, []float64{0, 0, 0}}, {"79", 3, []float64{79, 79}}, {"13", 5, []float64{13, 13}}} {
+		for i, v := range s.vals {
+			prom.Add(map[string]string{"__name__": "DCGM_FI_DEV_XID_ERRORS", "UUID": "GPU-y", "gpu": "1", "err_code": s.code, "err_msg": "..."},
+				promfake.Sample{T: 1767226800000 + int64(s.from+i)*5000, V: v})
+		}
+	}
 	code, stderr, got := promRecord(t, context.Background(), "-prometheus", serve(t, prom), "-start", "1767226800", "-end", "1767226995")
 	require.Equal(t, ExitOK, code, stderr)
 
 	var xids []string
-	var x []string
+	var x, y []string
 	for _, b := range got {
 		for _, r := range b {
 			v, ok := r.Values.Get(f.XIDErrors)
-			if r.UUID == "GPU-x" {
+			switch r.UUID {
+			case "GPU-x":
 				x = append(x, cell(v, ok))
+				continue
+			case "GPU-y":
+				y = append(y, cell(v, ok))
 				continue
 			}
 			if ok && v != 0 {
@@ -199,6 +215,7 @@ func TestPrometheusXID(t *testing.T) {
 	}
 	require.Equal(t, []string{"gpu-node-02/1 79 at 1767226900", "gpu-node-02/2 13 at 1767226900"}, xids)
 	require.Equal(t, []string{"", "0", "79", "0", "0", "79", "31"}, x)
+	require.Equal(t, []string{"", "0", "0", "79", "0", "13", "0"}, y)
 	w, g := byGPUAt(want), byGPUAt(got)
 	for k, wr := range w {
 		requireSameRows(t, [][]trace.Row{{wr}}, [][]trace.Row{{g[k]}}, traceFields(want), nil)

@@ -29,7 +29,7 @@ type conv uint8
 
 const (
 	convValue      conv = iota // the value, times scale, is the field's
-	convXIDGauge               // dcgm-exporter's last XID: an XID where it changes to a new code
+	convXIDGauge               // dcgm-exporter's last XID, per GPU: an XID where it changes to a new code
 	convXIDCounter             // XIDs counted per code: an XID where the count goes up
 	convRate                   // bytes integrated from a rate: the rate again
 	convMemUtil                // FB_USED / (FB_USED + FB_FREE): FB_FREE again
