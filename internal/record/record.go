@@ -84,7 +84,7 @@ func newFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.prom.url, "prometheus", "", "read what the Prometheus at this base `URL` (http://host:9090) holds instead of a GPU source; needs -start and -end")
 	fs.StringVar(&o.prom.start, "start", "", "with -prometheus: the first `time` to read, RFC 3339 or Unix seconds")
 	fs.StringVar(&o.prom.end, "end", "", "with -prometheus: the last `time` to read, RFC 3339 or Unix seconds")
-	fs.StringVar(&o.prom.match, "match", "", "with -prometheus: label matchers added to every query, e.g. `{Hostname=\"node-7\"}`")
+	fs.StringVar(&o.prom.match, "match", "", "with -prometheus: label matchers added to every query, a `selector` such as {Hostname=\"node-7\"}")
 	fs.DurationVar(&o.prom.step, "step", 0, "with -prometheus: read with query_range at this step (0: raw samples at their scrape times)")
 	fs.IntVar(&o.prom.maxSeries, "max-series", DefaultMaxSeries, "with -prometheus: fail when one query returns more series than this")
 	fs.StringVar(&o.prom.tokenFile, "bearer-token-file", "", "with -prometheus: send the bearer token in this `file` (default: $PROMETHEUS_BEARER_TOKEN; basic auth: user:password@ in the URL)")
