@@ -45,9 +45,11 @@
 //     exported_pod, exported_container first, where the scrape renamed
 //     dcgm-exporter's own). dcgm-exporter labels a MIG instance with its
 //     parent's UUID and GPU_I_ID, not an instance UUID: its uuid is
-//     PARENT-UUID/giN. DCGM_FI_DEV_XID_ERRORS holds the last XID; the trace
-//     has the code at the sample where it changes to a new non-zero value,
-//     0 at the others, and a blank cell at the first (history).
+//     PARENT-UUID/giN. DCGM_FI_DEV_XID_ERRORS holds the last XID (a new
+//     series for each code, labelled err_code); read per GPU across those
+//     series, the trace has the code at the sample where it changes to a new
+//     non-zero value, 0 at the others, and a blank cell at the first
+//     (history).
 //   - the collector's: the receiver's default metrics as its prometheus and
 //     prometheus_remote_write exporters name them (hw_gpu_utilization_ratio,
 //     nvidia_gpu_clock_frequency_hertz, nvidia_gpu_xid_errors_total, ...;
