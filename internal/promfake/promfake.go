@@ -10,6 +10,7 @@ package promfake
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -45,7 +46,6 @@ type Server struct {
 	mu     sync.Mutex
 	series map[string]*Series // by label set
 	reqs   []url.Values
-	paths  []string
 	// Fail, when set, is asked about every request first; a non-zero
 	// status is the answer, with body.
 	Fail func(path string, form url.Values) (status int, body string)
@@ -84,7 +84,7 @@ func (s *Server) Requests() []url.Values {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
-		apiError(w, http.StatusBadRequest, "bad_data", err.Error())
+		badData(w, err.Error())
 		return
 	}
 	form := url.Values{}
@@ -122,14 +122,14 @@ func (s *Server) names(w http.ResponseWriter, form url.Values) {
 	start, err1 := parseTime(form.Get("start"))
 	end, err2 := parseTime(form.Get("end"))
 	if err1 != nil || err2 != nil {
-		apiError(w, http.StatusBadRequest, "bad_data", "invalid start or end")
+		badData(w, "invalid start or end")
 		return
 	}
 	var sels []*selector
 	for _, m := range form["match[]"] {
 		sel, err := parseSelector(m)
 		if err != nil {
-			apiError(w, http.StatusBadRequest, "bad_data", err.Error())
+			badData(w, err.Error())
 			return
 		}
 		sels = append(sels, sel)
@@ -161,17 +161,17 @@ var rangeRE = regexp.MustCompile(`^(.*)\[(\d+)ms\]$`)
 func (s *Server) query(w http.ResponseWriter, form url.Values) {
 	m := rangeRE.FindStringSubmatch(form.Get("query"))
 	if m == nil {
-		apiError(w, http.StatusBadRequest, "bad_data", fmt.Sprintf("promfake answers only name{...}[Nms], not %q", form.Get("query")))
+		badData(w, fmt.Sprintf("promfake answers only name{...}[Nms], not %q", form.Get("query")))
 		return
 	}
 	sel, err := parseSelector(m[1])
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "bad_data", err.Error())
+		badData(w, err.Error())
 		return
 	}
 	at, err := parseTime(form.Get("time"))
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "bad_data", err.Error())
+		badData(w, err.Error())
 		return
 	}
 	width, _ := strconv.ParseInt(m[2], 10, 64)
@@ -195,14 +195,14 @@ func (s *Server) query(w http.ResponseWriter, form url.Values) {
 func (s *Server) queryRange(w http.ResponseWriter, form url.Values) {
 	sel, err := parseSelector(form.Get("query"))
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "bad_data", err.Error())
+		badData(w, err.Error())
 		return
 	}
 	start, err1 := parseTime(form.Get("start"))
 	end, err2 := parseTime(form.Get("end"))
 	step, err3 := strconv.ParseFloat(form.Get("step"), 64)
 	if err1 != nil || err2 != nil || err3 != nil || step <= 0 {
-		apiError(w, http.StatusBadRequest, "bad_data", "invalid start, end or step")
+		badData(w, "invalid start, end or step")
 		return
 	}
 	stepMS := int64(math.Round(step * 1000))
@@ -270,10 +270,11 @@ func ok(w http.ResponseWriter, data any) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
 }
 
-func apiError(w http.ResponseWriter, code int, typ, msg string) {
+// badData answers as Prometheus does to a request it cannot parse.
+func badData(w http.ResponseWriter, msg string) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": typ, "error": msg})
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": "bad_data", "error": msg})
 }
 
 // parseTime reads an API time parameter (Unix seconds, decimals allowed,
@@ -332,7 +333,7 @@ func parseSelector(q string) (*selector, error) {
 	}
 	if q == "" {
 		if len(sel.ms) == 0 {
-			return nil, fmt.Errorf("empty selector")
+			return nil, errors.New("empty selector")
 		}
 		return sel, nil
 	}
@@ -347,19 +348,19 @@ func parseSelector(q string) (*selector, error) {
 		}
 		v, err := strconv.Unquote(m[3])
 		if err != nil {
-			return nil, fmt.Errorf("parse error: %v", err)
+			return nil, fmt.Errorf("parse error: %w", err)
 		}
 		mt := matcher{name: m[1], op: m[2], value: v}
 		if mt.op == "=~" || mt.op == "!~" {
 			if mt.re, err = regexp.Compile("^(?:" + v + ")$"); err != nil {
-				return nil, fmt.Errorf("parse error: %v", err)
+				return nil, fmt.Errorf("parse error: %w", err)
 			}
 		}
 		sel.ms = append(sel.ms, mt)
 		body = strings.TrimSpace(body[len(m[0]):])
 	}
 	if len(sel.ms) == 0 {
-		return nil, fmt.Errorf("vector selector must contain at least one non-empty matcher")
+		return nil, errors.New("vector selector must contain at least one non-empty matcher")
 	}
 	return sel, nil
 }

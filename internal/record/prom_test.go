@@ -75,12 +75,11 @@ func byGPUAt(batches [][]trace.Row) map[gpuAt]trace.Row {
 }
 
 // requireSameRows requires the same rows (GPU and time), identities and
-// values of fields, with eq deciding equality (exact if nil). An XID cell
-// of 0 and a blank one are the same: no XID.
-func requireSameRows(t *testing.T, want, got [][]trace.Row, fields []f.Field, eq func(f f.Field, w, g float64) bool) {
+// values of fields. An XID cell of 0 and a blank one are the same: no XID.
+func requireSameRows(t *testing.T, want, got [][]trace.Row, fields []f.Field) {
 	t.Helper()
 	w, g := byGPUAt(want), byGPUAt(got)
-	require.Equal(t, len(w), len(g), "rows")
+	require.Len(t, g, len(w), "rows")
 	for k, wr := range w {
 		gr, ok := g[k]
 		require.Truef(t, ok, "no row for %s at %d", k.uuid, k.t)
@@ -94,11 +93,7 @@ func requireSameRows(t *testing.T, want, got [][]trace.Row, fields []f.Field, eq
 				continue
 			}
 			require.Equalf(t, wok, gok, "%s at %d: %s present", k.uuid, k.t, fd)
-			if eq != nil {
-				require.Truef(t, eq(fd, wv, gv), "%s at %d: %s = %v, want %v", k.uuid, k.t, fd, gv, wv)
-			} else {
-				require.Equalf(t, wv, gv, "%s at %d: %s", k.uuid, k.t, fd)
-			}
+			require.Equalf(t, wv, gv, "%s at %d: %s", k.uuid, k.t, fd)
 		}
 	}
 }
@@ -136,7 +131,7 @@ func TestPrometheusDCGMExporter(t *testing.T) {
 	require.Equal(t, ExitOK, code, stderr)
 	require.Contains(t, stderr, `gpurecord: skipped 1 series without a GPU UUID (label UUID for DCGM_FI_* names, hw_id for the collector's), such as DCGM_FI_DEV_GPU_TEMP{Hostname="old-node", gpu="0"}`+"\n")
 	require.Regexp(t, `^gpurecord: 7200 rows, 600 samples of 12 GPUs, written to .*prom.csv$`, lastLine(stderr))
-	requireSameRows(t, want, got, traceFields(want), nil)
+	requireSameRows(t, want, got, traceFields(want))
 
 	// Rows in timestamp, then uuid, order.
 	for _, b := range got {
@@ -218,7 +213,7 @@ func TestPrometheusXID(t *testing.T) {
 	require.Equal(t, []string{"", "0", "0", "79", "0", "13", "0"}, y)
 	w, g := byGPUAt(want), byGPUAt(got)
 	for k, wr := range w {
-		requireSameRows(t, [][]trace.Row{{wr}}, [][]trace.Row{{g[k]}}, traceFields(want), nil)
+		requireSameRows(t, [][]trace.Row{{wr}}, [][]trace.Row{{g[k]}}, traceFields(want))
 	}
 }
 
@@ -268,7 +263,7 @@ func TestPrometheusCollector(t *testing.T) {
 					fields = append(fields, fd)
 				}
 			}
-			requireSameRows(t, want, got, fields, nil)
+			requireSameRows(t, want, got, fields)
 			// The rates, within the byte counters' truncation to whole bytes.
 			w := byGPUAt(want)
 			for k, gr := range byGPUAt(got) {
@@ -297,7 +292,7 @@ func TestPrometheusCollectorNoProfiling(t *testing.T) {
 	require.Equal(t, ExitOK, code, stderr)
 	fields := traceFields(want)
 	require.Contains(t, fields, f.GPUUtil)
-	requireSameRows(t, want, got, append(fields, f.GREngineActive, f.DRAMActive, f.SMActive), nil)
+	requireSameRows(t, want, got, append(fields, f.GREngineActive, f.DRAMActive, f.SMActive))
 }
 
 // TestPrometheusBothShapes: a GPU with dcgm-exporter's series is read from
@@ -384,13 +379,13 @@ func TestPrometheusStep(t *testing.T) {
 			require.Equal(t, 19.0, val(t, rows[gpuAt{ms, "GPU-a"}], f.GPUUtil), "the last value before the gap")
 		}
 	}
-	require.Equal(t, n, len(rows))
+	require.Len(t, rows, n)
 	require.Equal(t, 721-60+30, n)
 
 	// Raw samples: none in the gap, each at its scrape time.
 	code, stderr, got = promRecord(t, context.Background(), "-prometheus", base, "-start", "1767225600", "-end", "1767232800")
 	require.Equal(t, ExitOK, code, stderr)
-	require.Equal(t, 1440-120, len(byGPUAt(got)))
+	require.Len(t, byGPUAt(got), 1440-120)
 }
 
 // TestPrometheusMatch adds -match to every query, with or without braces.
@@ -530,7 +525,7 @@ func TestPrometheusFailsMidway(t *testing.T) {
 			first = append(first, b)
 		}
 	}
-	requireSameRows(t, first, got, traceFields(want), nil)
+	requireSameRows(t, first, got, traceFields(want))
 }
 
 // TestPrometheusInterrupted: SIGINT (a cancelled context) stops the

@@ -181,7 +181,7 @@ func (c *promClient) do(ctx context.Context, method, path string, form url.Value
 	var err error
 	if method == http.MethodGet {
 		u.RawQuery = form.Encode()
-		req, err = http.NewRequestWithContext(ctx, method, u.String(), nil)
+		req, err = http.NewRequestWithContext(ctx, method, u.String(), http.NoBody)
 	} else {
 		req, err = http.NewRequestWithContext(ctx, method, u.String(), strings.NewReader(form.Encode()))
 		if req != nil {
