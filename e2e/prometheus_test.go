@@ -28,13 +28,15 @@ import (
 type prometheus struct {
 	bin, dir, config string
 	flags            []string // beside the common ones: which receiver
+	retention        string   // --storage.tsdb.retention.time; 1d if empty
 	port             int
 	cmd              *exec.Cmd
 	done             chan struct{}
 	logs             *syncBuffer
 }
 
-func startPrometheus(t *testing.T, dir string, port int) *prometheus {
+// prometheusBin is Debian's prometheus, or $PROMETHEUS.
+func prometheusBin(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv("PROMETHEUS")
 	if bin == "" {
@@ -43,6 +45,12 @@ func startPrometheus(t *testing.T, dir string, port int) *prometheus {
 			t.Fatalf("prometheus not found (make e2e installs Debian's package): %v", err)
 		}
 	}
+	return bin
+}
+
+func startPrometheus(t *testing.T, dir string, port int) *prometheus {
+	t.Helper()
+	bin := prometheusBin(t)
 	rules, err := filepath.Abs(filepath.Join("..", "examples", "prometheus", "rules.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -61,9 +69,13 @@ func (p *prometheus) url() string { return fmt.Sprintf("http://127.0.0.1:%d", p.
 func (p *prometheus) start(t *testing.T) {
 	t.Helper()
 	p.logs = &syncBuffer{}
+	retention := p.retention
+	if retention == "" {
+		retention = "1d"
+	}
 	p.cmd = exec.Command(p.bin, append([]string{"--config.file=" + p.config, "--storage.tsdb.path=" + filepath.Join(p.dir, "data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", p.port),
-		"--storage.tsdb.retention.time=1d", "--log.level=warn"}, p.flags...)...)
+		"--storage.tsdb.retention.time=" + retention, "--log.level=warn"}, p.flags...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

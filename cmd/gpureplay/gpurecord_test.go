@@ -5,18 +5,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlmock"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/promfake"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/record"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 )
 
 type verdict struct {
@@ -112,4 +119,84 @@ func TestReplayRecordedDCGM(t *testing.T) {
 	require.Len(t, last, 4, "3 GPUs and a MIG instance")
 	require.Equal(t, "faulted", last["GPU-5ca1ab1e-0000-4000-8000-000000000001"].Bottleneck)
 	require.Equal(t, "compute_bound", last["GPU-5ca1ab1e-0000-4000-8000-000000000000"].Bottleneck)
+}
+
+// sliceTrace writes the rows of a sample trace with from <= time < to to
+// a new trace and returns its batches and path.
+func sliceTrace(t *testing.T, name string, from, to float64) ([][]trace.Row, string) {
+	t.Helper()
+	f, err := os.Open(tracePath(name))
+	require.NoError(t, err)
+	defer f.Close()
+	tr, err := trace.NewReader(f, name)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), name+"-slice.csv")
+	out, err := os.Create(path)
+	require.NoError(t, err)
+	defer out.Close()
+	w, err := trace.NewWriter(out, dcgmfield.All())
+	require.NoError(t, err)
+	var batches [][]trace.Row
+	for {
+		b, err := tr.NextBatch()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if b[0].Time < from || b[0].Time >= to {
+			continue
+		}
+		for i := range b {
+			require.NoError(t, w.Write(&b[i]))
+		}
+		batches = append(batches, b)
+	}
+	require.NoError(t, w.Flush())
+	return batches, path
+}
+
+// sortedVerdicts replays a trace and returns its verdict lines sorted: a
+// recorded trace orders a timestamp's rows by uuid, the sample traces by
+// GPU.
+func sortedVerdicts(t *testing.T, path string) []string {
+	t.Helper()
+	out, stderr, code := runReplay(t, path)
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	sort.Strings(lines)
+	return lines
+}
+
+// TestReplayRecordedPrometheus: twenty minutes of a sample trace, with two
+// XIDs and a GPUIdle alert, put into Prometheus as dcgm-exporter and as the
+// collector's exporters would have written it, recorded back with
+// gpurecord -prometheus, replay to the same verdicts as the trace itself.
+func TestReplayRecordedPrometheus(t *testing.T) {
+	const from, to = 1767226200, 1767227400
+	batches, orig := sliceTrace(t, "serving-mixed-5s", from, to)
+	want := sortedVerdicts(t, orig)
+	var alerts int
+	for _, l := range want {
+		if !strings.Contains(l, `"alerts":[]`) {
+			alerts++
+		}
+	}
+	require.Positive(t, alerts, "the slice has alerts to find")
+
+	collector, err := promfake.Collector(batches, true)
+	require.NoError(t, err)
+	for name, series := range map[string][]promfake.Series{"dcgm-exporter": promfake.DCGMExporter(batches), "collector": collector} {
+		t.Run(name, func(t *testing.T) {
+			prom := promfake.New()
+			prom.AddSeries(series...)
+			srv := httptest.NewServer(prom)
+			defer srv.Close()
+			path := filepath.Join(t.TempDir(), "recorded.csv")
+			var stderr bytes.Buffer
+			code := record.Main(context.Background(), []string{"-prometheus", srv.URL, "-start", strconv.Itoa(from), "-end", strconv.Itoa(to - 1), "-o", path},
+				io.Discard, &stderr, record.Env{})
+			require.Equal(t, record.ExitOK, code, stderr.String())
+			require.Equal(t, want, sortedVerdicts(t, path))
+		})
+	}
 }

@@ -65,6 +65,7 @@ type options struct {
 	embedded                                          bool
 	interval, duration                                time.Duration
 	podsSet                                           bool
+	prom                                              promOptions
 }
 
 func newFlags(o *options) *flag.FlagSet {
@@ -80,6 +81,13 @@ func newFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.hostname, "hostname", "", "the trace's host column (default: this machine's hostname; the simulated fleet names its own)")
 	fs.StringVar(&o.pods, "pod-resources", DefaultPodResources, "the kubelet's pod-resources `socket`, for the namespace, pod and container columns; used when it exists, \"\" turns it off")
 	fs.StringVar(&o.simulated, "simulated", "", "YAML `file` with the simulated fleet's settings (the dcgm receiver's simulated: keys; default: its default fleet)")
+	fs.StringVar(&o.prom.url, "prometheus", "", "read what the Prometheus at this base `URL` (http://host:9090) holds instead of a GPU source; needs -start and -end")
+	fs.StringVar(&o.prom.start, "start", "", "with -prometheus: the first `time` to read, RFC 3339 or Unix seconds")
+	fs.StringVar(&o.prom.end, "end", "", "with -prometheus: the last `time` to read, RFC 3339 or Unix seconds")
+	fs.StringVar(&o.prom.match, "match", "", "with -prometheus: label matchers added to every query, a `selector` such as {Hostname=\"node-7\"}")
+	fs.DurationVar(&o.prom.step, "step", 0, "with -prometheus: read with query_range at this step (0: raw samples at their scrape times)")
+	fs.IntVar(&o.prom.maxSeries, "max-series", DefaultMaxSeries, "with -prometheus: fail when one query returns more series than this")
+	fs.StringVar(&o.prom.tokenFile, "bearer-token-file", "", "with -prometheus: send the bearer token in this `file` (default: $PROMETHEUS_BEARER_TOKEN; basic auth: user:password@ in the URL)")
 	// The flag package calls Usage on every parse error; Main prints one
 	// line instead, and the usage only for -h.
 	fs.Usage = func() {}
@@ -88,6 +96,7 @@ func newFlags(o *options) *flag.FlagSet {
 
 func printUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintln(w, "usage: gpurecord [-backend auto|dcgm|nvml|simulated] [-endpoint ADDR] [-interval 1s] [-duration 10m] [-o FILE]")
+	fmt.Fprintln(w, "       gpurecord -prometheus URL -start TIME -end TIME [-match SELECTOR] [-step D] [-o FILE]")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
@@ -110,9 +119,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, env Env)
 		}
 		return usage("%v", err)
 	}
-	fs.Visit(func(f *flag.Flag) { o.podsSet = o.podsSet || f.Name == "pod-resources" })
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.podsSet = set["pod-resources"]
 	if fs.NArg() > 0 {
 		return usage("unexpected argument %q: the trace goes to -o FILE", fs.Arg(0))
+	}
+	if set["prometheus"] {
+		return promMain(ctx, &o, set, stdout, stderr)
+	}
+	for _, name := range promFlags {
+		if set[name] {
+			return usage("-%s needs -prometheus", name)
+		}
 	}
 	switch o.backend {
 	case "auto", "dcgm", "nvml", "simulated":
