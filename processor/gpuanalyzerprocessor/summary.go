@@ -36,6 +36,7 @@ type gpuLine struct {
 	hint      analysis.Hint
 	logged    analysis.Class // class at the previous summary
 	straggler bool
+	waiting   bool // busy at a small fraction of its power (usage waiting)
 	held      bool // a pod holds it
 	price     float64
 	last      int64
@@ -58,6 +59,7 @@ func (f *fleetSummary) observe(v *analysis.Verdict, attrs pcommon.Map) {
 	g.name, g.workload = gpuName(v.ID, attrs), workloadName(attrs)
 	_, g.held = attrs.Get(metricnames.AttrK8sPodName)
 	g.class, g.hint, g.straggler, g.price, g.last = v.Class, v.Hint, v.Straggler, v.Usage.PricePerHour, v.Time
+	g.waiting = v.Usage.State == analysis.Waiting
 	f.now = max(f.now, v.Time)
 }
 
@@ -125,13 +127,13 @@ func (f *fleetSummary) flush() {
 	f.logger.Info(f.line(live))
 }
 
-// line sums up the GPUs: the busy classes, most GPUs first; the idle ones,
-// with what those held by a pod cost; the stragglers by name; then the
-// GPUs in trouble.
+// line sums up the GPUs: the busy classes, most GPUs first, and how many of
+// them wait at low power; the idle ones, with what those held by a pod
+// cost; the stragglers by name; then the GPUs in trouble.
 func (f *fleetSummary) line(ids []string) string {
 	var count [analysis.NumClasses]int
-	var held int
-	var wasted float64
+	var held, waiting int
+	var wasted, waitingCost float64
 	var stragglers []string
 	for _, id := range ids {
 		g := f.gpus[id]
@@ -139,6 +141,10 @@ func (f *fleetSummary) line(ids []string) string {
 		if g.class == analysis.Idle && g.held {
 			held++
 			wasted += g.price
+		}
+		if g.waiting {
+			waiting++
+			waitingCost += g.price
 		}
 		if g.straggler {
 			s := g.name
@@ -161,6 +167,15 @@ func (f *fleetSummary) line(ids []string) string {
 	slices.SortStableFunc(busy, func(a, b analysis.Class) int { return count[b] - count[a] })
 	for _, c := range busy {
 		parts = append(parts, fmt.Sprintf("%d %s", count[c], c))
+	}
+	if waiting > 0 {
+		// Within the busy classes: resident kernels at a small fraction of
+		// the GPUs' power, paid for and not working.
+		s := fmt.Sprintf("%d waiting at low power", waiting)
+		if waitingCost > 0 {
+			s += fmt.Sprintf(" (%s/h)", f.money(waitingCost))
+		}
+		parts = append(parts, s)
 	}
 	if n := count[analysis.Idle]; n > 0 {
 		s := fmt.Sprintf("%d idle", n)

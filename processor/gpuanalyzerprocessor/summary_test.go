@@ -95,3 +95,19 @@ func TestSummaryAfterATimeJump(t *testing.T) {
 	require.LessOrEqual(t, f.next-f.now, int64(time.Second))
 	require.Zero(t, (f.next-1-int64(time.Second))%int64(time.Second), "on the first sample's interval grid")
 }
+
+// TestFleetSummaryWaiting: GPUs that wait at low power are counted, with
+// what they cost, after the busy classes; the GPU they wait on is the
+// straggler named.
+func TestFleetSummaryWaiting(t *testing.T) {
+	f := newFleetSummary(zap.NewNop(), everySample())
+	f.currency = "USD"
+	f.gpus = map[string]*gpuLine{
+		"a": {name: "node/gpu0", workload: "ml/llm", class: analysis.Idle, held: true, straggler: true, price: 6.88},
+		"b": {name: "node/gpu1", workload: "ml/llm", class: analysis.CommunicationBound, held: true, waiting: true, price: 6.88},
+		"c": {name: "node/gpu2", workload: "ml/llm", class: analysis.CommunicationBound, held: true, waiting: true, price: 6.88},
+		"d": {name: "node/gpu3", workload: "ml/llm", class: analysis.ComputeBound, held: true, price: 6.88},
+	}
+	require.Equal(t, "4 GPUs: 2 communication_bound, 1 compute_bound, 2 waiting at low power ($13.76/h), 1 idle (1 held by a pod: $6.88/h wasted), 1 straggler node/gpu0 in ml/llm",
+		f.line([]string{"a", "b", "c", "d"}))
+}
