@@ -132,7 +132,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		if p.costOn {
 			s.PricePerHour = p.prices.of(attrs)
 		}
-		if s.Has&analysis.HasPower != 0 && s.RefPower == 0 {
+		if s.Has&analysis.HasPower != 0 && s.Has&analysis.HasSMActive == 0 {
+			// Power is evidence only without profiling: the reference is
+			// looked up only then.
 			s.RefPower = p.power.of(attrs)
 		}
 		res := p.an.Ingest(id, &s)
