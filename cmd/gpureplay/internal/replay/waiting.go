@@ -4,6 +4,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
@@ -41,8 +42,8 @@ func newWaitTally(groupBy []string) *waitTally {
 // groupOf is the row's peer group as the analyzer forms it from the
 // group_by attributes that a trace carries; "" without all of them.
 func (w *waitTally) groupOf(r *trace.Row) string {
-	var key string
-	for i, attr := range w.groupBy {
+	parts := make([]string, 0, len(w.groupBy))
+	for _, attr := range w.groupBy {
 		var v string
 		switch attr {
 		case metricnames.AttrK8sNamespaceName:
@@ -61,12 +62,9 @@ func (w *waitTally) groupOf(r *trace.Row) string {
 		if v == "" {
 			return ""
 		}
-		if i > 0 {
-			key += "/"
-		}
-		key += v
+		parts = append(parts, v)
 	}
-	return key
+	return strings.Join(parts, "/")
 }
 
 // add takes a batch's rows and their verdicts.

@@ -273,7 +273,6 @@ type gpuState struct {
 	xids     []tracker
 
 	cur      stats
-	latest   stats // the latest sample alone, for usageStats
 	activity activity
 	// power holds the reference power and what the GPU drew; waiting says
 	// the window shows it busy at a small fraction of it (power.go), and

@@ -146,16 +146,16 @@ func TestUsageFollowsActivity(t *testing.T) {
 	}
 }
 
-// feedEvery gives the GPU id a busy sample at each of times (seconds) and
+// feedEvery gives the GPU "g" a busy sample at each of times (seconds) and
 // returns its verdicts by time.
-func feedEvery(t *testing.T, a *Analyzer, id string, times []float64, mod func(*Sample)) map[float64]Verdict {
+func feedEvery(t *testing.T, a *Analyzer, times []float64, mod func(*Sample)) map[float64]Verdict {
 	out := map[float64]Verdict{}
 	for _, ts := range times {
 		s := busy(ts)
 		if mod != nil {
 			mod(&s)
 		}
-		require.Equal(t, Accepted, a.Ingest(id, &s))
+		require.Equal(t, Accepted, a.Ingest("g", &s))
 		a.Evaluate(func(v *Verdict) { out[ts] = *v })
 	}
 	return out
@@ -167,11 +167,11 @@ func feedEvery(t *testing.T, a *Analyzer, id string, times []float64, mod func(*
 func TestCoarseSamplingIsSeen(t *testing.T) {
 	a := New(testConfig())
 	times := []float64{0, 57, 113, 171, 228, 342, 399, 457} // 285 missed
-	v := feedEvery(t, a, "g", times, nil)
+	v := feedEvery(t, a, times, nil)
 	require.Equal(t, [NumUsageStates]float64{Used: 457}, seconds(v[457].Usage))
 	require.Equal(t, 457.0, v[457].ClassSeconds[ComputeBound], "class time counts the same intervals")
 
-	v = feedEvery(t, a, "g", []float64{457 + 180, 457 + 237}, nil)
+	v = feedEvery(t, a, []float64{457 + 180, 457 + 237}, nil)
 	require.Equal(t, [NumUsageStates]float64{Used: 457 + 57, UsageUnknown: 180}, seconds(v[457+237].Usage),
 		"180 s is more than three of its intervals (a median of 58 s): a gap")
 }
@@ -181,9 +181,9 @@ func TestCoarseSamplingIsSeen(t *testing.T) {
 // minute), so its first minute is not lost; a first silence of more than
 // three minutes is a gap.
 func TestFirstIntervalIsCadence(t *testing.T) {
-	v := feedEvery(t, New(testConfig()), "g", []float64{0, 60}, nil)
+	v := feedEvery(t, New(testConfig()), []float64{0, 60}, nil)
 	require.Equal(t, [NumUsageStates]float64{Used: 60}, seconds(v[60].Usage))
-	v = feedEvery(t, New(testConfig()), "g", []float64{0, 181}, nil)
+	v = feedEvery(t, New(testConfig()), []float64{0, 181}, nil)
 	require.Equal(t, [NumUsageStates]float64{UsageUnknown: 181}, seconds(v[181].Usage))
 }
 
@@ -194,7 +194,7 @@ func TestFirstIntervalIsCadence(t *testing.T) {
 func TestWindowHoldsTwoSamples(t *testing.T) {
 	sm := map[float64]float64{0: 0.9, 60: 0.9, 120: 0.2, 180: 0.2, 600: 0.2}
 	mod := func(s *Sample) { s.SMActive = sm[float64(s.Time)/1e9] }
-	v := feedEvery(t, New(testConfig()), "g", []float64{0, 60, 120, 180, 600}, mod)
+	v := feedEvery(t, New(testConfig()), []float64{0, 60, 120, 180, 600}, mod)
 	require.Equal(t, ComputeBound, v[120].Class, "mean of 0.9 and 0.2")
 	require.Equal(t, LaunchBound, v[180].Class, "mean of 0.2 and 0.2, utilization 99 %")
 	require.Equal(t, LaunchBound, v[600].Class, "after a gap, the latest sample alone")
@@ -244,7 +244,7 @@ func TestCoarseUsageNotSmeared(t *testing.T) {
 			s.GPUUtil = 0
 		}
 	}
-	v := feedEvery(t, New(testConfig()), "g", times, mod)
+	v := feedEvery(t, New(testConfig()), times, mod)
 	// Each interval takes the state of the sample that opens it: busy at
 	// 0, 120, 240, 360 and 480, idle at 60, 180, 300 and 420; the sample at
 	// 540 has no reading, so the one at 480 (busy) tells.
