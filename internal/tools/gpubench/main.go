@@ -40,7 +40,7 @@ var (
 	agentBin     = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
 	dcgmExporter = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
 	dcgmWindow   = flag.Duration("dcgm-window", 8*time.Second, "measurement window per run in the DCGM section (its four paths keep make bench under 20 minutes)")
-	only         = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm")
+	only         = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm or analyzer")
 )
 
 func main() {
@@ -72,23 +72,29 @@ func run() error {
 	var r report
 	switch *only {
 	case "":
-	case "dcgm":
-		r.dcgm = measureDCGM(sink, work)
+	case "dcgm", "analyzer":
+		text := func() string { return r.dcgmOnly() }
+		if *only == "dcgm" {
+			r.dcgm = measureDCGM(sink, work)
+		} else {
+			r.analyzer = measureAnalyzer()
+			text = r.analyzerOnly
+		}
 		r.took = time.Since(began)
 		// One section is not BENCHMARKS.md: without -o it goes to stdout.
 		outSet := false
 		flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "o" })
 		if !outSet {
-			fmt.Print(r.dcgmOnly())
+			fmt.Print(text())
 			return nil
 		}
-		if err := os.WriteFile(*out, []byte(r.dcgmOnly()), 0o644); err != nil {
+		if err := os.WriteFile(*out, []byte(text()), 0o644); err != nil {
 			return err
 		}
 		log.Printf("wrote %s in %v", *out, r.took.Round(time.Second))
 		return nil
 	default:
-		return fmt.Errorf("-only %q: the sections that run alone are: dcgm", *only)
+		return fmt.Errorf("-only %q: the sections that run alone are: dcgm, analyzer", *only)
 	}
 	r.ingestion = measureIngestion(sink, work)
 	r.dcgm = measureDCGM(sink, work)

@@ -18,6 +18,21 @@ type report struct {
 	took      time.Duration
 }
 
+// analyzerOnly is the report of the analyzer section run alone (-only
+// analyzer).
+func (r *report) analyzerOnly() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Benchmarks: the analyzer section alone")
+	w("")
+	w("Written by `go run ./internal/tools/gpubench -only analyzer` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
+	w("")
+	w("- Machine: %s.", machine())
+	w("")
+	r.analyzerMarkdown(w)
+	return b.String()
+}
+
 // dcgmOnly is the report of the DCGM section run alone (-only dcgm).
 func (r *report) dcgmOnly() string {
 	var b strings.Builder
@@ -92,32 +107,7 @@ func (r *report) markdown() string {
 	w("Compression is the exporter's cost, the same per byte on both paths; the receiver itself, profiled with the `pprof` extension at 64 GPUs and 1 s, uses about 2 ms of CPU a second.")
 	w("")
 
-	w("## 2. Analyzer")
-	w("")
-	w("`go test ./processor/gpuanalyzerprocessor -run '^$' -bench 'BenchmarkAnalyzer|BenchmarkStateBytesPerGPU' -benchmem -count %d`: batches of 4,096 GPUs × 20 data points through `gpu_analyzer` and through a pass-through processor that visits every data point, in the same run.", *runs)
-	w("")
-	an, pt := median(r.analyzer.analyzerNs), median(r.analyzer.passthroughNs)
-	bytesGPU := median(r.analyzer.bytesGPU)
-	w("| measure | result | target |")
-	w("|---|---|---|")
-	w("| analyzer throughput, one core | %.2f M data points/s (%.1f ns/point) | ≥ 2 M/s: %s |", 1e3/an, an, verdict(1e3/an >= 2))
-	w("| pass-through, same run | %.1f ns/point | |", pt)
-	w("| analyzer / pass-through, wall time per point | %.1f× | |", an/pt)
-	shipped, every := median(r.analyzer.ratioDefault), median(r.analyzer.ratioEvery)
-	w("| analyzer / pass-through, CPU per point, batches alternating on one thread (`BenchmarkAnalyzerRatio`), as shipped: verdicts on change and every 30 s (`verdict_interval` default) | %.1f× | ≤ 3×: %s |", shipped, verdict(shipped <= 3))
-	w("| the same with a verdict every sample (`verdict_interval: 0`) | %.1f× | |", every)
-	w("| allocations per data point | %.2f | |", median(r.analyzer.analyzerAllocsPerPoint))
-	w("| state per tracked GPU at 100,000 GPUs | %.0f bytes | ≤ 8 KiB: %s |", bytesGPU, verdict(bytesGPU <= 8192))
-	w("")
-	w("The CPU ratio is the target's measure: on a shared machine the wall-time runs of the two, seconds apart, see different load, and the pass-through allocates nothing, so the garbage collector's work is the analyzer's. Most of the analyzer's cost by default is building its verdicts in pdata (about 30 pdata objects per GPU per batch: 42 %% of its profile, plus the garbage collection they cause); reading the input is 30 %%, the analysis itself the rest. By default (`verdict_interval: 30s`) a GPU's verdict goes out on its first sample, on any change and otherwise every 30 s, which is where the ratio falls under 3×; a backend sees every change at once and an unchanged verdict well within Prometheus' 5-minute staleness.")
-	w("")
-	w("<details><summary>raw benchmark lines</summary>")
-	w("")
-	w("```")
-	b.WriteString(r.analyzer.raw)
-	w("```")
-	w("</details>")
-	w("")
+	r.analyzerMarkdown(w)
 
 	w("## 3. Growth")
 	w("")
@@ -189,4 +179,34 @@ func maxOf(xs []float64) float64 {
 		m = math.Max(m, x)
 	}
 	return m
+}
+
+// analyzerMarkdown writes section 2, the analyzer against a pass-through.
+func (r *report) analyzerMarkdown(w func(format string, args ...any)) {
+	w("## 2. Analyzer")
+	w("")
+	w("`go test ./processor/gpuanalyzerprocessor -run '^$' -bench 'BenchmarkAnalyzer|BenchmarkStateBytesPerGPU' -benchmem -count %d`: batches of 4,096 GPUs × 20 data points through `gpu_analyzer` and through a pass-through processor that visits every data point, in the same run.", *runs)
+	w("")
+	an, pt := median(r.analyzer.analyzerNs), median(r.analyzer.passthroughNs)
+	bytesGPU := median(r.analyzer.bytesGPU)
+	w("| measure | result | target |")
+	w("|---|---|---|")
+	w("| analyzer throughput, one core | %.2f M data points/s (%.1f ns/point) | ≥ 2 M/s: %s |", 1e3/an, an, verdict(1e3/an >= 2))
+	w("| pass-through, same run | %.1f ns/point | |", pt)
+	w("| analyzer / pass-through, wall time per point | %.1f× | |", an/pt)
+	shipped, every := median(r.analyzer.ratioDefault), median(r.analyzer.ratioEvery)
+	w("| analyzer / pass-through, CPU per point, batches alternating on one thread (`BenchmarkAnalyzerRatio`), as shipped: verdicts on change and every 30 s (`verdict_interval` default) | %.1f× | ≤ 3×: %s |", shipped, verdict(shipped <= 3))
+	w("| the same with a verdict every sample (`verdict_interval: 0`) | %.1f× | |", every)
+	w("| allocations per data point | %.2f | |", median(r.analyzer.analyzerAllocsPerPoint))
+	w("| state per tracked GPU at 100,000 GPUs | %.0f bytes | ≤ 8 KiB: %s |", bytesGPU, verdict(bytesGPU <= 8192))
+	w("")
+	w("The CPU ratio is the target's measure: on a shared machine the wall-time runs of the two, seconds apart, see different load, and the pass-through allocates nothing, so the garbage collector's work is the analyzer's. Most of the analyzer's cost with a verdict every sample is building its verdicts in pdata (about 30 pdata objects per GPU per batch: 42 %% of its profile, plus the garbage collection they cause); reading the input is 30 %%, the analysis itself the rest. By default (`verdict_interval: 30s`) a GPU's verdict goes out on its first sample, on any change and otherwise every 30 s, which is where the ratio falls under 3×; a backend sees every change at once and an unchanged verdict well within Prometheus' 5-minute staleness.")
+	w("")
+	w("<details><summary>raw benchmark lines</summary>")
+	w("")
+	w("```")
+	w("%s", strings.TrimSuffix(r.analyzer.raw, "\n"))
+	w("```")
+	w("</details>")
+	w("")
 }
