@@ -19,32 +19,38 @@ import (
 // profiling fields (testdata/real/README.md says where each comes from).
 var realCoarse = []string{"alibaba_gentd26_pods"}
 
-// busyShare is the share of a trace's rows with GPU utilization whose
-// utilization is at least 5 %: what the GPUs did, by the only reading the
-// recording has.
-func busyShare(t *testing.T, path string) float64 {
+// eachRow calls fn with every row of a trace.
+func eachRow(t *testing.T, path string, fn func(*trace.Row)) {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	r, err := trace.NewReader(f, path)
 	require.NoError(t, err)
-	var busy, total int
 	for {
 		batch, err := r.NextBatch()
 		if errors.Is(err, io.EOF) {
-			break
+			return
 		}
 		require.NoError(t, err)
 		for i := range batch {
-			if u, ok := batch[i].Values.Get(dcgmfield.GPUUtil); ok {
-				total++
-				if u >= 5 {
-					busy++
-				}
-			}
+			fn(&batch[i])
 		}
 	}
+}
+
+// busyShare is the share of a trace's rows with GPU utilization whose
+// utilization is at least 5 %: what the GPUs did, by the only reading the
+// recording has.
+func busyShare(t *testing.T, path string) float64 {
+	t.Helper()
+	var busy, total int
+	eachRow(t, path, func(r *trace.Row) {
+		if u, ok := r.Values.Get(dcgmfield.GPUUtil); ok {
+			total++
+			busy += b2i(u >= 5)
+		}
+	})
 	require.Positive(t, total)
 	return float64(busy) / float64(total)
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,26 +42,15 @@ type row struct{ t, util, power float64 }
 // readRows reads a recording's rows per GPU, in time order.
 func readRows(t *testing.T, path string) map[string][]row {
 	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	r, err := trace.NewReader(f, path)
-	require.NoError(t, err)
 	out := map[string][]row{}
-	for {
-		batch, err := r.NextBatch()
-		if errors.Is(err, io.EOF) {
-			return out
+	eachRow(t, path, func(r *trace.Row) {
+		u, okU := r.Values.Get(dcgmfield.GPUUtil)
+		p, okP := r.Values.Get(dcgmfield.PowerUsage)
+		if okU && okP {
+			out[r.UUID] = append(out[r.UUID], row{r.Time, u, p})
 		}
-		require.NoError(t, err)
-		for i := range batch {
-			u, okU := batch[i].Values.Get(dcgmfield.GPUUtil)
-			p, okP := batch[i].Values.Get(dcgmfield.PowerUsage)
-			if okU && okP {
-				out[batch[i].UUID] = append(out[batch[i].UUID], row{batch[i].Time, u, p})
-			}
-		}
-	}
+	})
+	return out
 }
 
 // states labels every raw row: W clearly waiting, K clearly working, and
@@ -230,26 +217,14 @@ func TestRealTrainingWaiting(t *testing.T) {
 // unknown, never idle or waiting.
 func TestRealPowerOnly(t *testing.T) {
 	path := filepath.Join("testdata", "real", "olmo_amberish7_wandb_power.csv")
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	r, err := trace.NewReader(f, path)
-	require.NoError(t, err)
 	var n, work, between int
-	for {
-		batch, err := r.NextBatch()
-		if errors.Is(err, io.EOF) {
-			break
+	eachRow(t, path, func(r *trace.Row) {
+		if p, ok := r.Values.Get(dcgmfield.PowerUsage); ok {
+			n++
+			work += b2i(p >= clearWorkPower)
+			between += b2i(p >= 0.15*h100Watts && p < clearWorkPower)
 		}
-		require.NoError(t, err)
-		for i := range batch {
-			if p, ok := batch[i].Values.Get(dcgmfield.PowerUsage); ok {
-				n++
-				work += b2i(p >= clearWorkPower)
-				between += b2i(p >= 0.15*h100Watts && p < clearWorkPower)
-			}
-		}
-	}
+	})
 	shares := costShares(t, path)
 	t.Logf("power only: used %.3f for %.3f of samples working; unknown %.3f for %.3f between; waiting %.3f, idle %.3f",
 		shares["used"], float64(work)/float64(n), shares["unknown"], float64(between)/float64(n), shares["waiting"], shares["workload_idle"]+shares["cluster_idle"])
