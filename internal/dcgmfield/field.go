@@ -50,6 +50,7 @@ const (
 	PCIeRxBytes
 	NVLinkTxBytes
 	NVLinkRxBytes
+	EnforcedPowerLimit
 
 	// Count is the number of fields in the catalog.
 	Count
@@ -114,6 +115,9 @@ var catalog = [Count]Info{
 	PCIeRxBytes:               {ID: 1010, Name: "DCGM_FI_PROF_PCIE_RX_BYTES", Unit: "By/s", Profiling: true},
 	NVLinkTxBytes:             {ID: 1011, Name: "DCGM_FI_PROF_NVLINK_TX_BYTES", Unit: "By/s", Profiling: true},
 	NVLinkRxBytes:             {ID: 1012, Name: "DCGM_FI_PROF_NVLINK_RX_BYTES", Unit: "By/s", Profiling: true},
+	// The power limit the driver enforces after every limiter (the
+	// administrator's, the board's, thermal), the most the board may draw.
+	EnforcedPowerLimit: {ID: 164, Name: "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", Alias: "DCGM_FI_DEV_BOARD_POWER_LIMIT_ENFORCED_WATTS", Unit: "W", Max: 5000},
 }
 
 var byName = func() map[string]Field {

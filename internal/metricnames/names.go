@@ -106,6 +106,9 @@ const (
 	// NvidiaGPUPipeActive (receiver/dcgmreceiver): Fraction of cycles a pipe was active (DCGM_FI_PROF_PIPE_*_ACTIVE).
 	NvidiaGPUPipeActive     = "nvidia.gpu.pipe.active"
 	NvidiaGPUPipeActiveUnit = "1"
+	// NvidiaGPUPowerLimit (receiver/dcgmreceiver): The power limit the driver enforces, the most the board may draw (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).
+	NvidiaGPUPowerLimit     = "nvidia.gpu.power.limit"
+	NvidiaGPUPowerLimitUnit = "W"
 	// NvidiaGPURowRemapFailure (receiver/dcgmreceiver): 1 if a row remapping failed and the GPU needs service (DCGM_FI_DEV_ROW_REMAP_FAILURE).
 	NvidiaGPURowRemapFailure     = "nvidia.gpu.row_remap.failure"
 	NvidiaGPURowRemapFailureUnit = "{state}"
@@ -320,6 +323,7 @@ var Metrics = [...]Metric{
 	{NvidiaGPUNVLinkIO, NvidiaGPUNVLinkIOUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPCIeReplays, NvidiaGPUPCIeReplaysUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPipeActive, NvidiaGPUPipeActiveUnit, "receiver/dcgmreceiver"},
+	{NvidiaGPUPowerLimit, NvidiaGPUPowerLimitUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapFailure, NvidiaGPURowRemapFailureUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapRows, NvidiaGPURowRemapRowsUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUSMActive, NvidiaGPUSMActiveUnit, "receiver/dcgmreceiver"},

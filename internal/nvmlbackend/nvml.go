@@ -191,6 +191,9 @@ func (b *Backend) read(d *device, vs *f.Values) error {
 	if p, ret := h.GetPowerUsage(); check(ret) {
 		vs.Set(f.PowerUsage, float64(p)/1000)
 	}
+	if p, ret := h.GetEnforcedPowerLimit(); check(ret) {
+		vs.Set(f.EnforcedPowerLimit, float64(p)/1000) // mW
+	}
 	if e, ret := h.GetTotalEnergyConsumption(); check(ret) {
 		vs.Set(f.TotalEnergy, float64(e))
 	}

@@ -34,7 +34,7 @@ func TestNVMLMock(t *testing.T) {
 	want := map[f.Field]float64{
 		f.GPUUtil: 80, f.MemCopyUtil: 30, f.EncUtil: 0,
 		f.FBTotal: 40 << 10, f.FBUsed: 10 << 10, f.FBFree: 30 << 10,
-		f.PowerUsage: 250.5, f.TotalEnergy: 123456, f.GPUTemp: 61,
+		f.PowerUsage: 250.5, f.EnforcedPowerLimit: 400, f.TotalEnergy: 123456, f.GPUTemp: 61,
 		f.SMClock: 1410, f.MemClock: 1593, f.ClocksEventReasons: 0x40,
 		f.ECCSBEVolTotal: 5, f.ECCDBEVolTotal: 1, f.PCIeReplayCounter: 0,
 		f.CorrectableRemappedRows: 2, f.UncorrectableRemappedRows: 1, f.RowRemapFailure: 0,
@@ -61,6 +61,27 @@ func TestNVMLMock(t *testing.T) {
 	require.InDelta(t, float64(10*nvml.GPM_METRIC_ANY_TENSOR_UTIL)/100, tensor, 1e-9)
 	require.False(t, samples[1].Values.Has(f.SMActive), "no GPM on device 1")
 	require.Empty(t, samples[2].XIDs, "an XID is reported once")
+}
+
+// TestNVMLPowerLimit: the enforced power limit is read in W (NVML gives
+// mW), a capped GPU reports its cap, and a GPU whose driver does not
+// report it leaves the field out rather than reporting 0.
+func TestNVMLPowerLimit(t *testing.T) {
+	srv := nvmlmock.New()
+	srv.Devices[1].(*dgxa100.Device).GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { return 250000, nvml.SUCCESS }
+	srv.Devices[2].(*dgxa100.Device).GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+	b := New(Options{Lib: srv})
+	ctx := context.Background()
+	require.NoError(t, b.Connect(ctx))
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	samples, err := b.Collect(ctx, time.Unix(100, 0), time.Second)
+	require.NoError(t, err)
+	for i, want := range []float64{400, 250} {
+		got, ok := samples[i].Values.Get(f.EnforcedPowerLimit)
+		require.Truef(t, ok, "device %d", i)
+		require.InDeltaf(t, want, got, 1e-9, "device %d", i)
+	}
+	require.False(t, samples[2].Values.Has(f.EnforcedPowerLimit), "an unsupported limit is left out")
 }
 
 func TestNVMLGPULost(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 const XIDDevice = 2
 
 // New returns eight A100s with fixed readings: device i is 80+i % busy,
-// uses 10 of its 40 GiB, draws 250.5 W at 61 C, runs its SMs at 1410 MHz
-// with the HW thermal slowdown reason set, and has seen 5 corrected and 1
-// uncorrected ECC errors. Device 0 supports GPM, as a Hopper GPU would, so
+// uses 10 of its 40 GiB, draws 250.5 W of its enforced 400 W power limit
+// at 61 C, runs its SMs at 1410 MHz with the HW thermal slowdown reason
+// set, and has seen 5 corrected and 1 uncorrected ECC errors. Device 0 supports GPM, as a Hopper GPU would, so
 // it reports SM activity from its second collection on; device 3 has a
 // failed row remapping.
 func New() *dgxa100.Server {
@@ -41,6 +41,7 @@ func New() *dgxa100.Server {
 		md.GetEncoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 0, 0, nvml.SUCCESS }
 		md.GetDecoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED }
 		md.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 250500, nvml.SUCCESS }
+		md.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { return 400000, nvml.SUCCESS }
 		md.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 123456, nvml.SUCCESS }
 		md.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 61, nvml.SUCCESS }
 		md.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {

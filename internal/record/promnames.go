@@ -84,6 +84,7 @@ var otelMetrics = []otelMetric{
 	{name: mn.HWGPUMemoryLimit, unit: mn.HWGPUMemoryLimitUnit, typ: otelUpDown, field: f.FBTotal, scale: 1.0 / mib},
 	{name: mn.HWGPUMemoryUtilization, unit: mn.HWGPUMemoryUtilizationUnit, typ: otelGauge, conv: convMemUtil},
 	{name: mn.HWPower, unit: mn.HWPowerUnit, typ: otelGauge, field: f.PowerUsage},
+	{name: mn.NvidiaGPUPowerLimit, unit: mn.NvidiaGPUPowerLimitUnit, typ: otelGauge, field: f.EnforcedPowerLimit},
 	{name: mn.HWEnergy, unit: mn.HWEnergyUnit, typ: otelCounter, field: f.TotalEnergy, scale: 1000},
 	{name: mn.HWTemperature, unit: mn.HWTemperatureUnit, typ: otelGauge, field: f.GPUTemp},
 	{name: mn.NvidiaGPUMemoryTemperature, unit: mn.NvidiaGPUMemoryTemperatureUnit, typ: otelGauge, field: f.MemoryTemp},

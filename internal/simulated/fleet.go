@@ -284,6 +284,7 @@ func deviceValues(vs *f.Values, g *simGPU, c *conditions, dt float64, n noise) {
 	vs.Set(f.FBFree, m.fbMiB-used)
 	vs.Set(f.FBReserved, 0)
 	vs.Set(f.PowerUsage, math.Round(power*1000)/1000)
+	vs.Set(f.EnforcedPowerLimit, m.tdp) // no administrator's cap: the board power
 	vs.Set(f.TotalEnergy, math.Round(g.energyMJ))
 	vs.Set(f.GPUTemp, math.Round(temp))
 	vs.Set(f.MemoryTemp, math.Round(temp+4))

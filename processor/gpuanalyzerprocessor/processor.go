@@ -132,9 +132,11 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		if p.costOn {
 			s.PricePerHour = p.prices.of(attrs)
 		}
-		if s.Has&analysis.HasPower != 0 && s.Has&analysis.HasSMActive == 0 {
-			// Power is evidence only without profiling: the reference is
-			// looked up only then.
+		if s.RefPower == 0 && s.Has&analysis.HasPower != 0 && s.Has&analysis.HasSMActive == 0 {
+			// The enforced power limit, where the source reports it (read),
+			// is the reference; else the model's board power. Power is
+			// evidence only without profiling: the table is looked up only
+			// then.
 			s.RefPower = p.power.of(attrs)
 		}
 		res := p.an.Ingest(id, &s)
@@ -347,6 +349,12 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 	case metricnames.HWPower:
 		if ok = in(0, 1e4); ok {
 			s.Power, s.Has = v, s.Has|analysis.HasPower
+		}
+	case metricnames.NvidiaGPUPowerLimit:
+		// The limit the driver enforces is the GPU's reference power: an
+		// administrator's cap lowers what full work draws. 0 is unknown.
+		if ok = in(0, 1e4); ok && v > 0 {
+			s.RefPower = v
 		}
 	case metricnames.HWTemperature:
 		if ok = in(0, 200); ok {

@@ -90,6 +90,8 @@ func TestDCGMStandin(t *testing.T) {
 	// Canned values, converted to OpenTelemetry units.
 	require.InDelta(t, 0.91, num(point(t, devs[gpu1], "hw.gpu.utilization", map[string]any{"hw.gpu.task": "general"})), 1e-9)
 	require.InDelta(t, 301.5, num(point(t, devs[gpu1], "hw.power", nil)), 1e-9)
+	require.InDelta(t, 700, num(point(t, devs[gpu1], "nvidia.gpu.power.limit", nil)), 1e-9)
+	require.InDelta(t, 70, num(point(t, devs[gpu2], "nvidia.gpu.power.limit", nil)), 1e-9, "the T4's limit")
 	require.InDelta(t, 1980e6, num(point(t, devs[gpu1], "nvidia.gpu.clock.frequency", map[string]any{"nvidia.gpu.clock": "sm"})), 1)
 	require.Equal(t, int64(41559)<<20, point(t, devs[gpu1], "hw.gpu.memory.usage", nil).IntValue())
 	require.InDelta(t, 0.52, num(point(t, devs[gpu1], "nvidia.gpu.sm.active", nil)), 1e-9)

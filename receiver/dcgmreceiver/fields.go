@@ -28,6 +28,7 @@ func neededFields(cfg *Config) []f.Field {
 	use(m.HwGpuMemoryLimit.Enabled, f.FBTotal, f.FBUsed, f.FBFree, f.FBReserved)
 	use(m.HwGpuMemoryUtilization.Enabled, f.FBUsed, f.FBFree, f.FBTotal)
 	use(m.HwPower.Enabled, f.PowerUsage)
+	use(m.NvidiaGpuPowerLimit.Enabled, f.EnforcedPowerLimit)
 	use(m.HwTemperature.Enabled, f.GPUTemp)
 	use(m.HwEnergy.Enabled, f.TotalEnergy)
 	use(m.HwErrors.Enabled, f.ECCSBEVolTotal, f.ECCDBEVolTotal)

@@ -167,6 +167,11 @@ func (m *mapper) record(s *gpu.Sample, cs *counterState) {
 	if v, ok := value(vs, f.PowerUsage); ok {
 		mb.RecordHwPowerDataPoint(ts, v)
 	}
+	// A limit of 0 W is no limit a board could run under: a source that
+	// does not know it.
+	if v, ok := value(vs, f.EnforcedPowerLimit); ok && v > 0 {
+		mb.RecordNvidiaGpuPowerLimitDataPoint(ts, v)
+	}
 	if v, ok := value(vs, f.GPUTemp); ok {
 		mb.RecordHwTemperatureDataPoint(ts, v)
 	}

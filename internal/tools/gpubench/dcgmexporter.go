@@ -21,7 +21,8 @@ import (
 
 // The DCGM comparison: NVIDIA's dcgm-exporter (built from source; see
 // buildDCGMExporter) and otelcol-gpu's dcgm receiver reading the same
-// stand-in DCGM library, 32 GPUs, the receiver's 36 fields, every second.
+// stand-in DCGM library, 32 GPUs, every field of the receiver's catalogue,
+// every second.
 const standinGPUs = 32
 
 // buildDCGMExporter is how to build the dcgm-exporter this section
@@ -319,7 +320,7 @@ processors:
 func (r dcgmResult) markdown(w func(string, ...any)) {
 	w("## 5. DCGM: NVIDIA's dcgm-exporter and the `dcgm` receiver on the same DCGM library")
 	w("")
-	w("Both read the stand-in DCGM library (`receiver/dcgmreceiver/testdata/standin-dcgm`, loaded as `libdcgm.so.4` through `LD_LIBRARY_PATH`, serving every DCGM call both make), connected through go-dcgm as to a standalone host engine at `localhost:5555`: %d GPUs, the receiver's %d fields (dcgm-exporter's counters file lists the same fields), every second; each run measures a %v window after a warm-up (%v for the classic pipeline, whose `prometheus` receiver scrapes first some 6 s after it starts; 3 s for the others). OTLP without compression; `memory_limiter` and `batch` on every collector. CPU is the processes' threads' run time (both processes for the classic pipeline), per million data points delivered: at the OTLP sink (for the classic pipeline including the `prometheus` receiver's 5 `up` and `scrape_*` points per scrape), or for dcgm-exporter alone, the samples its `/metrics` served to a scrape every second. dcgm-exporter serves the 36 fields as %d samples per scrape; the receiver maps them to about 1,355 data points (each clock-event reason a point of its own), so the table also gives CPU per GPU.", standinGPUs, int(dcgmfield.Count), r.window, *warmup, standinGPUs*int(dcgmfield.Count))
+	w("Both read the stand-in DCGM library (`receiver/dcgmreceiver/testdata/standin-dcgm`, loaded as `libdcgm.so.4` through `LD_LIBRARY_PATH`, serving every DCGM call both make), connected through go-dcgm as to a standalone host engine at `localhost:5555`: %d GPUs, the receiver's %d fields (dcgm-exporter's counters file lists the same fields), every second; each run measures a %v window after a warm-up (%v for the classic pipeline, whose `prometheus` receiver scrapes first some 6 s after it starts; 3 s for the others). OTLP without compression; `memory_limiter` and `batch` on every collector. CPU is the processes' threads' run time (both processes for the classic pipeline), per million data points delivered: at the OTLP sink (for the classic pipeline including the `prometheus` receiver's 5 `up` and `scrape_*` points per scrape), or for dcgm-exporter alone, the samples its `/metrics` served to a scrape every second. dcgm-exporter serves the %d fields as %d samples per scrape; the receiver maps them to about 1,387 data points (each clock-event reason a point of its own), so the table also gives CPU per GPU.", standinGPUs, int(dcgmfield.Count), r.window, *warmup, int(dcgmfield.Count), standinGPUs*int(dcgmfield.Count))
 	w("")
 	if r.exporter == "" {
 		w("**dcgm-exporter was not measured**: no binary was given. Build NVIDIA's dcgm-exporter 4.8.2 (neither it nor the go-dcgm commit it pins is on the Go module proxy) and run `make bench` with `DCGM_EXPORTER_BIN` set to it:")

@@ -585,6 +585,26 @@ func (ms *NvidiaGpuPipeActiveMetricConfig) Validate() error {
 	return nil
 }
 
+// NvidiaGpuPowerLimitMetricConfig provides config for the nvidia.gpu.power.limit metric.
+type NvidiaGpuPowerLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *NvidiaGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // NvidiaGpuRowRemapFailureMetricConfig provides config for the nvidia.gpu.row_remap.failure metric.
 type NvidiaGpuRowRemapFailureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -810,6 +830,7 @@ type MetricsConfig struct {
 	NvidiaGpuNvlinkIo              NvidiaGpuNvlinkIoMetricConfig              `mapstructure:"nvidia.gpu.nvlink.io"`
 	NvidiaGpuPcieReplays           NvidiaGpuPcieReplaysMetricConfig           `mapstructure:"nvidia.gpu.pcie.replays"`
 	NvidiaGpuPipeActive            NvidiaGpuPipeActiveMetricConfig            `mapstructure:"nvidia.gpu.pipe.active"`
+	NvidiaGpuPowerLimit            NvidiaGpuPowerLimitMetricConfig            `mapstructure:"nvidia.gpu.power.limit"`
 	NvidiaGpuRowRemapFailure       NvidiaGpuRowRemapFailureMetricConfig       `mapstructure:"nvidia.gpu.row_remap.failure"`
 	NvidiaGpuRowRemapRows          NvidiaGpuRowRemapRowsMetricConfig          `mapstructure:"nvidia.gpu.row_remap.rows"`
 	NvidiaGpuSmActive              NvidiaGpuSmActiveMetricConfig              `mapstructure:"nvidia.gpu.sm.active"`
@@ -890,6 +911,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []NvidiaGpuPipeActiveMetricAttributeKey{NvidiaGpuPipeActiveMetricAttributeKeyNvidiaGpuPipe},
+		},
+		NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
+			Enabled: true,
 		},
 		NvidiaGpuRowRemapFailure: NvidiaGpuRowRemapFailureMetricConfig{
 			Enabled: true,

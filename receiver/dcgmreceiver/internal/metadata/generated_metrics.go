@@ -306,6 +306,9 @@ var MetricsInfo = metricsInfo{
 		Name:       "nvidia.gpu.pipe.active",
 		Attributes: []string{"nvidia.gpu.pipe"},
 	},
+	NvidiaGpuPowerLimit: metricInfo{
+		Name: "nvidia.gpu.power.limit",
+	},
 	NvidiaGpuRowRemapFailure: metricInfo{
 		Name: "nvidia.gpu.row_remap.failure",
 	},
@@ -349,6 +352,7 @@ type metricsInfo struct {
 	NvidiaGpuNvlinkIo              metricInfo
 	NvidiaGpuPcieReplays           metricInfo
 	NvidiaGpuPipeActive            metricInfo
+	NvidiaGpuPowerLimit            metricInfo
 	NvidiaGpuRowRemapFailure       metricInfo
 	NvidiaGpuRowRemapRows          metricInfo
 	NvidiaGpuSmActive              metricInfo
@@ -1599,6 +1603,56 @@ func newMetricNvidiaGpuPipeActive(cfg NvidiaGpuPipeActiveMetricConfig) metricNvi
 	return m
 }
 
+type metricNvidiaGpuPowerLimit struct {
+	data     pmetric.Metric                  // data buffer for generated metric.
+	config   NvidiaGpuPowerLimitMetricConfig // metric config provided by user.
+	capacity int                             // max observed number of data points added to the metric.
+}
+
+// init fills nvidia.gpu.power.limit metric with initial data.
+func (m *metricNvidiaGpuPowerLimit) init() {
+	m.data.SetName("nvidia.gpu.power.limit")
+	m.data.SetDescription("The power limit the driver enforces, the most the board may draw (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).")
+	m.data.SetUnit("W")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricNvidiaGpuPowerLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricNvidiaGpuPowerLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricNvidiaGpuPowerLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricNvidiaGpuPowerLimit(cfg NvidiaGpuPowerLimitMetricConfig) metricNvidiaGpuPowerLimit {
+	m := metricNvidiaGpuPowerLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricNvidiaGpuRowRemapFailure struct {
 	data     pmetric.Metric                       // data buffer for generated metric.
 	config   NvidiaGpuRowRemapFailureMetricConfig // metric config provided by user.
@@ -2051,6 +2105,7 @@ type MetricsBuilder struct {
 	metricNvidiaGpuNvlinkIo              metricNvidiaGpuNvlinkIo
 	metricNvidiaGpuPcieReplays           metricNvidiaGpuPcieReplays
 	metricNvidiaGpuPipeActive            metricNvidiaGpuPipeActive
+	metricNvidiaGpuPowerLimit            metricNvidiaGpuPowerLimit
 	metricNvidiaGpuRowRemapFailure       metricNvidiaGpuRowRemapFailure
 	metricNvidiaGpuRowRemapRows          metricNvidiaGpuRowRemapRows
 	metricNvidiaGpuSmActive              metricNvidiaGpuSmActive
@@ -2101,6 +2156,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricNvidiaGpuNvlinkIo:              newMetricNvidiaGpuNvlinkIo(mbc.Metrics.NvidiaGpuNvlinkIo),
 		metricNvidiaGpuPcieReplays:           newMetricNvidiaGpuPcieReplays(mbc.Metrics.NvidiaGpuPcieReplays),
 		metricNvidiaGpuPipeActive:            newMetricNvidiaGpuPipeActive(mbc.Metrics.NvidiaGpuPipeActive),
+		metricNvidiaGpuPowerLimit:            newMetricNvidiaGpuPowerLimit(mbc.Metrics.NvidiaGpuPowerLimit),
 		metricNvidiaGpuRowRemapFailure:       newMetricNvidiaGpuRowRemapFailure(mbc.Metrics.NvidiaGpuRowRemapFailure),
 		metricNvidiaGpuRowRemapRows:          newMetricNvidiaGpuRowRemapRows(mbc.Metrics.NvidiaGpuRowRemapRows),
 		metricNvidiaGpuSmActive:              newMetricNvidiaGpuSmActive(mbc.Metrics.NvidiaGpuSmActive),
@@ -2294,6 +2350,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricNvidiaGpuNvlinkIo.emit(ils.Metrics())
 	mb.metricNvidiaGpuPcieReplays.emit(ils.Metrics())
 	mb.metricNvidiaGpuPipeActive.emit(ils.Metrics())
+	mb.metricNvidiaGpuPowerLimit.emit(ils.Metrics())
 	mb.metricNvidiaGpuRowRemapFailure.emit(ils.Metrics())
 	mb.metricNvidiaGpuRowRemapRows.emit(ils.Metrics())
 	mb.metricNvidiaGpuSmActive.emit(ils.Metrics())
@@ -2424,6 +2481,11 @@ func (mb *MetricsBuilder) RecordNvidiaGpuPcieReplaysDataPoint(ts pcommon.Timesta
 // RecordNvidiaGpuPipeActiveDataPoint adds a data point to nvidia.gpu.pipe.active metric.
 func (mb *MetricsBuilder) RecordNvidiaGpuPipeActiveDataPoint(ts pcommon.Timestamp, val float64, nvidiaGpuPipeAttributeValue AttributeNvidiaGpuPipe) {
 	mb.metricNvidiaGpuPipeActive.recordDataPoint(mb.startTime, ts, val, nvidiaGpuPipeAttributeValue.String())
+}
+
+// RecordNvidiaGpuPowerLimitDataPoint adds a data point to nvidia.gpu.power.limit metric.
+func (mb *MetricsBuilder) RecordNvidiaGpuPowerLimitDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricNvidiaGpuPowerLimit.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordNvidiaGpuRowRemapFailureDataPoint adds a data point to nvidia.gpu.row_remap.failure metric.

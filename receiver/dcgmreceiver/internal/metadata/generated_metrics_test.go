@@ -165,6 +165,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordNvidiaGpuPowerLimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordNvidiaGpuRowRemapFailureDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -692,6 +695,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("nvidia.gpu.pipe")
 						assert.False(t, ok)
 					}
+				case "nvidia.gpu.power.limit":
+					assert.False(t, validatedMetrics["nvidia.gpu.power.limit"], "Found a duplicate in the metrics slice: nvidia.gpu.power.limit")
+					validatedMetrics["nvidia.gpu.power.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The power limit the driver enforces, the most the board may draw (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).", mi.Description())
+					assert.Equal(t, "W", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "nvidia.gpu.row_remap.failure":
 					assert.False(t, validatedMetrics["nvidia.gpu.row_remap.failure"], "Found a duplicate in the metrics slice: nvidia.gpu.row_remap.failure")
 					validatedMetrics["nvidia.gpu.row_remap.failure"] = true

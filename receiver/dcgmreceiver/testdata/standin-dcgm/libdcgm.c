@@ -334,7 +334,7 @@ dcgmReturn_t dcgmUpdateAllFields(dcgmHandle_t h, int wait)
 
 static int is_double(unsigned short id)
 {
-	return id == 155 || (id >= 1001 && id <= 1008);
+	return id == 155 || id == 164 || (id >= 1001 && id <= 1008);
 }
 
 /* A value as the stand-in computes it, before it is copied into one of
@@ -396,6 +396,8 @@ static void value(const struct state *s, struct val *v, int gpu, int mig, unsign
 	/* energy in mJ: 1 kJ per read, from a per-epoch base. A new epoch
 	 * (driver reload) starts lower, which is a counter reset. */
 	case 156: v->i64 = (s->epoch == 1 ? 5000000000LL : 1000000LL) + n * 1000000LL; return;
+	/* enforced power limit, W: a T4's or an H100's board power */
+	case 164: v->dbl = s->noprof[gpu] ? 70 : 700; return;
 	case 203: v->i64 = 90 + gpu; return;
 	case 204: v->i64 = 40; return;
 	case 250: v->i64 = 81559; return;
@@ -599,6 +601,7 @@ static const struct {
 	{150, DCGM_FT_INT64, "gpu_temp", DCGM_FE_GPU},
 	{155, DCGM_FT_DOUBLE, "power_usage", DCGM_FE_GPU},
 	{156, DCGM_FT_INT64, "total_energy_consumption", DCGM_FE_GPU},
+	{164, DCGM_FT_DOUBLE, "enforced_power_limit", DCGM_FE_GPU},
 	{202, DCGM_FT_INT64, "pcie_replay_counter", DCGM_FE_GPU},
 	{203, DCGM_FT_INT64, "gpu_utilization", DCGM_FE_GPU},
 	{204, DCGM_FT_INT64, "mem_copy_utilization", DCGM_FE_GPU},
