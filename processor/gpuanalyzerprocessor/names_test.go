@@ -31,9 +31,9 @@ func TestReadsReceiverMetrics(t *testing.T) {
 		a.PutStr(metricnames.AttrErrorType, metricnames.AttrErrorTypeUncorrected)
 		a.PutInt(metricnames.AttrNvidiaGPUXID, 79)
 		var s analysis.Sample
-		var fb frameBuffer
+		var fb deferred
 		p.read(m.Name, dp, &s, &fb)
-		if s.Time == 0 && !fb.hasUsed && !fb.hasLimit && len(s.XIDs) == 0 {
+		if s.Time == 0 && !fb.hasUsed && !fb.hasLimit && !fb.hasPower && !fb.hasPowerLimit && len(s.XIDs) == 0 {
 			continue
 		}
 		read = append(read, m.Name)

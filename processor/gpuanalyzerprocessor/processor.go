@@ -120,9 +120,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		}
 		id := idv.Str()
 		s.Reset()
-		var fb frameBuffer
+		var fb deferred
 		ignored += p.extract(rm, &s, &fb)
-		fb.into(&s)
+		ignored += fb.into(&s)
 		if s.Time == 0 {
 			continue // no GPU reading on this resource
 		}
@@ -246,7 +246,7 @@ func attrStr(dp pmetric.NumberDataPoint, key string) string {
 
 // extract reads one GPU's readings from its resource's metrics. It returns
 // the number of readings ignored as NaN, negative or out of range.
-func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Sample, fb *frameBuffer) (ignored int64) {
+func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Sample, fb *deferred) (ignored int64) {
 	sms := rm.ScopeMetrics()
 	for i := 0; i < sms.Len(); i++ {
 		if sms.At(i).Scope().Name() == metadata.ScopeName {
@@ -276,7 +276,7 @@ func (p *analyzerProcessor) extract(rm pmetric.ResourceMetrics, s *analysis.Samp
 
 // read takes one data point into the sample. It returns false if the value
 // is not a plausible reading.
-func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *analysis.Sample, fb *frameBuffer) bool {
+func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *analysis.Sample, fb *deferred) bool {
 	// The value is read where a case uses it: reading it is a first touch
 	// of the point's memory, wasted on the metrics the analyzer passes by.
 	var v float64
@@ -347,15 +347,10 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 			s.SMClock, s.Has = v, s.Has|analysis.HasSMClock
 		}
 	case metricnames.HWPower:
-		if ok = in(0, 1e4); ok {
-			s.Power, s.Has = v, s.Has|analysis.HasPower
-		}
+		// Read in into, once the sample is known to lack SM activity.
+		fb.power, fb.hasPower, used = dp, true, false
 	case metricnames.NvidiaGPUPowerLimit:
-		// The limit the driver enforces is the GPU's reference power: an
-		// administrator's cap lowers what full work draws. 0 is unknown.
-		if ok = in(0, 1e4); ok && v > 0 {
-			s.RefPower = v
-		}
+		fb.powerLimit, fb.hasPowerLimit, used = dp, true, false
 	case metricnames.HWTemperature:
 		if ok = in(0, 200); ok {
 			s.Temp, s.Has = v, s.Has|analysis.HasTemp
@@ -399,14 +394,58 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 
 // frameBuffer gathers the memory readings of one GPU, which give the frame
 // buffer's free memory only together.
-type frameBuffer struct {
-	used, limit       float64 // bytes
+// deferred holds the readings that are taken once the whole resource has
+// been read: the frame buffer, whose free memory comes from the
+// utilization or the limit, and power, which is evidence only for a GPU
+// without SM activity and is not even read for the others (two data points
+// per GPU per batch that the analyzer's hot path would pay for nothing).
+type deferred struct {
+	used, limit       float64 // frame buffer bytes
 	hasUsed, hasLimit bool
+
+	power, powerLimit       pmetric.NumberDataPoint
+	hasPower, hasPowerLimit bool
 }
 
-// into sets the sample's FB use and free memory: free from the utilization,
-// which is FB_USED / (FB_USED + FB_FREE), else from the limit.
-func (fb *frameBuffer) into(s *analysis.Sample) {
+// into completes the sample and returns the readings it ignored as not
+// plausible.
+func (fb *deferred) into(s *analysis.Sample) (ignored int64) {
+	if s.Has&analysis.HasSMActive == 0 {
+		ignored = fb.powerInto(s)
+	}
+	fb.frameBufferInto(s)
+	return ignored
+}
+
+// powerInto takes the board's power and the power limit the driver enforces
+// into the sample. The limit is the GPU's reference power (an
+// administrator's cap lowers what full work draws); 0 means unknown.
+func (fb *deferred) powerInto(s *analysis.Sample) (ignored int64) {
+	take := func(dp pmetric.NumberDataPoint) (float64, bool) {
+		v := metricpoints.Value(dp)
+		if math.IsNaN(v) || v < 0 || v > 1e4 {
+			ignored++
+			return 0, false
+		}
+		s.Time = max(s.Time, int64(dp.Timestamp()))
+		return v, true
+	}
+	if fb.hasPower {
+		if v, ok := take(fb.power); ok {
+			s.Power, s.Has = v, s.Has|analysis.HasPower
+		}
+	}
+	if fb.hasPowerLimit {
+		if v, ok := take(fb.powerLimit); ok && v > 0 {
+			s.RefPower = v
+		}
+	}
+	return ignored
+}
+
+// frameBufferInto sets the sample's FB use and free memory: free from the
+// utilization, which is FB_USED / (FB_USED + FB_FREE), else from the limit.
+func (fb *deferred) frameBufferInto(s *analysis.Sample) {
 	if !fb.hasUsed {
 		return
 	}

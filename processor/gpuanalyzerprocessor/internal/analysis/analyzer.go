@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -248,8 +249,11 @@ type gpuState struct {
 	// cadence its usual sampling interval, learnt from its own samples.
 	interval int64
 	cadence  cadence
-	ring     []point
-	head, n  int
+	// widened says the window kept its previous sample past the window's
+	// length (push), so that it holds two.
+	widened bool
+	ring    []point
+	head, n int
 	// Running sums of the window's points, and the pushes since they were
 	// last recomputed.
 	sum                  [numWindowed]float64
@@ -337,6 +341,8 @@ type Analyzer struct {
 	Notify func(Event)
 
 	scratch []float64
+	// own is the scratch of usageStats: one GPU's latest sample alone.
+	own stats
 	// since is the reporting cut-off of the group being compared.
 	since int64
 }
@@ -561,8 +567,10 @@ func (g *gpuState) increase(known bool, prev tracker, c Counter, t int64) (bool,
 // two, unless the time since it is a gap (longer than gapLimit, itself
 // longer than the window).
 func (g *gpuState) push(p point, window, gapLimit int64) {
+	g.widened = false
 	for g.n > 0 && g.ring[g.head].t <= p.t-window {
 		if g.n == 1 && gapLimit > window && p.t-g.ring[g.head].t <= gapLimit {
+			g.widened = true
 			break
 		}
 		g.drop()
@@ -599,11 +607,10 @@ func (g *gpuState) drop() {
 
 // account adds (sign 1) or removes (sign -1) a point from the running sums.
 func (g *gpuState) account(p *point, sign int32) {
-	for j := range numWindowed {
-		if p.present&(1<<j) != 0 {
-			g.sum[j] += float64(sign) * float64(p.v[j])
-			g.cnt[j] += sign
-		}
+	for m := p.present; m != 0; m &= m - 1 {
+		j := bits.TrailingZeros16(m)
+		g.sum[j] += float64(sign) * float64(p.v[j])
+		g.cnt[j] += sign
 	}
 	if p.flags&pReasons != 0 {
 		g.nReasons += sign
@@ -621,14 +628,16 @@ func (g *gpuState) resum() {
 	}
 }
 
-func (g *gpuState) window() stats {
-	s := stats{nReasons: int(g.nReasons), nThrottled: int(g.nThrottled)}
+// window sets s to the window's means, in place (a GPU's stats are
+// computed for every GPU of every batch).
+func (g *gpuState) window(s *stats) {
+	s.nReasons, s.nThrottled = int(g.nReasons), int(g.nThrottled)
 	for j := range numWindowed {
+		s.mean[j] = 0
 		if s.n[j] = int(g.cnt[j]); s.n[j] > 0 {
 			s.mean[j] = g.sum[j] / float64(s.n[j])
 		}
 	}
-	return s
 }
 
 // usageStats are the readings a GPU's usage is read from. With SM activity,
@@ -637,15 +646,16 @@ func (g *gpuState) window() stats {
 // power are instantaneous readings that flip within a second between work
 // and a wait, and a window's mean would bill a 16 s checkpoint wait in a
 // 30 s window as work (the real 8×H100 recording in testdata/real).
-func (g *gpuState) usageStats(latest *stats, window int64) *stats {
+func (g *gpuState) usageStats(latest *stats) *stats {
 	if g.cur.n[wSM] > 0 || g.n == 0 {
-		return g.unwidened(&g.cur, window)
+		return g.unwidened(&g.cur)
 	}
 	p := &g.ring[(g.head+g.n-1)%len(g.ring)]
 	if p.present&(1<<wUtil|1<<wPower) == 0 {
-		return g.unwidened(&g.cur, window) // the previous sample tells
+		return g.unwidened(&g.cur) // the previous sample tells
 	}
 	s := latest
+	*s = stats{}
 	for _, j := range [...]int{wUtil, wPower} {
 		if p.present&(1<<j) != 0 {
 			s.n[j], s.mean[j] = 1, float64(p.v[j])
@@ -661,8 +671,8 @@ func (g *gpuState) usageStats(latest *stats, window int64) *stats {
 // counting one busy sample into the next interval as well would overstate
 // the time a GPU sampled every minute was used. A latest sample without SM
 // activity or utilization leaves the previous one to tell.
-func (g *gpuState) unwidened(cur *stats, window int64) *stats {
-	if g.n < 2 || g.ring[g.head].t > g.last-window {
+func (g *gpuState) unwidened(cur *stats) *stats {
+	if !g.widened {
 		return cur
 	}
 	p := &g.ring[g.head]
@@ -719,15 +729,14 @@ func (a *Analyzer) classify(g *gpuState) Class {
 func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 	var latest int64
 	for _, g := range a.batch {
-		g.cur = g.window()
+		g.window(&g.cur)
 		g.prevClass = g.class
 		if !g.evaluated {
 			g.prevClass = Unknown
 		}
 		g.waiting, g.holding = false, false
 		g.class = a.classify(g)
-		var own stats
-		g.activity = a.activityOf(g, g.usageStats(&own, int64(a.cfg.Rules.Window)))
+		g.activity = a.activityOf(g, g.usageStats(&a.own))
 		if g.group != nil && !g.group.touched {
 			g.group.touched = true
 			a.touched = append(a.touched, g.group)
@@ -807,22 +816,19 @@ func (a *Analyzer) compare(gr *group) {
 		interval = int64(a.cfg.Rules.Window)
 	}
 	a.since = now - interval
-	reporting := 0
-	for _, m := range gr.members {
-		if m.last > a.since {
-			reporting++
-		}
-	}
-	peers := reporting >= r.MinGroupSize
 	// GPUs waiting at low power (withoutProfiling) with another of their
 	// job: a collective. With at least half the others waiting, a member
 	// near idle by its utilization is the one they wait for.
-	waiting := 0
+	reporting, waiting := 0, 0
 	for _, m := range gr.members {
-		if m.last > a.since && m.waiting {
-			waiting++
+		if m.last > a.since {
+			reporting++
+			if m.waiting {
+				waiting++
+			}
 		}
 	}
+	peers := reporting >= r.MinGroupSize
 	held := peers && waiting >= 2 && 2*waiting >= reporting-1
 	gr.held = held
 	var medSM, mad, medClock, medStep float64

@@ -30,6 +30,11 @@ const gapIntervals = 3
 const slowestCadence = int64(60 * time.Second)
 
 func (c *cadence) add(interval int64) {
+	if c.n == uint8(len(c.recent)) && c.recent[c.next] == interval {
+		// The same interval again, the steady state: the median stands.
+		c.next = (c.next + 1) % uint8(len(c.recent))
+		return
+	}
 	c.recent[c.next] = interval
 	c.next = (c.next + 1) % uint8(len(c.recent))
 	c.n = min(c.n+1, uint8(len(c.recent)))
