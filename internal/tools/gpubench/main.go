@@ -73,7 +73,7 @@ func run() error {
 	switch *only {
 	case "":
 	case "dcgm", "analyzer":
-		text := func() string { return r.dcgmOnly() }
+		text := r.dcgmOnly
 		if *only == "dcgm" {
 			r.dcgm = measureDCGM(sink, work)
 		} else {
