@@ -138,32 +138,16 @@ func Collector(batches [][]trace.Row, suffixes bool) ([]Series, error) {
 	for _, b := range batches {
 		samples := make([]gpu.Sample, len(b))
 		for i := range b {
-			samples[i] = sample(&b[i], devices)
+			// As gpureplay samples the row, at the millisecond Prometheus
+			// keeps of its time.
+			samples[i] = b[i].Sample(devices)
+			samples[i].Time = time.UnixMilli(millis(b[i].Time))
 		}
 		if err := addOTLP(&c, rcv.Map(samples), suffixes); err != nil {
 			return nil, err
 		}
 	}
 	return c.list(), nil
-}
-
-// sample turns a trace row into what a receiver backend would produce,
-// as gpureplay does.
-func sample(r *trace.Row, devices map[string]*gpu.Device) gpu.Sample {
-	d := devices[r.UUID]
-	want := gpu.Device{
-		UUID: r.UUID, Index: r.GPU, Model: r.Model, Host: r.Host,
-		Pod: gpu.Pod{Namespace: r.Namespace, Name: r.Pod, Container: r.Container, Job: r.Job},
-	}
-	if d == nil || *d != want {
-		d = &want
-		devices[r.UUID] = d
-	}
-	s := gpu.Sample{Device: d, Time: time.UnixMilli(millis(r.Time)), Values: r.Values, Epoch: 1}
-	if code, ok := r.Values.Get(dcgmfield.XIDErrors); ok && code > 0 && code < math.MaxUint32 {
-		s.XIDs = []uint32{uint32(code)}
-	}
-	return s
 }
 
 func addOTLP(c *series, md pmetric.Metrics, suffixes bool) error {

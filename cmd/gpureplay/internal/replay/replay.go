@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
-	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
@@ -135,7 +134,7 @@ func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, 
 		}
 		samples = samples[:0]
 		for i := range batch {
-			samples = append(samples, sample(&batch[i], devices))
+			samples = append(samples, batch[i].Sample(devices))
 		}
 		md := rcv.Map(samples)
 		rms := md.ResourceMetrics()
@@ -153,31 +152,6 @@ func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, 
 			return w.err
 		}
 	}
-}
-
-// sample turns a trace row into what a receiver backend would produce.
-func sample(r *trace.Row, devices map[string]*gpu.Device) gpu.Sample {
-	d := devices[r.UUID]
-	want := gpu.Device{
-		UUID: r.UUID, Index: r.GPU, Model: r.Model, Host: r.Host,
-		Pod: gpu.Pod{Namespace: r.Namespace, Name: r.Pod, Container: r.Container, Job: r.Job},
-	}
-	if d == nil || *d != want {
-		d = &want
-		devices[r.UUID] = d
-	}
-	s := gpu.Sample{
-		Device: d,
-		Time:   time.Unix(0, int64(math.Round(r.Time*1e6))*1000),
-		Values: r.Values,
-		Epoch:  1,
-	}
-	// In a trace the XID field holds the code at the sample where an XID
-	// occurred and 0 otherwise: that is one event.
-	if code, ok := r.Values.Get(dcgmfield.XIDErrors); ok && code > 0 && code < math.MaxUint32 {
-		s.XIDs = []uint32{uint32(code)}
-	}
-	return s
 }
 
 // addWorkload adds what a trace knows beyond the receiver: the deployment
