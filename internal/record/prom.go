@@ -97,29 +97,18 @@ func promMain(ctx context.Context, o *options, set map[string]bool, stdout, stde
 		return usage("-prometheus: %v", err)
 	}
 
-	out := stdout
-	var file *os.File
-	name := "standard output"
-	if o.out != "-" {
-		if file, err = os.Create(o.out); err != nil {
-			return fail(fmt.Errorf("-o: %w", err))
-		}
-		out, name = file, o.out
+	out, err := openOutput(o.out, stdout)
+	if err != nil {
+		return fail(err)
 	}
 	rec := &promRecorder{
 		c: client, match: match, start: start.UnixMilli(), end: end.UnixMilli(), step: p.step.Milliseconds(),
-		out: out, state: map[string]*seriesState{}, xidLast: map[string]seriesState{}, first: map[string]int64{}, gpus: map[string]bool{}, skipped: map[string]bool{},
+		out: out.w, state: map[string]*seriesState{}, xidLast: map[string]seriesState{}, first: map[string]int64{}, gpus: map[string]bool{}, skipped: map[string]bool{},
 	}
 	runErr := rec.run(ctx)
-	if file != nil {
-		if err := file.Close(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("write %s: %w", name, err)
-		}
-		if rec.w == nil {
-			// Nothing was recorded: leave no empty trace.
-			_ = os.Remove(o.out)
-		}
-	}
+	// Nothing recorded: no empty trace is left.
+	runErr = out.close(rec.w != nil, runErr)
+	name := out.name
 	if runErr != nil {
 		if rec.rows > 0 {
 			runErr = fmt.Errorf("%w; the %d rows up to %s are in %s", runErr, rec.rows, fmtMillis(rec.readTo), name)

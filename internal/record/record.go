@@ -183,30 +183,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, env Env)
 
 	// The output first: a recording that cannot be written should not wait
 	// for a GPU source.
-	out := stdout
-	var file *os.File
-	name := "standard output"
-	if o.out != "-" {
-		if file, err = os.Create(o.out); err != nil {
-			return fail(fmt.Errorf("-o: %w", err))
-		}
-		out, name = file, o.out
+	out, err := openOutput(o.out, stdout)
+	if err != nil {
+		return fail(err)
 	}
 	rec := &recorder{opts: &o, stderr: stderr, pods: pods}
-	runErr := rec.run(ctx, candidates, out, name)
-	if file != nil {
-		if err := file.Close(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("write %s: %w", name, err)
-		}
-		if rec.w == nil {
-			// Nothing was recorded (no GPU source): leave no empty trace.
-			_ = os.Remove(o.out)
-		}
-	}
-	if runErr != nil {
+	runErr := rec.run(ctx, candidates, out.w, out.name)
+	// Nothing recorded (no GPU source): no empty trace is left.
+	if runErr = out.close(rec.w != nil, runErr); runErr != nil {
 		return fail(runErr)
 	}
-	fmt.Fprintf(stderr, "gpurecord: %d rows, %d samples of %d GPUs, written to %s\n", rec.rows, rec.batches, len(rec.gpus), name)
+	fmt.Fprintf(stderr, "gpurecord: %d rows, %d samples of %d GPUs, written to %s\n", rec.rows, rec.batches, len(rec.gpus), out.name)
 	return ExitOK
 }
 
@@ -420,4 +407,41 @@ func pickXID(xids []uint32) uint32 {
 		return 0
 	}
 	return xids[len(xids)-1]
+}
+
+// output is where a recording goes: standard output, or a file that is
+// removed again when nothing was recorded in it.
+type output struct {
+	w    io.Writer
+	file *os.File
+	// name is how messages name it.
+	name string
+}
+
+// openOutput opens path ("-": stdout) first of all, so that a recording
+// that cannot be written does not wait for its source.
+func openOutput(path string, stdout io.Writer) (*output, error) {
+	if path == "-" {
+		return &output{w: stdout, name: "standard output"}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-o: %w", err)
+	}
+	return &output{w: f, file: f, name: path}, nil
+}
+
+// close closes the file, removing it unless something was recorded, and
+// returns the recording's error, or else the close's.
+func (o *output) close(recorded bool, runErr error) error {
+	if o.file == nil {
+		return runErr
+	}
+	if err := o.file.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("write %s: %w", o.name, err)
+	}
+	if !recorded {
+		_ = os.Remove(o.name)
+	}
+	return runErr
 }
