@@ -8,11 +8,14 @@
 //	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
 //
 // Any of these but -whatif takes -resample INTERVAL (e.g. 30s): the trace
-// is thinned to the first batch at or after every INTERVAL from its first
-// timestamp, as a Prometheus scrape of dcgm-exporter at that interval would
-// see the GPUs (an XID in a dropped row is carried to the GPU's next kept
-// row, as dcgm-exporter keeps the last XID). It answers "what would the
-// analyzer say on data scraped every 30 s".
+// becomes what a collector sampling DCGM every INTERVAL would have
+// recorded: the first batch at or after every INTERVAL from its first
+// timestamp, its profiling fields (DCGM_FI_PROF_*) the mean of the GPU's
+// rows since its previous kept one (DCGM aggregates them to its watch
+// interval), every other field the kept row's own, and an XID of a dropped
+// row carried to the GPU's next kept row (dcgm-exporter keeps the last
+// XID). It answers "what would the analyzer say on data scraped every
+// 30 s".
 //
 // Each batch of rows (one timestamp) becomes OTLP metrics through the dcgm
 // receiver's own mapping and goes through a processor made by the
@@ -80,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	outPath := fs.String("o", "", "write the verdicts to `file` instead of standard output")
 	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
 	remediatePath := fs.String("remediate", "", "print the gpu_remediation connector's decisions with the settings in `file` (always a dry run)")
-	resample := fs.Duration("resample", 0, "thin the trace to one sample every `interval` (e.g. 30s), as a Prometheus scrape at that interval sees it; 0: every row")
+	resample := fs.Duration("resample", 0, "replay the trace as sampled every `interval` (e.g. 30s): profiling fields averaged over it, the rest the latest value; 0: every row")
 	costPath := fs.String("cost", "", "after the verdicts, print GPU-hours and cost per namespace, with the gpu_analyzer settings (prices) in `file`")
 	wi := whatif.AddFlags(fs)
 	fs.Usage = func() {
