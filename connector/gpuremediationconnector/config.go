@@ -29,7 +29,7 @@ type Config struct {
 	Breaker        BreakerConfig        `mapstructure:"circuit_breaker"`
 	// OptOutLabel: a node with this label set to "true" is never acted on.
 	OptOutLabel string         `mapstructure:"opt_out_label"`
-	Uncordon    UncordonConfig `mapstructure:"uncordon"`
+	Recovery    RecoveryConfig `mapstructure:"recovery"`
 	// GPUTTL forgets the fault evidence of a GPU that has not reported for
 	// this long, so that GPUs coming and going do not grow the state
 	// without bound. A GPU still under an action this component took
@@ -71,12 +71,15 @@ type PolicyConfig struct {
 	ECCUncorrectable string            `mapstructure:"ecc_uncorrectable"`
 	RowRemapFailure  string            `mapstructure:"row_remap_failure"`
 	// GPUFaulted is the gpu_analyzer processor's faulted verdict.
-	GPUFaulted string           `mapstructure:"gpu_faulted"`
-	Escalation EscalationConfig `mapstructure:"escalation"`
+	GPUFaulted string `mapstructure:"gpu_faulted"`
+	// IncidentWindow groups evidence of one fault on one GPU into one
+	// incident: a burst of XID lines, or a burst a scrape split in two.
+	IncidentWindow time.Duration    `mapstructure:"incident_window"`
+	Escalation     EscalationConfig `mapstructure:"escalation"`
 }
 
-// EscalationConfig: the same restart_app XID Count times on one GPU
-// within Window calls for To.
+// EscalationConfig: the same restart_app XID in Count incidents on one
+// GPU within Window calls for To.
 type EscalationConfig struct {
 	Count  int           `mapstructure:"count"`
 	Window time.Duration `mapstructure:"window"`
@@ -118,11 +121,19 @@ type BreakerConfig struct {
 	Window   time.Duration `mapstructure:"window"`
 }
 
-// UncordonConfig: give a node back once the GPUs that took it out have
-// been healthy for HealthyFor, undoing only what this component did.
-type UncordonConfig struct {
-	Enabled    bool          `mapstructure:"enabled"`
+// RecoveryConfig: after the reset or reboot it asked for, a GPU must pass
+// a health check before its node is given back; a GPU that fails it stays
+// out of service and a person is asked.
+type RecoveryConfig struct {
+	// Timeout bounds the wait for the reset actor's answer, or for the
+	// node to reboot (its boot ID to change); past it, a person is asked.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// HealthyFor: the GPU must report again with its UUID, with no new XID,
+	// uncorrectable ECC error or row-remap failure, for this long.
 	HealthyFor time.Duration `mapstructure:"healthy_for"`
+	// Uncordon gives the node back once the check passes, undoing only what
+	// this component did; false leaves it for a person.
+	Uncordon bool `mapstructure:"uncordon"`
 }
 
 func createDefaultConfig() *Config {
@@ -143,13 +154,14 @@ func createDefaultConfig() *Config {
 			ECCUncorrectable: "drain",
 			RowRemapFailure:  "drain",
 			GPUFaulted:       "drain",
+			IncidentWindow:   30 * time.Second,
 			Escalation:       EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"},
 		},
 		Actions:     ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true},
 		Drain:       DrainConfig{GracePeriod: -1, Timeout: 10 * time.Minute, MaxConcurrent: 1},
 		Breaker:     BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour},
 		OptOutLabel: "gpu-remediation.otelcol-gpu.io/opt-out",
-		Uncordon:    UncordonConfig{HealthyFor: 30 * time.Minute},
+		Recovery:    RecoveryConfig{Timeout: time.Hour, HealthyFor: 10 * time.Minute, Uncordon: true},
 		GPUTTL:      time.Hour,
 	}
 }
@@ -211,8 +223,11 @@ func (cfg *Config) Validate() error {
 	if cfg.GPUTTL <= 0 {
 		bad("gpu_ttl must be positive, got %v", cfg.GPUTTL)
 	}
-	if cfg.Uncordon.Enabled && cfg.Uncordon.HealthyFor <= 0 {
-		bad("uncordon::healthy_for must be positive when uncordon is enabled, got %v", cfg.Uncordon.HealthyFor)
+	if cfg.Recovery.Timeout <= 0 {
+		bad("recovery::timeout must be positive, got %v", cfg.Recovery.Timeout)
+	}
+	if cfg.Recovery.HealthyFor <= 0 {
+		bad("recovery::healthy_for must be positive, got %v", cfg.Recovery.HealthyFor)
 	}
 	return errors.Join(errs...)
 }
@@ -245,6 +260,10 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 	p.ECCUncorrectable = parse("policy::ecc_uncorrectable", cfg.Policy.ECCUncorrectable)
 	p.RowRemapFailure = parse("policy::row_remap_failure", cfg.Policy.RowRemapFailure)
 	p.GPUFaulted = parse("policy::gpu_faulted", cfg.Policy.GPUFaulted)
+	if cfg.Policy.IncidentWindow <= 0 {
+		errs = append(errs, fmt.Errorf("policy::incident_window must be positive, got %v", cfg.Policy.IncidentWindow))
+	}
+	p.IncidentWindow = cfg.Policy.IncidentWindow
 	e := cfg.Policy.Escalation
 	if e.Count < 0 {
 		errs = append(errs, fmt.Errorf("policy::escalation::count must not be negative, got %d", e.Count))

@@ -37,7 +37,8 @@ func TestDefaultsAreSafe(t *testing.T) {
 	require.Equal(t, 1, cfg.Drain.MaxConcurrent)
 	require.True(t, cfg.Breaker.MaxShare > 0 && cfg.Breaker.MaxShare < 1)
 	require.True(t, cfg.LeaderElection.Enabled)
-	require.False(t, cfg.Uncordon.Enabled)
+	require.Equal(t, RecoveryConfig{Timeout: time.Hour, HealthyFor: 10 * time.Minute, Uncordon: true}, cfg.Recovery)
+	require.Equal(t, 30*time.Second, cfg.Policy.IncidentWindow)
 	// The figures the README states.
 	require.Negative(t, cfg.Drain.GracePeriod, "each pod's own grace period")
 	require.Equal(t, 10*time.Minute, cfg.Drain.Timeout)

@@ -61,6 +61,8 @@ type detected struct {
 	gpu   string
 	pod   string
 	fault policy.Fault
+	// arrived is when this replica read it (its clock, not the data's).
+	arrived time.Time
 	// fresh is true for an event seen to happen (a counter's increase, a
 	// level's rise); false for a level already high when first seen (after
 	// a restart, say), which is not a new fault.

@@ -25,7 +25,7 @@ func FuzzConfig(f *testing.F) {
 		f.Fatal("too few seed configurations")
 	}
 	f.Add([]byte("policy: {xid: {'0': drain, '-1': none, x: reboot}, escalation: {count: -1, window: 0s, to: none}}\ncircuit_breaker: {max_share: .nan, max_nodes: -1}"))
-	f.Add([]byte("dry_run: false\nauth: {type: none}\ngpu_ttl: -1s\nuncordon: {enabled: true, healthy_for: 0s}\ndrain: {max_concurrent: 0, grace_period: -5s}"))
+	f.Add([]byte("dry_run: false\nauth: {type: none}\ngpu_ttl: -1s\nrecovery: {timeout: 0s, healthy_for: 0s}\ndrain: {max_concurrent: 0, grace_period: -5s}"))
 	configfuzz.Fuzz(f, func() component.Config { return createDefaultConfig() }, func(t *testing.T, cfg component.Config) {
 		_, err := newRemediator(cfg.(*Config), settingsFor(nil))
 		require.NoError(t, err, "a configuration that validates builds")

@@ -295,6 +295,15 @@ func (f *fixture) feed(reports ...gpuReport) []offline.Decision {
 	return append([]offline.Decision(nil), f.r.out...)
 }
 
+// setBootID sets the node's boot ID, as the kubelet reports it.
+func (f *fixture) setBootID(node, id string) {
+	f.t.Helper()
+	n := f.getNode(node)
+	n.Status.NodeInfo.BootID = id
+	_, err := f.cs.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{})
+	require.NoError(f.t, err)
+}
+
 // step moves the fixture's clock on.
 func (f *fixture) step(d time.Duration) { f.now = f.now.Add(d) }
 

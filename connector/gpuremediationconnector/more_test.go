@@ -50,9 +50,10 @@ func TestMaxConcurrentDrainsAndTimeout(t *testing.T) {
 	require.False(t, f.podExists("other"))
 }
 
-// Health-verified uncordon undoes only what this component did: its
-// taint and cordon go, a person's taint stays, GPUHealthy turns True.
-func TestHealthVerifiedUncordon(t *testing.T) {
+// After the reboot it asked for (the node's boot ID changes) and a health
+// check, the node is given back, undoing only what this component did:
+// its taint and cordon go, a person's taint stays, GPUHealthy turns True.
+func TestRebootVerifiedThenGivenBack(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	node := f.node("n", nil)
@@ -60,23 +61,35 @@ func TestHealthVerifiedUncordon(t *testing.T) {
 	n.Spec.Taints = []corev1.Taint{{Key: "example.com/maintenance", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
 	_, err := f.cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
+	f.setBootID(node, "boot-1")
 	cfg := testConfig()
-	cfg.Uncordon = UncordonConfig{Enabled: true, HealthyFor: time.Minute}
+	cfg.Recovery.HealthyFor = time.Minute
 	f.remediator(cfg, nil)
 	gpu := gpuID(node, 0)
 	f.feed(gpuReport{node: node, gpu: gpu})
 	f.step(time.Second)
-	f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}})
+	require.Equal(t, []string{"xid_79:drain:policy"}, reasons(f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}})))
 	n = f.getNode(node)
 	require.True(t, n.Spec.Unschedulable)
 	require.Len(t, n.Spec.Taints, 2)
+	require.NotEmpty(t, n.Annotations[kube.RebootRequestAnnotation])
+	require.Equal(t, "awaiting_reboot", f.r.plans[0].state())
 
+	// No reboot yet: nothing changes, however long the GPU is quiet.
+	f.step(2 * time.Minute)
+	require.Empty(t, f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}}))
+	require.True(t, f.getNode(node).Spec.Unschedulable)
+
+	f.setBootID(node, "boot-2")
+	f.step(time.Second)
+	require.Equal(t, []string{"xid_79:drain:rebooted"}, reasons(f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}})))
 	f.step(30 * time.Second)
 	require.Empty(t, f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}}), "not healthy for long enough")
 	require.True(t, f.getNode(node).Spec.Unschedulable)
 	f.step(31 * time.Second)
 	ds := f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}})
-	require.Equal(t, []string{":uncordon:healthy"}, reasons(ds))
+	require.Equal(t, []string{"xid_79:uncordon:healthy"}, reasons(ds))
+	require.Equal(t, ds[0].Incident, f.r.out[0].Incident)
 	n = f.getNode(node)
 	require.False(t, n.Spec.Unschedulable)
 	require.Equal(t, []corev1.Taint{{Key: "example.com/maintenance", Value: "x", Effect: corev1.TaintEffectNoSchedule}}, n.Spec.Taints)
@@ -84,20 +97,29 @@ func TestHealthVerifiedUncordon(t *testing.T) {
 	require.NotContains(t, n.Annotations, kube.OwnerAnnotation)
 	require.NotContains(t, n.Annotations, kube.RebootRequestAnnotation)
 	require.Equal(t, int64(0), f.gauge("gpu.remediation.nodes"))
+	require.Empty(t, f.r.plans)
 }
 
-// A replica that does not hold the Lease writes nothing.
+// A replica that does not hold the Lease writes nothing and records no
+// decision; it keeps the incident for a takeover.
 func TestFollowerWritesNothing(t *testing.T) {
 	f := newFixture(t)
 	node := f.node("n", nil)
 	before := f.getNode(node).ResourceVersion
-	r := f.remediator(testConfig(), nil)
+	cfg := testConfig()
+	cfg.LeaderElection.Enabled = true
+	r := f.remediator(cfg, nil)
 	r.leading = false
 	gpu := gpuID(node, 0)
 	f.feed(gpuReport{node: node, gpu: gpu})
 	f.step(time.Second)
-	require.Equal(t, []string{"xid_79:drain:" + reasonNotLeader}, reasons(f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}})))
+	require.Empty(t, f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{79: 1}}))
 	require.Equal(t, before, f.getNode(node).ResourceVersion)
+	require.Len(t, r.standby, 1, "kept for a takeover")
+	// Evidence older than the standby horizon reached the leader, which acted.
+	f.step(r.standbyHorizon() + time.Second)
+	f.tick()
+	require.Empty(t, r.standby)
 }
 
 // drain.only_gpu_pods evicts only the pod holding the faulty GPU.

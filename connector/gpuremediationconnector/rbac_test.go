@@ -45,7 +45,7 @@ func TestExampleRBAC(t *testing.T) {
 	gpu := gpuID(node, 0)
 	require.NoError(t, c.Event(ctx, node, "Warning", "GPUFault", "test"))
 	require.NoError(t, c.SetCondition(ctx, node, false, "XID79", "test"))
-	_, _, err = c.Quarantine(ctx, node, gpu, "xid_79", true, true)
+	_, _, err = c.Quarantine(ctx, node, gpu, "xid_79", "xid_79-00000000", true, true)
 	require.NoError(t, err)
 	res, err := c.Drain(ctx, node, nil, 0)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
@@ -243,7 +244,8 @@ func TestDryRunWritesNothing(t *testing.T) {
 	require.Len(t, ds, 1)
 	require.True(t, ds[0].Time.Equal(f.now))
 	ds[0].Time = f.now
-	require.Equal(t, offline.Decision{Time: f.now, Node: node, UUID: gpu, Fault: "xid_79", Action: "drain", Reason: reasonPolicy, DryRun: true}, ds[0])
+	require.Equal(t, offline.Decision{Time: f.now, Node: node, UUID: gpu, Incident: policy.IncidentID(gpu, policy.Fault{Kind: policy.XID, Code: 79}, f.now),
+		Fault: "xid_79", Action: "drain", Reason: reasonPolicy, DryRun: true}, ds[0])
 	after := f.getNode(node)
 	require.Equal(t, before.ResourceVersion, after.ResourceVersion, "the node is not written")
 	require.Empty(t, f.events(node))
@@ -257,7 +259,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 			dry++
 		}
 	}
-	require.Equal(t, 7, dry, "one decision and six would-be actions, each a log record")
+	require.Equal(t, 8, dry, "one decision and seven would-be actions (the uncordon after a verified recovery among them), each a log record")
 }
 
 // A person who uncordons a node is respected: the same fault seen again

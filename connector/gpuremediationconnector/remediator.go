@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,14 +35,18 @@ import (
 // nodeAPI is what remediation needs from Kubernetes (*kube.Client).
 type nodeAPI interface {
 	Node(ctx context.Context, name string) (*kube.Node, error)
-	Quarantine(ctx context.Context, name, gpu, fault string, taint, cordon bool) (bool, bool, error)
+	Quarantine(ctx context.Context, name, gpu, fault, incident string, taint, cordon bool) (bool, bool, error)
 	SetCondition(ctx context.Context, name string, healthy bool, reason, message string) error
 	Event(ctx context.Context, node, eventType, reason, message string) error
 	Drain(ctx context.Context, node string, only map[string]bool, grace time.Duration) (kube.DrainResult, error)
 	Request(ctx context.Context, name, key, value string) error
 	Restore(ctx context.Context, name, message string) (bool, error)
+	RequestReset(ctx context.Context, name, gpu, incident string) error
+	RecordIncident(ctx context.Context, name, incident string) error
 	Breaker(ctx context.Context, ns, lease string) (string, error)
 	SetBreaker(ctx context.Context, ns, lease, reason string) error
+	LeaseAnnotation(ctx context.Context, ns, lease, key string) (string, error)
+	SetLeaseAnnotation(ctx context.Context, ns, lease, key, value string) error
 }
 
 // Reasons: why an action was taken, or not.
@@ -53,11 +58,15 @@ const (
 	reasonOptOut        = "opt_out"              // the node carries the opt-out label
 	reasonAlready       = "already_remediating"  // the GPU is already being handled
 	reasonPerson        = "uncordoned_by_person" // a person took the node back; no new fault
-	reasonNotLeader     = "not_leader"           // another replica acts
 	reasonDrainDeferred = "drain_deferred"       // drain.max_concurrent nodes are draining
 	reasonDrainTimeout  = "drain_timeout"        // PodDisruptionBudgets kept pods past drain.timeout
-	reasonHealthy       = "healthy"              // health-verified uncordon
+	reasonHealthy       = "healthy"              // the GPU passed its health check
 	reasonDryRun        = "dry_run"              // the metric's reason for an action not written
+	reasonResetOK       = "reset_ok"             // the reset actor reset the GPU
+	reasonResetFailed   = "reset_failed"         // the reset failed or was impossible: reboot instead
+	reasonRebooted      = "rebooted"             // the node's boot ID changed
+	reasonNeedsPerson   = "needs_person"         // recovery failed or timed out: a person must look
+	reasonDrainRefused  = "drain_refused"        // pods a drain may not evict under the drain settings
 )
 
 // Steps of a remediation, in rising order.
@@ -68,30 +77,47 @@ const (
 	stepCordon    = "cordon"
 	stepDrain     = "drain"
 	stepRequest   = "request"
-	stepUncordon  = "uncordon"
+	// States after the request, not writes: waiting for the reset actor's
+	// answer or the reboot, then for the GPU to prove healthy.
+	stepAwait    = "await"
+	stepVerify   = "verify"
+	stepUncordon = "uncordon"
 )
 
 // plan is the remediation of one fault on one GPU, worked through step by
 // step; a failed step is retried, with back-off, from where it stopped.
 type plan struct {
-	d       detected
-	rem     policy.Remediation
-	reason  string // policy or escalated
-	steps   []string
-	next    int
-	started bool
+	d        detected
+	incident string // the incident's id
+	rem      policy.Remediation
+	reason   string // policy, escalated or reset_failed
+	steps    []string
+	next     int
+	started  bool
+	// arrived is when this replica read the evidence: a standby taking
+	// over starts only what arrived too recently for the old leader.
+	arrived time.Time
 	// drain
-	drainSince   time.Time
-	deferLogged  bool
+	drainSince  time.Time
+	deferLogged bool
+	// recovery
+	requestedAt time.Time // the reset or reboot request
+	bootID      string    // the node's boot ID at the reboot request
+	verifySince time.Time // the reset or reboot done: health check from here
+	// retries
 	backoff      time.Duration
 	backoffUntil time.Time
 }
 
 // handled is the last remediation of a GPU.
 type handled struct {
-	rem  policy.Remediation
-	node string
-	done bool // its plan has finished
+	rem      policy.Remediation
+	node     string
+	incident string
+	done     bool // its plan has finished
+	// needsPerson: recovery failed; nothing more is done for this GPU
+	// until a person takes the node back.
+	needsPerson bool
 }
 
 type remediator struct {
@@ -109,6 +135,7 @@ type remediator struct {
 	api        nodeAPI
 	leaseNS    string
 	leading    bool
+	takeover   bool // leadership just gained: resume the predecessor's work
 	running    bool
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -121,6 +148,8 @@ type remediator struct {
 	seen    map[string]time.Time // node → last report: the fleet
 	pending []detected
 	plans   []*plan
+	standby []*plan // a follower's plans, kept for a takeover
+	state   string  // the state last recorded on the Lease
 	handled map[string]*handled // by GPU
 	counts  map[[2]string]int64 // {action, reason} → count
 	bad     rejected            // evidence not taken, in the batch being read
@@ -202,6 +231,7 @@ func (r *remediator) setLeading(lead bool) {
 	defer r.mu.Unlock()
 	if lead != r.leading {
 		r.logger.Info("Remediation leadership changed", zap.Bool("leader", lead))
+		r.takeover = lead
 	}
 	r.leading = lead
 }
@@ -266,8 +296,12 @@ func (r *remediator) consume(ctx context.Context, md pmetric.Metrics) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rms := md.ResourceMetrics()
+	arrived := r.now()
 	for i := 0; i < rms.Len(); i++ {
-		r.pending = append(r.pending, r.detect(rms.At(i))...)
+		for _, d := range r.detect(rms.At(i)) {
+			d.arrived = arrived
+			r.pending = append(r.pending, d)
+		}
 	}
 	r.bad.record(ctx, r.tb)
 	return nil
@@ -300,36 +334,55 @@ func (r *remediator) tick(ctx context.Context, now time.Time) {
 		}
 		return a.fault.Code < b.fault.Code
 	})
-	// r.plans is rebuilt with the plans still under way: first those from
-	// earlier ticks (a drain waiting on a PodDisruptionBudget, a retry),
-	// then the new faults, each decided and started in turn.
-	work := func(p *plan) {
-		if err := r.advance(ctx, p, now); err != nil {
+	// A follower files the evidence into incidents and plans as the leader
+	// does, so that its escalation counts are the leader's, but records and
+	// writes nothing: it keeps its plans for a takeover.
+	if r.follower() {
+		for _, d := range r.pending {
+			if p := r.decide(d, false); p != nil {
+				r.standby = append(r.standby, p)
+			}
+		}
+		r.pruneStandby(now)
+	} else {
+		if r.takeover {
+			if err := r.resume(ctx, now); err != nil {
+				failures = append(failures, err)
+			}
+		}
+		// r.plans is rebuilt with the plans still under way: first those
+		// from earlier ticks (a drain waiting on a PodDisruptionBudget, a
+		// reset awaited, a retry), then the new incidents, each decided and
+		// started in turn.
+		work := func(p *plan) {
+			if err := r.advance(ctx, p, now); err != nil {
+				failures = append(failures, err)
+			}
+			if p.next < len(p.steps) {
+				r.plans = append(r.plans, p)
+			} else if h := r.handled[p.d.gpu]; h != nil && h.node == p.d.node && h.incident == p.incident {
+				h.done = true
+			}
+		}
+		plans := r.plans
+		r.plans = nil
+		for _, p := range plans {
+			work(p)
+		}
+		for _, d := range r.pending {
+			if p := r.decide(d, true); p != nil {
+				work(p)
+			}
+		}
+		if err := r.checkPeople(ctx); err != nil {
 			failures = append(failures, err)
 		}
-		if p.next < len(p.steps) {
-			r.plans = append(r.plans, p)
-		} else if h := r.handled[p.d.gpu]; h != nil && h.node == p.d.node {
-			h.done = true
-		}
-	}
-	plans := r.plans
-	r.plans = nil
-	for _, p := range plans {
-		work(p)
-	}
-	for _, d := range r.pending {
-		if p := r.decide(d); p != nil {
-			work(p)
+		if err := r.persist(ctx, now); err != nil {
+			failures = append(failures, err)
 		}
 	}
 	r.pending = r.pending[:0]
 	r.forget(now)
-	if r.cfg.Uncordon.Enabled {
-		if err := r.uncordon(ctx, now); err != nil {
-			failures = append(failures, err)
-		}
-	}
 	if len(failures) > 0 {
 		r.reportLocked(errors.Join(failures...))
 	} else if !r.healthy && r.host != nil {
@@ -366,32 +419,73 @@ func (r *remediator) steps(rem policy.Remediation) []string {
 		add(a.Drain, stepDrain)
 		add(a.Request, stepRequest)
 	}
+	// A request is followed through: the reset or reboot awaited, the GPU
+	// checked, the node given back. Without a request (or without a drain
+	// to make the GPU idle first) nothing would reset the GPU, and the node
+	// stays out until a person looks.
+	if rem >= policy.ResetGPU && a.Request && a.Drain {
+		s = append(s, stepAwait, stepVerify)
+		add(r.cfg.Recovery.Uncordon, stepUncordon)
+	}
 	return s
 }
 
-// decide applies the policy to one fault and makes a plan of it; nil
-// when there is nothing to do (the decision is recorded).
-func (r *remediator) decide(d detected) *plan {
-	pd := r.policy.Decide(d.gpu, d.fault, d.at)
+// writes says whether a step writes to the cluster (and so counts as an
+// action); await and verify only read.
+func writes(step string) bool { return step != stepAwait && step != stepVerify }
+
+// decide files one piece of evidence into its incident and, when it opens
+// a new incident, applies the policy and makes a plan of it; nil when there
+// is nothing to do. Evidence that joins an open incident decides nothing:
+// a burst of lines from one fault is one decision. record false files and
+// plans without recording decisions (a follower).
+func (r *remediator) decide(d detected, record bool) *plan {
+	note := func(rem policy.Remediation, inc, reason, why string) {
+		if record {
+			r.decision(d, inc, rem, reason, why)
+		}
+	}
+	if d.fault.Kind == policy.GPUFaulted {
+		// The analyzer's verdict repeats the raw evidence: it joins the
+		// GPU's open incident, or the remediation under way.
+		if inc := r.policy.Latest(d.gpu, d.at); inc != nil {
+			inc.Evidence++
+			return nil
+		}
+		if h := r.handled[d.gpu]; h != nil && (!h.done || h.needsPerson) {
+			return nil
+		}
+	}
+	inc, opened := r.policy.Observe(d.gpu, d.fault, d.at)
+	if !opened {
+		return nil
+	}
+	pd := r.policy.Decide(inc)
 	reason := reasonPolicy
 	if pd.Escalated {
 		reason = reasonEscalated
 	}
 	if pd.Remediation == policy.None {
-		r.decision(d, pd.Remediation, reasonNonCritical, "not critical: no node is touched")
+		note(pd.Remediation, inc.ID, reasonNonCritical, "not critical: no node is touched")
 		return nil
 	}
-	if h := r.handled[d.gpu]; h != nil && pd.Remediation >= policy.ResetGPU && h.rem >= pd.Remediation &&
-		(!h.done || r.api == nil || !d.fresh || d.fault.Kind == policy.GPUFaulted) {
-		r.decision(d, pd.Remediation, reasonAlready, fmt.Sprintf("%s is already under %s", d.gpu, h.rem))
-		return nil
+	if h := r.handled[d.gpu]; h != nil && pd.Remediation >= policy.ResetGPU {
+		if h.needsPerson {
+			note(pd.Remediation, inc.ID, reasonNeedsPerson, fmt.Sprintf("%s is out of service waiting for a person (incident %s); no automatic action until the node is taken back", d.gpu, h.incident))
+			return nil
+		}
+		if h.rem >= pd.Remediation && (!h.done || r.api == nil || !d.fresh || d.fault.Kind == policy.GPUFaulted) {
+			note(pd.Remediation, inc.ID, reasonAlready, fmt.Sprintf("%s is already under %s (incident %s)", d.gpu, h.rem, h.incident))
+			return nil
+		}
 	}
-	p := &plan{d: d, rem: pd.Remediation, reason: reason, steps: r.steps(pd.Remediation)}
-	if pd.Escalated {
-		r.logger.Info("Repeated XID escalated", zap.String("gpu", d.gpu), zap.String("fault", d.fault.String()), zap.Int("repeats", pd.Repeats))
+	p := &plan{d: d, incident: inc.ID, rem: pd.Remediation, reason: reason, steps: r.steps(pd.Remediation), arrived: d.arrived}
+	if pd.Escalated && record {
+		r.logger.Info("Repeated XID escalated", zap.String("gpu", d.gpu), zap.String("fault", d.fault.String()),
+			zap.Int("incidents", pd.Repeats), zap.String("incident", inc.ID))
 	}
 	if pd.Remediation >= policy.ResetGPU {
-		r.handled[d.gpu] = &handled{rem: pd.Remediation, node: d.node}
+		r.handled[d.gpu] = &handled{rem: pd.Remediation, node: d.node, incident: inc.ID}
 	}
 	return p
 }
@@ -447,10 +541,6 @@ func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error 
 	if !p.started {
 		var n *kube.Node
 		if r.api != nil {
-			if !r.leading {
-				r.finish(p, reasonNotLeader, "another replica holds the lease and acts")
-				return nil
-			}
 			var err error
 			if n, err = r.api.Node(ctx, node); err != nil {
 				return r.fail(p, now, err)
@@ -480,7 +570,7 @@ func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error 
 			if r.drainsAt(p) && r.draining(p) >= r.cfg.Drain.MaxConcurrent {
 				if !p.deferLogged {
 					p.deferLogged = true
-					r.decision(p.d, p.rem, reasonDrainDeferred, fmt.Sprintf("%d nodes are draining (drain::max_concurrent)", r.cfg.Drain.MaxConcurrent))
+					r.decision(p.d, p.incident, p.rem, reasonDrainDeferred, fmt.Sprintf("%d nodes are draining (drain::max_concurrent)", r.cfg.Drain.MaxConcurrent))
 				}
 				return nil
 			}
@@ -488,11 +578,13 @@ func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error 
 		}
 		p.started = true
 		dry := r.dryRun()
-		r.decision(p.d, p.rem, p.reason, r.describe(p))
+		r.decision(p.d, p.incident, p.rem, p.reason, r.describe(p))
 		if dry {
 			for _, s := range p.steps {
-				r.count(s, reasonDryRun)
-				r.actionLog(p, s, true, "")
+				if writes(s) {
+					r.count(s, reasonDryRun)
+					r.actionLog(p, s, true, "")
+				}
 			}
 			p.next = len(p.steps)
 			return nil
@@ -505,11 +597,13 @@ func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error 
 			return r.fail(p, now, err)
 		}
 		if n == 0 {
-			return nil // a drain waiting on PodDisruptionBudgets, or given up
+			return nil // waiting: a drain, a reset, a reboot, a health check; or given up
 		}
-		for ; n > 0; n-- {
-			r.count(p.steps[p.next], p.reason)
-			r.actionLog(p, p.steps[p.next], false, detail)
+		for ; n > 0 && p.next < len(p.steps); n-- {
+			if s := p.steps[p.next]; writes(s) {
+				r.count(s, p.reason)
+				r.actionLog(p, s, false, detail)
+			}
 			p.next++
 		}
 		p.backoff = 0
@@ -538,11 +632,12 @@ func (r *remediator) drainsAt(p *plan) bool {
 	return false
 }
 
-// draining counts the other nodes with a drain under way.
+// draining counts the other nodes with a drain under way: started, and
+// not yet past the drain step.
 func (r *remediator) draining(self *plan) int {
 	nodes := map[string]bool{}
 	for _, p := range r.plans {
-		if p != self && p.started && p.next < len(p.steps) && p.d.node != self.d.node && r.drainsAt(p) {
+		if p != self && p.started && p.d.node != self.d.node && p.next <= slices.Index(p.steps, stepDrain) {
 			nodes[p.d.node] = true
 		}
 	}
@@ -556,20 +651,26 @@ func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time
 	fault := d.fault.String()
 	switch step {
 	case stepEvent:
-		return 1, "", r.api.Event(ctx, d.node, corev1.EventTypeWarning, "GPUFault", fmt.Sprintf("GPU %s: %s; remediation %s (%s)", d.gpu, fault, p.rem, p.reason))
+		return 1, "", r.api.Event(ctx, d.node, corev1.EventTypeWarning, "GPUFault", fmt.Sprintf("GPU %s: %s; remediation %s (%s); incident %s", d.gpu, fault, p.rem, p.reason, p.incident))
 	case stepCondition:
-		return 1, "", r.api.SetCondition(ctx, d.node, false, conditionReason(d.fault), fmt.Sprintf("GPU %s: %s; remediation %s by otelcol-gpu", d.gpu, fault, p.rem))
+		return 1, "", r.api.SetCondition(ctx, d.node, false, conditionReason(d.fault), fmt.Sprintf("GPU %s: %s; remediation %s by otelcol-gpu; incident %s", d.gpu, fault, p.rem, p.incident))
 	case stepTaint:
 		if p.next+1 < len(p.steps) && p.steps[p.next+1] == stepCordon {
 			// Taint and cordon in one write, with the ownership record.
-			_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, true, true)
+			_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, p.incident, true, true)
 			return 2, kube.TaintKey(d.gpu), err
 		}
-		_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, true, false)
+		_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, p.incident, true, false)
 		return 1, kube.TaintKey(d.gpu), err
 	case stepCordon:
-		_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, false, true)
+		_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, p.incident, false, true)
 		return 1, "", err
+	case stepAwait:
+		return r.await(ctx, p, now)
+	case stepVerify:
+		return r.verify(ctx, p, now)
+	case stepUncordon:
+		return r.giveBack(ctx, p, now)
 	case stepDrain:
 		if p.drainSince.IsZero() {
 			p.drainSince = now
@@ -596,16 +697,28 @@ func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time
 			return 1, "", nil
 		}
 		if now.Sub(p.drainSince) >= r.cfg.Drain.Timeout {
-			r.decision(d, p.rem, reasonDrainTimeout, fmt.Sprintf("pods still held by PodDisruptionBudgets after %v: %s; the node stays cordoned", r.cfg.Drain.Timeout, strings.Join(res.Blocked, ", ")))
+			r.decision(d, p.incident, p.rem, reasonDrainTimeout, fmt.Sprintf("pods still held by PodDisruptionBudgets after %v: %s; the node stays cordoned", r.cfg.Drain.Timeout, strings.Join(res.Blocked, ", ")))
 			p.next = len(p.steps) // give up the drain and what follows it
 		}
 		return 0, "", nil
 	case stepRequest:
 		if p.rem == policy.ResetGPU {
-			return 1, kube.ResetRequestAnnotation + "=" + d.gpu, r.api.Request(ctx, d.node, kube.ResetRequestAnnotation, d.gpu)
+			if err := r.api.RequestReset(ctx, d.node, d.gpu, p.incident); err != nil {
+				return 0, "", err
+			}
+			p.requestedAt = now
+			return 1, kube.ResetRequestAnnotation + "=" + d.gpu, nil
+		}
+		n, err := r.api.Node(ctx, d.node)
+		if err != nil {
+			return 0, "", err
 		}
 		v := now.UTC().Format(time.RFC3339)
-		return 1, kube.RebootRequestAnnotation + "=" + v, r.api.Request(ctx, d.node, kube.RebootRequestAnnotation, v)
+		if err := r.api.Request(ctx, d.node, kube.RebootRequestAnnotation, v); err != nil {
+			return 0, "", err
+		}
+		p.requestedAt, p.bootID = now, n.BootID
+		return 1, kube.RebootRequestAnnotation + "=" + v, nil
 	}
 	return 1, "", nil
 }
@@ -618,15 +731,15 @@ func (r *remediator) personTookBack(ctx context.Context, p *plan) bool {
 }
 
 func (r *remediator) abort(p *plan, reason, why string) {
-	r.decision(p.d, p.rem, reason, why)
+	r.decision(p.d, p.incident, p.rem, reason, why)
 	p.next = len(p.steps)
 	delete(r.handled, p.d.gpu)
 }
 
 func (r *remediator) finish(p *plan, reason, why string) {
-	r.decision(p.d, p.rem, reason, why)
+	r.decision(p.d, p.incident, p.rem, reason, why)
 	p.started, p.next = true, len(p.steps)
-	if reason != reasonNotLeader {
+	if h := r.handled[p.d.gpu]; h != nil && h.incident == p.incident {
 		delete(r.handled, p.d.gpu)
 	}
 }
@@ -669,7 +782,7 @@ func (r *remediator) describe(p *plan) string {
 	if r.dryRun() {
 		verb = "would act (dry run)"
 	}
-	return fmt.Sprintf("%s on %s: GPU %s %s → %s (%s): %s", verb, p.d.node, p.d.gpu, p.d.fault, p.rem, p.reason, strings.Join(p.steps, ", "))
+	return fmt.Sprintf("%s on %s: GPU %s %s → %s (%s), incident %s: %s", verb, p.d.node, p.d.gpu, p.d.fault, p.rem, p.reason, p.incident, strings.Join(p.steps, ", "))
 }
 
 func (r *remediator) breakerReason() string {
@@ -731,71 +844,34 @@ func (r *remediator) syncBreaker(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// uncordon gives back nodes whose GPUs have been healthy for
-// uncordon::healthy_for, undoing only what this component did.
-func (r *remediator) uncordon(ctx context.Context, now time.Time) error {
-	if r.api == nil || r.dryRun() || !r.leading {
-		return nil
-	}
-	nodes := map[string]bool{}
-	for gpu, h := range r.handled {
-		g := r.gpus[gpu]
-		healthy := h.done && g != nil && !g.remap && !g.faulted && now.Sub(g.lastFault) >= r.cfg.Uncordon.HealthyFor && now.Sub(g.lastSeen) < r.cfg.Uncordon.HealthyFor
-		if v, ok := nodes[h.node]; !ok || v {
-			nodes[h.node] = healthy
-		}
-	}
-	names := make([]string, 0, len(nodes))
-	for n, ok := range nodes {
-		if ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		done, err := r.api.Restore(ctx, n, fmt.Sprintf("GPUs healthy for %v; returned to service by otelcol-gpu", r.cfg.Uncordon.HealthyFor))
-		if err != nil {
-			r.tb.ConnectorGpuRemediationAPIErrors.Add(ctx, 1)
-			return fmt.Errorf("node %s, uncordon: %w", n, err)
-		}
-		for gpu, h := range r.handled {
-			if h.node == n {
-				delete(r.handled, gpu)
-				if done {
-					d := detected{at: now, node: n, gpu: gpu}
-					r.decisionNamed(d, "", stepUncordon, reasonHealthy, "GPU healthy; undoing what this component did", false)
-					r.count(stepUncordon, reasonHealthy)
-				}
-			}
-		}
-	}
-	return nil
-}
-
 func (r *remediator) count(action, reason string) { r.counts[[2]string{action, reason}]++ }
 
 // decision records one decision: a log record, a line for gpureplay, and,
 // for decisions not to act, the actions metric.
-func (r *remediator) decision(d detected, rem policy.Remediation, reason, why string) {
+func (r *remediator) decision(d detected, incident string, rem policy.Remediation, reason, why string) {
 	dry := r.dryRun()
 	if reason != reasonPolicy && reason != reasonEscalated {
 		r.count(rem.String(), reason)
 	}
-	r.decisionNamed(d, d.fault.String(), rem.String(), reason, why, dry)
+	r.decisionNamed(d, incident, d.fault.String(), rem.String(), reason, why, dry)
 }
 
-func (r *remediator) decisionNamed(d detected, fault, action, reason, why string, dry bool) {
-	r.out = append(r.out, offline.Decision{Time: d.at, Node: d.node, UUID: d.gpu, Fault: fault, Action: action, Reason: reason, DryRun: dry})
+// decisionNamed records a decision or a change of an incident's state; at
+// is the evidence's time for a decision on new evidence, the tick's for a
+// state change.
+func (r *remediator) decisionNamed(d detected, incident, fault, action, reason, why string, dry bool) {
+	r.out = append(r.out, offline.Decision{Time: d.at, Node: d.node, UUID: d.gpu, Incident: incident, Fault: fault, Action: action, Reason: reason, DryRun: dry})
 	lr := r.record(d.node, d.at)
 	lr.Body().SetStr(why)
 	at := lr.Attributes()
 	at.PutStr("gpu.remediation.kind", "decision")
+	at.PutStr("gpu.remediation.incident.id", incident)
 	at.PutStr(metricnames.AttrHWID, d.gpu)
 	at.PutStr("gpu.remediation.fault", fault)
 	at.PutStr("gpu.remediation.action", action)
 	at.PutStr("gpu.remediation.reason", reason)
 	at.PutBool("gpu.remediation.dry_run", dry)
-	r.logger.Info("GPU remediation decision", zap.String("node", d.node), zap.String("gpu", d.gpu), zap.String("fault", fault),
+	r.logger.Info("GPU remediation decision", zap.String("incident", incident), zap.String("node", d.node), zap.String("gpu", d.gpu), zap.String("fault", fault),
 		zap.String("action", action), zap.String("reason", reason), zap.Bool("dry_run", dry), zap.String("why", why))
 }
 
@@ -806,13 +882,14 @@ func (r *remediator) actionLog(p *plan, step string, dry bool, detail string) {
 	if dry {
 		verb = "would do (dry run)"
 	}
-	body := fmt.Sprintf("%s %s on node %s for GPU %s (%s)", verb, step, p.d.node, p.d.gpu, p.d.fault)
+	body := fmt.Sprintf("%s %s on node %s for GPU %s (%s, incident %s)", verb, step, p.d.node, p.d.gpu, p.d.fault, p.incident)
 	if detail != "" {
 		body += ": " + detail
 	}
 	lr.Body().SetStr(body)
 	at := lr.Attributes()
 	at.PutStr("gpu.remediation.kind", "action")
+	at.PutStr("gpu.remediation.incident.id", p.incident)
 	at.PutStr(metricnames.AttrHWID, p.d.gpu)
 	at.PutStr("gpu.remediation.fault", p.d.fault.String())
 	at.PutStr("gpu.remediation.action", step)
@@ -866,6 +943,16 @@ func (r *remediator) emit(ctx context.Context, now time.Time) {
 		nodes[h.node] = true
 	}
 	r.mb.RecordGpuRemediationNodesDataPoint(ts, int64(len(nodes)))
+	for _, p := range r.plans {
+		if p.started && p.touchesNode() {
+			r.mb.RecordGpuRemediationIncidentStateDataPoint(ts, 1, p.incident, p.d.gpu, p.state())
+		}
+	}
+	for gpu, h := range r.handled {
+		if h.needsPerson {
+			r.mb.RecordGpuRemediationIncidentStateDataPoint(ts, 1, h.incident, gpu, reasonNeedsPerson)
+		}
+	}
 	// The counts start at the first emission.
 	md := r.mb.Emit(metadata.WithStartTimeOverride(r.firstTS))
 	if err := r.metricsOut.ConsumeMetrics(ctx, md); err != nil {

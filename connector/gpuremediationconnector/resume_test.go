@@ -35,7 +35,7 @@ func (a *recordingAPI) Node(context.Context, string) (*kube.Node, error) {
 	return &kube.Node{}, a.call("get")
 }
 
-func (a *recordingAPI) Quarantine(_ context.Context, _, _, _ string, taint, cordon bool) (bool, bool, error) {
+func (a *recordingAPI) Quarantine(_ context.Context, _, _, _, _ string, taint, cordon bool) (bool, bool, error) {
 	return taint, cordon, a.call("quarantine")
 }
 
@@ -60,6 +60,17 @@ func (a *recordingAPI) Restore(context.Context, string, string) (bool, error) {
 }
 func (a *recordingAPI) Breaker(context.Context, string, string) (string, error) { return "", nil }
 func (a *recordingAPI) SetBreaker(context.Context, string, string, string) error {
+	return nil
+}
+
+func (a *recordingAPI) RequestReset(context.Context, string, string, string) error {
+	return a.call("request")
+}
+func (a *recordingAPI) RecordIncident(context.Context, string, string) error { return a.call("record") }
+func (a *recordingAPI) LeaseAnnotation(context.Context, string, string, string) (string, error) {
+	return "", nil
+}
+func (a *recordingAPI) SetLeaseAnnotation(context.Context, string, string, string, string) error {
 	return nil
 }
 
@@ -88,7 +99,9 @@ func TestFailedStepResumes(t *testing.T) {
 	r.tick(context.Background(), t0.Add(1500*time.Millisecond))
 	require.Len(t, api.calls, 3, "backing off")
 	r.tick(context.Background(), t0.Add(2*time.Second))
-	// (the drain reads the node first: did a person uncordon it?)
-	require.Equal(t, []string{"get", "event", "condition", "quarantine", "get", "drain", "request"}, api.calls)
-	require.Empty(t, r.plans)
+	// (the drain reads the node first: did a person uncordon it?; the
+	// reboot request reads its boot ID; then the reboot is awaited)
+	require.Equal(t, []string{"get", "event", "condition", "quarantine", "get", "drain", "get", "request", "get"}, api.calls)
+	require.Len(t, r.plans, 1)
+	require.Equal(t, "awaiting_reboot", r.plans[0].state())
 }

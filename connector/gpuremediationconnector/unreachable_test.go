@@ -133,6 +133,7 @@ func TestAPIUnreachableNothingHalfDoneRetriedWithBackoff(t *testing.T) {
 	require.True(t, n.Spec.Unschedulable)
 	require.True(t, hasTaint(n, gpu))
 	require.False(t, f.podExists("p"))
-	require.Empty(t, f.r.plans, "the plan finished")
+	require.Len(t, f.r.plans, 1, "the plan waits for the reboot")
+	require.Equal(t, "awaiting_reboot", f.r.plans[0].state())
 	require.Equal(t, componentstatus.StatusOK, host.last.Load().Status())
 }

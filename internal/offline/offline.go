@@ -89,11 +89,12 @@ type Remediator interface {
 
 // Decision is one remediation decision, as gpureplay prints it.
 type Decision struct {
-	Time   time.Time
-	Node   string
-	UUID   string
-	Fault  string
-	Action string
-	Reason string
-	DryRun bool
+	Time     time.Time
+	Node     string
+	UUID     string
+	Incident string
+	Fault    string
+	Action   string
+	Reason   string
+	DryRun   bool
 }

@@ -35,7 +35,7 @@ func LoadRemediate(path string) (*Remediate, error) {
 
 // lines writes one JSON line per decision the batch led to:
 //
-//	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-…","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
+//	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-…","incident":"xid_79-1a2b3c4d","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
 func (rm *Remediate) lines(b []byte, md pmetric.Metrics, now time.Time) []byte {
 	for _, d := range rm.r.ReplayBatch(md, now) {
 		b = append(b, `{"time":`...)
@@ -44,6 +44,8 @@ func (rm *Remediate) lines(b []byte, md pmetric.Metrics, now time.Time) []byte {
 		b = strconv.AppendQuote(b, d.Node)
 		b = append(b, `,"uuid":`...)
 		b = strconv.AppendQuote(b, d.UUID)
+		b = append(b, `,"incident":`...)
+		b = strconv.AppendQuote(b, d.Incident)
 		b = append(b, `,"fault":`...)
 		b = strconv.AppendQuote(b, d.Fault)
 		b = append(b, `,"action":`...)

@@ -84,3 +84,27 @@ func (b *Breaker) Reset() {
 	b.open, b.reason, b.since = false, "", time.Time{}
 	b.acted = nil
 }
+
+// Acted returns the nodes acted on within the window at now, with when:
+// what a replica taking over needs to go on counting.
+func (b *Breaker) Acted(now time.Time) map[string]time.Time {
+	b.expire(now)
+	out := make(map[string]time.Time, len(b.acted))
+	for n, t := range b.acted {
+		out[n] = t
+	}
+	return out
+}
+
+// Merge adds nodes acted on by another replica (a previous leader), keeping
+// the later time of each.
+func (b *Breaker) Merge(acted map[string]time.Time) {
+	for n, t := range acted {
+		if b.acted == nil {
+			b.acted = map[string]time.Time{}
+		}
+		if t.After(b.acted[n]) {
+			b.acted[n] = t
+		}
+	}
+}

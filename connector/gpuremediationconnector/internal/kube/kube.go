@@ -23,20 +23,22 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/nodeagent"
 )
 
 // Names this component writes on nodes.
 const (
-	Prefix = "gpu-remediation.otelcol-gpu.io/"
+	Prefix = nodeagent.Prefix
 	// OwnerAnnotation records what this component did to a node (JSON), so
 	// that it only ever undoes its own writes.
 	OwnerAnnotation = Prefix + "owner"
-	// ResetRequestAnnotation asks a node agent to reset the GPUs it lists
-	// (comma-separated UUIDs) once their pods are gone.
-	ResetRequestAnnotation = Prefix + "reset-gpu"
-	// RebootRequestAnnotation asks a node agent to reboot the node once it
-	// is drained; its value is the request's time (RFC 3339).
-	RebootRequestAnnotation = Prefix + "reboot"
+	// ResetRequestAnnotation asks the node's reset actor to reset the GPUs
+	// it lists (comma-separated UUIDs) once their pods are gone.
+	ResetRequestAnnotation = nodeagent.ResetRequest
+	// RebootRequestAnnotation asks for the node to be rebooted once it is
+	// drained; its value is the request's time (RFC 3339).
+	RebootRequestAnnotation = nodeagent.RebootRequest
 	// TaintPrefix + a GPU's UUID is the key of the NoSchedule taint on its node.
 	TaintPrefix = Prefix
 	// ConditionType is the node condition, as node-problem-detector writes its own.
@@ -53,9 +55,11 @@ type Ownership struct {
 	Cordoned bool     `json:"cordoned,omitempty"`
 	Taints   []string `json:"taints,omitempty"`
 	// Faults are GPU/fault pairs handled, e.g. GPU-1234/xid_79.
-	Faults  []string `json:"faults,omitempty"`
-	Request string   `json:"request,omitempty"`
-	Since   string   `json:"since,omitempty"`
+	Faults []string `json:"faults,omitempty"`
+	// Incidents are the ids of the incidents that wrote to the node.
+	Incidents []string `json:"incidents,omitempty"`
+	Request   string   `json:"request,omitempty"`
+	Since     string   `json:"since,omitempty"`
 }
 
 // Node is what remediation needs to know of a node.
@@ -66,6 +70,11 @@ type Node struct {
 	Taints        []corev1.Taint
 	// Owner is nil when this component has not touched the node.
 	Owner *Ownership
+	// BootID changes when the node reboots (status.nodeInfo.bootID).
+	BootID string
+	// Annotations are the node's annotations (the reset actor's answer
+	// among them).
+	Annotations map[string]string
 }
 
 // Client acts on nodes and pods.
@@ -106,7 +115,8 @@ func (c *Client) get(ctx context.Context, name string) (*corev1.Node, error) {
 }
 
 func view(n *corev1.Node) *Node {
-	v := &Node{Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints}
+	v := &Node{Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
+		BootID: n.Status.NodeInfo.BootID, Annotations: n.Annotations}
 	if raw, ok := n.Annotations[OwnerAnnotation]; ok {
 		var o Ownership
 		if json.Unmarshal([]byte(raw), &o) == nil {
@@ -122,10 +132,10 @@ func view(n *corev1.Node) *Node {
 func TaintKey(gpu string) string { return TaintPrefix + gpu }
 
 // Quarantine adds the GPU's NoSchedule taint (taint) and cordons the node
-// (cordon), recording both and the fault in the ownership annotation, in
+// (cordon), recording both, the fault and its incident in the ownership annotation, in
 // one patch guarded by the node's resourceVersion. It changes nothing that
 // is already so. It returns what it changed.
-func (c *Client) Quarantine(ctx context.Context, name, gpu, fault string, taint, cordon bool) (tainted, cordoned bool, err error) {
+func (c *Client) Quarantine(ctx context.Context, name, gpu, fault, incident string, taint, cordon bool) (tainted, cordoned bool, err error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		n, err := c.get(ctx, name)
 		if err != nil {
@@ -147,6 +157,9 @@ func (c *Client) Quarantine(ctx context.Context, name, gpu, fault string, taint,
 			own.Cordoned = true
 		}
 		own.Faults = appendNew(own.Faults, gpu+"/"+fault)
+		if incident != "" {
+			own.Incidents = appendNew(own.Incidents, incident)
+		}
 		err = c.patchNode(ctx, n, own, taints, n.Spec.Unschedulable || cordon, nil)
 		if apierrors.IsConflict(err) {
 			continue // someone wrote the node between read and write: read again
@@ -360,7 +373,9 @@ func (c *Client) Restore(ctx context.Context, name, message string) (bool, error
 			}
 		}
 		unschedulable := n.Spec.Unschedulable && !own.Cordoned
-		err = c.patchNode(ctx, n, nil, taints, unschedulable, map[string]*string{ResetRequestAnnotation: nil, RebootRequestAnnotation: nil})
+		err = c.patchNode(ctx, n, nil, taints, unschedulable, map[string]*string{
+			ResetRequestAnnotation: nil, RebootRequestAnnotation: nil, nodeagent.ResetIncident: nil, nodeagent.ResetResult: nil,
+		})
 		if apierrors.IsConflict(err) {
 			continue
 		}

@@ -77,6 +77,56 @@ func (ms *GpuRemediationBreakerStateMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
+// GpuRemediationIncidentStateMetricAttributeKey specifies the key of an attribute for the gpu.remediation.incident.state metric.
+type GpuRemediationIncidentStateMetricAttributeKey string
+
+const (
+	GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationIncidentID GpuRemediationIncidentStateMetricAttributeKey = "gpu.remediation.incident.id"
+	GpuRemediationIncidentStateMetricAttributeKeyHwID                     GpuRemediationIncidentStateMetricAttributeKey = "hw.id"
+	GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationState      GpuRemediationIncidentStateMetricAttributeKey = "gpu.remediation.state"
+)
+
+// GpuRemediationIncidentStateMetricConfig provides config for the gpu.remediation.incident.state metric.
+type GpuRemediationIncidentStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuRemediationIncidentStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuRemediationIncidentStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuRemediationIncidentStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationIncidentID, GpuRemediationIncidentStateMetricAttributeKeyHwID, GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationState:
+		default:
+			return fmt.Errorf("metric gpu.remediation.incident.state doesn't have an attribute %v, valid attributes: [gpu.remediation.incident.id, hw.id, gpu.remediation.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // GpuRemediationNodesMetricConfig provides config for the gpu.remediation.nodes metric.
 type GpuRemediationNodesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -99,9 +149,10 @@ func (ms *GpuRemediationNodesMetricConfig) Unmarshal(parser *confmap.Conf) error
 
 // MetricsConfig provides config for gpu_remediation metrics.
 type MetricsConfig struct {
-	GpuRemediationActions      GpuRemediationActionsMetricConfig      `mapstructure:"gpu.remediation.actions"`
-	GpuRemediationBreakerState GpuRemediationBreakerStateMetricConfig `mapstructure:"gpu.remediation.breaker.state"`
-	GpuRemediationNodes        GpuRemediationNodesMetricConfig        `mapstructure:"gpu.remediation.nodes"`
+	GpuRemediationActions       GpuRemediationActionsMetricConfig       `mapstructure:"gpu.remediation.actions"`
+	GpuRemediationBreakerState  GpuRemediationBreakerStateMetricConfig  `mapstructure:"gpu.remediation.breaker.state"`
+	GpuRemediationIncidentState GpuRemediationIncidentStateMetricConfig `mapstructure:"gpu.remediation.incident.state"`
+	GpuRemediationNodes         GpuRemediationNodesMetricConfig         `mapstructure:"gpu.remediation.nodes"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -113,6 +164,11 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		GpuRemediationBreakerState: GpuRemediationBreakerStateMetricConfig{
 			Enabled: true,
+		},
+		GpuRemediationIncidentState: GpuRemediationIncidentStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []GpuRemediationIncidentStateMetricAttributeKey{GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationIncidentID, GpuRemediationIncidentStateMetricAttributeKeyHwID, GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationState},
 		},
 		GpuRemediationNodes: GpuRemediationNodesMetricConfig{
 			Enabled: true,

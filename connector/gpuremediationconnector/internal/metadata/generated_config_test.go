@@ -34,6 +34,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					GpuRemediationBreakerState: GpuRemediationBreakerStateMetricConfig{
 						Enabled: true,
 					},
+					GpuRemediationIncidentState: GpuRemediationIncidentStateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []GpuRemediationIncidentStateMetricAttributeKey{GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationIncidentID, GpuRemediationIncidentStateMetricAttributeKeyHwID, GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationState},
+					},
 					GpuRemediationNodes: GpuRemediationNodesMetricConfig{
 						Enabled: true,
 					},
@@ -52,6 +57,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					GpuRemediationBreakerState: GpuRemediationBreakerStateMetricConfig{
 						Enabled: false,
 					},
+					GpuRemediationIncidentState: GpuRemediationIncidentStateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []GpuRemediationIncidentStateMetricAttributeKey{GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationIncidentID, GpuRemediationIncidentStateMetricAttributeKeyHwID, GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationState},
+					},
 					GpuRemediationNodes: GpuRemediationNodesMetricConfig{
 						Enabled: false,
 					},
@@ -62,7 +72,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuRemediationActionsMetricConfig{}, GpuRemediationBreakerStateMetricConfig{}, GpuRemediationNodesMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuRemediationActionsMetricConfig{}, GpuRemediationBreakerStateMetricConfig{}, GpuRemediationIncidentStateMetricConfig{}, GpuRemediationNodesMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -75,6 +85,18 @@ func TestGpuRemediationActionsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric gpu.remediation.actions doesn't have an attribute invalid, valid attributes: [gpu.remediation.action, gpu.remediation.reason]")
 
 	cfg = DefaultMetricsConfig().GpuRemediationActions
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestGpuRemediationIncidentStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuRemediationIncidentState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuRemediationIncidentStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.remediation.incident.state doesn't have an attribute invalid, valid attributes: [gpu.remediation.incident.id, hw.id, gpu.remediation.state]")
+
+	cfg = DefaultMetricsConfig().GpuRemediationIncidentState
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -26,15 +26,20 @@ var MetricsInfo = metricsInfo{
 	GpuRemediationBreakerState: metricInfo{
 		Name: "gpu.remediation.breaker.state",
 	},
+	GpuRemediationIncidentState: metricInfo{
+		Name:       "gpu.remediation.incident.state",
+		Attributes: []string{"gpu.remediation.incident.id", "hw.id", "gpu.remediation.state"},
+	},
 	GpuRemediationNodes: metricInfo{
 		Name: "gpu.remediation.nodes",
 	},
 }
 
 type metricsInfo struct {
-	GpuRemediationActions      metricInfo
-	GpuRemediationBreakerState metricInfo
-	GpuRemediationNodes        metricInfo
+	GpuRemediationActions       metricInfo
+	GpuRemediationBreakerState  metricInfo
+	GpuRemediationIncidentState metricInfo
+	GpuRemediationNodes         metricInfo
 }
 
 type metricInfo struct {
@@ -186,6 +191,101 @@ func newMetricGpuRemediationBreakerState(cfg GpuRemediationBreakerStateMetricCon
 	return m
 }
 
+type metricGpuRemediationIncidentState struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        GpuRemediationIncidentStateMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.remediation.incident.state metric with initial data.
+func (m *metricGpuRemediationIncidentState) init() {
+	m.data.SetName("gpu.remediation.incident.state")
+	m.data.SetDescription("1 for each incident under way (a node or GPU taken out of service and not yet returned), with its id and state; an incident leaves the series when it ends.")
+	m.data.SetUnit("{incident}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuRemediationIncidentState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, gpuRemediationIncidentIDAttributeValue string, hwIDAttributeValue string, gpuRemediationStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationIncidentID) {
+		dp.Attributes().PutStr("gpu.remediation.incident.id", gpuRemediationIncidentIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuRemediationIncidentStateMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, GpuRemediationIncidentStateMetricAttributeKeyGpuRemediationState) {
+		dp.Attributes().PutStr("gpu.remediation.state", gpuRemediationStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuRemediationIncidentState) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuRemediationIncidentState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuRemediationIncidentState(cfg GpuRemediationIncidentStateMetricConfig) metricGpuRemediationIncidentState {
+	m := metricGpuRemediationIncidentState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricGpuRemediationNodes struct {
 	data     pmetric.Metric                  // data buffer for generated metric.
 	config   GpuRemediationNodesMetricConfig // metric config provided by user.
@@ -239,14 +339,15 @@ func newMetricGpuRemediationNodes(cfg GpuRemediationNodesMetricConfig) metricGpu
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                           MetricsBuilderConfig // config of the metrics builder.
-	startTime                        pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                  int                  // maximum observed number of metrics per resource.
-	metricsBuffer                    pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                        component.BuildInfo  // contains version information.
-	metricGpuRemediationActions      metricGpuRemediationActions
-	metricGpuRemediationBreakerState metricGpuRemediationBreakerState
-	metricGpuRemediationNodes        metricGpuRemediationNodes
+	config                            MetricsBuilderConfig // config of the metrics builder.
+	startTime                         pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                   int                  // maximum observed number of metrics per resource.
+	metricsBuffer                     pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                         component.BuildInfo  // contains version information.
+	metricGpuRemediationActions       metricGpuRemediationActions
+	metricGpuRemediationBreakerState  metricGpuRemediationBreakerState
+	metricGpuRemediationIncidentState metricGpuRemediationIncidentState
+	metricGpuRemediationNodes         metricGpuRemediationNodes
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -268,13 +369,14 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings connector.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                           mbc,
-		startTime:                        pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                    pmetric.NewMetrics(),
-		buildInfo:                        settings.BuildInfo,
-		metricGpuRemediationActions:      newMetricGpuRemediationActions(mbc.Metrics.GpuRemediationActions),
-		metricGpuRemediationBreakerState: newMetricGpuRemediationBreakerState(mbc.Metrics.GpuRemediationBreakerState),
-		metricGpuRemediationNodes:        newMetricGpuRemediationNodes(mbc.Metrics.GpuRemediationNodes),
+		config:                            mbc,
+		startTime:                         pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                     pmetric.NewMetrics(),
+		buildInfo:                         settings.BuildInfo,
+		metricGpuRemediationActions:       newMetricGpuRemediationActions(mbc.Metrics.GpuRemediationActions),
+		metricGpuRemediationBreakerState:  newMetricGpuRemediationBreakerState(mbc.Metrics.GpuRemediationBreakerState),
+		metricGpuRemediationIncidentState: newMetricGpuRemediationIncidentState(mbc.Metrics.GpuRemediationIncidentState),
+		metricGpuRemediationNodes:         newMetricGpuRemediationNodes(mbc.Metrics.GpuRemediationNodes),
 	}
 
 	for _, op := range options {
@@ -342,6 +444,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
 	mb.metricGpuRemediationActions.emit(ils.Metrics())
 	mb.metricGpuRemediationBreakerState.emit(ils.Metrics())
+	mb.metricGpuRemediationIncidentState.emit(ils.Metrics())
 	mb.metricGpuRemediationNodes.emit(ils.Metrics())
 
 	for _, op := range options {
@@ -372,6 +475,11 @@ func (mb *MetricsBuilder) RecordGpuRemediationActionsDataPoint(ts pcommon.Timest
 // RecordGpuRemediationBreakerStateDataPoint adds a data point to gpu.remediation.breaker.state metric.
 func (mb *MetricsBuilder) RecordGpuRemediationBreakerStateDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricGpuRemediationBreakerState.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordGpuRemediationIncidentStateDataPoint adds a data point to gpu.remediation.incident.state metric.
+func (mb *MetricsBuilder) RecordGpuRemediationIncidentStateDataPoint(ts pcommon.Timestamp, val int64, gpuRemediationIncidentIDAttributeValue string, hwIDAttributeValue string, gpuRemediationStateAttributeValue string) {
+	mb.metricGpuRemediationIncidentState.recordDataPoint(mb.startTime, ts, val, gpuRemediationIncidentIDAttributeValue, hwIDAttributeValue, gpuRemediationStateAttributeValue)
 }
 
 // RecordGpuRemediationNodesDataPoint adds a data point to gpu.remediation.nodes metric.

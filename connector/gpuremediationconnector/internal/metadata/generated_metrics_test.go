@@ -59,6 +59,7 @@ func TestMetricsBuilder(t *testing.T) {
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
 			aggMap["gpu.remediation.actions"] = mb.metricGpuRemediationActions.config.AggregationStrategy
+			aggMap["gpu.remediation.incident.state"] = mb.metricGpuRemediationIncidentState.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -78,12 +79,19 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordGpuRemediationBreakerStateDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordGpuRemediationIncidentStateDataPoint(ts, 1, "gpu.remediation.incident.id-val", "hw.id-val", "gpu.remediation.state-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuRemediationIncidentStateDataPoint(ts, 3, "gpu.remediation.incident.id-val-2", "hw.id-val-2", "gpu.remediation.state-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordGpuRemediationNodesDataPoint(ts, 1)
 
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
 				assert.Empty(t, mb.metricGpuRemediationActions.aggDataPoints)
+				assert.Empty(t, mb.metricGpuRemediationIncidentState.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -172,6 +180,56 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "gpu.remediation.incident.state":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.remediation.incident.state"], "Found a duplicate in the metrics slice: gpu.remediation.incident.state")
+						validatedMetrics["gpu.remediation.incident.state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 for each incident under way (a node or GPU taken out of service and not yet returned), with its id and state; an incident leaves the series when it ends.", mi.Description())
+						assert.Equal(t, "{incident}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						gpuRemediationIncidentIDAttrVal, ok := dp.Attributes().Get("gpu.remediation.incident.id")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu.remediation.incident.id-val", gpuRemediationIncidentIDAttrVal.Str())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						gpuRemediationStateAttrVal, ok := dp.Attributes().Get("gpu.remediation.state")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu.remediation.state-val", gpuRemediationStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.remediation.incident.state"], "Found a duplicate in the metrics slice: gpu.remediation.incident.state")
+						validatedMetrics["gpu.remediation.incident.state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 for each incident under way (a node or GPU taken out of service and not yet returned), with its id and state; an incident leaves the series when it ends.", mi.Description())
+						assert.Equal(t, "{incident}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["gpu.remediation.incident.state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("gpu.remediation.incident.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("gpu.remediation.state")
+						assert.False(t, ok)
+					}
 				case "gpu.remediation.nodes":
 					assert.False(t, validatedMetrics["gpu.remediation.nodes"], "Found a duplicate in the metrics slice: gpu.remediation.nodes")
 					validatedMetrics["gpu.remediation.nodes"] = true

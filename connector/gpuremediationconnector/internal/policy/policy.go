@@ -1,10 +1,12 @@
 // Package policy maps GPU faults to remediations: NVIDIA's XID catalogue
-// as the default, overridable per XID, and escalation when the same
-// application-level XID repeats on one GPU.
+// as the default, overridable per XID; evidence grouped into incidents (a
+// burst of log lines from one fault is one incident); and escalation when
+// the same application-level XID recurs on one GPU in separate incidents.
 package policy
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"time"
@@ -124,38 +126,102 @@ func Table() [][2]string {
 	return out
 }
 
-// Policy decides a remediation for each fault.
+// Policy groups the evidence of each GPU into incidents and decides a
+// remediation for each incident.
 type Policy struct {
 	XIDs             map[int]Remediation
 	ECCUncorrectable Remediation
 	RowRemapFailure  Remediation
 	GPUFaulted       Remediation
-	// Escalation: the same RestartApp XID Count times on one GPU within
-	// Window escalates to EscalateTo. Count 0 disables it.
+	// IncidentWindow: evidence of the same fault on one GPU within this
+	// long of an incident's first evidence is that incident, not a new one.
+	// A driver logs one application fault as a burst of lines (XID 13
+	// sixteen times within 3 ms, then XID 43), and a scrape can split a
+	// burst in two.
+	IncidentWindow time.Duration
+	// Escalation: the same RestartApp XID in Count incidents on one GPU
+	// within Window escalates to EscalateTo. Count 0 disables it.
 	Count      int
 	Window     time.Duration
 	EscalateTo Remediation
 
-	seen map[escalationKey][]time.Time
+	open map[incidentKey]*Incident
+	seen map[incidentKey][]time.Time // first evidence of each incident, for escalation
 }
 
-type escalationKey struct {
-	gpu  string
-	code int
+type incidentKey struct {
+	gpu   string
+	fault Fault
 }
 
-// Decision is the policy's answer for one fault.
+// Incident is one fault on one GPU: every piece of evidence of the same
+// fault within the incident window of the first.
+type Incident struct {
+	// ID names the incident in every decision, Event, log record and
+	// metric about it. It is derived from the GPU, the fault and the time
+	// of the first evidence, so that two replicas fed the same evidence
+	// name it alike and a replay gives the same ids.
+	ID       string
+	GPU      string
+	Fault    Fault
+	First    time.Time
+	Last     time.Time
+	Evidence int // pieces of evidence: log lines, counter increments
+}
+
+// IncidentID names the incident of fault on gpu first seen at first.
+func IncidentID(gpu string, f Fault, first time.Time) string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s|%s|%d", gpu, f, first.UnixNano())
+	return fmt.Sprintf("%s-%08x", f, h.Sum32())
+}
+
+// Observe files one piece of evidence of fault f on gpu at time at, in
+// time order per GPU, and returns its incident; opened is true when the
+// evidence opens a new incident, which calls for a decision.
+func (p *Policy) Observe(gpu string, f Fault, at time.Time) (inc *Incident, opened bool) {
+	if p.open == nil {
+		p.open = map[incidentKey]*Incident{}
+	}
+	k := incidentKey{gpu, f}
+	if inc := p.open[k]; inc != nil && at.Sub(inc.First) < p.IncidentWindow && !at.Before(inc.First) {
+		inc.Evidence++
+		if at.After(inc.Last) {
+			inc.Last = at
+		}
+		return inc, false
+	}
+	inc = &Incident{ID: IncidentID(gpu, f, at), GPU: gpu, Fault: f, First: at, Last: at, Evidence: 1}
+	p.open[k] = inc
+	return inc, true
+}
+
+// Latest returns the GPU's most recent incident whose window is still
+// open at at, of any fault; nil if none. The analyzer's faulted verdict
+// repeats raw evidence and joins its incident.
+func (p *Policy) Latest(gpu string, at time.Time) *Incident {
+	var latest *Incident
+	for k, inc := range p.open {
+		if k.gpu == gpu && at.Sub(inc.First) < p.IncidentWindow && (latest == nil || inc.First.After(latest.First)) {
+			latest = inc
+		}
+	}
+	return latest
+}
+
+// Decision is the policy's answer for one incident.
 type Decision struct {
 	Remediation Remediation
 	// Escalated is set when repetition raised the remediation; Repeats is
-	// then the count within the window.
+	// then the number of incidents within the window.
 	Escalated bool
 	Repeats   int
 }
 
-// Decide returns the remediation for a fault on a GPU at time at. Faults
+// Decide returns the remediation for a newly opened incident. Incidents
 // must come in time order per GPU.
-func (p *Policy) Decide(gpu string, f Fault, at time.Time) Decision {
+func (p *Policy) Decide(inc *Incident) Decision {
+	f := inc.Fault
 	var r Remediation
 	switch f.Kind {
 	case XID:
@@ -171,17 +237,17 @@ func (p *Policy) Decide(gpu string, f Fault, at time.Time) Decision {
 		return Decision{Remediation: r}
 	}
 	if p.seen == nil {
-		p.seen = map[escalationKey][]time.Time{}
+		p.seen = map[incidentKey][]time.Time{}
 	}
-	k := escalationKey{gpu, f.Code}
+	k := incidentKey{inc.GPU, f}
 	times := p.seen[k]
 	kept := times[:0]
 	for _, t := range times {
-		if at.Sub(t) < p.Window {
+		if inc.First.Sub(t) < p.Window {
 			kept = append(kept, t)
 		}
 	}
-	kept = append(kept, at)
+	kept = append(kept, inc.First)
 	p.seen[k] = kept
 	if len(kept) >= p.Count && p.EscalateTo > r {
 		// Start counting afresh: the next escalation needs Count more.
@@ -191,6 +257,21 @@ func (p *Policy) Decide(gpu string, f Fault, at time.Time) Decision {
 	return Decision{Remediation: r}
 }
 
+// Prune drops incidents whose window has closed by now and escalation
+// history older than the escalation window, so that state stays bounded.
+func (p *Policy) Prune(now time.Time) {
+	for k, inc := range p.open {
+		if now.Sub(inc.First) >= p.IncidentWindow {
+			delete(p.open, k)
+		}
+	}
+	for k, times := range p.seen {
+		if len(times) == 0 || now.Sub(times[len(times)-1]) >= p.Window {
+			delete(p.seen, k)
+		}
+	}
+}
+
 // Forget drops the escalation history of a GPU that is gone.
 func (p *Policy) Forget(gpu string) {
 	for k := range p.seen {
@@ -198,7 +279,12 @@ func (p *Policy) Forget(gpu string) {
 			delete(p.seen, k)
 		}
 	}
+	for k := range p.open {
+		if k.gpu == gpu {
+			delete(p.open, k)
+		}
+	}
 }
 
-// Remembered is the number of (GPU, XID) escalation histories kept.
-func (p *Policy) Remembered() int { return len(p.seen) }
+// Remembered is the number of escalation histories and open incidents kept.
+func (p *Policy) Remembered() int { return len(p.seen) + len(p.open) }

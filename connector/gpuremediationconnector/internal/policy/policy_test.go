@@ -25,25 +25,77 @@ func TestDefaultMap(t *testing.T) {
 	require.Len(t, Table(), len(defaultXIDs))
 }
 
+// decide files one piece of evidence and decides its incident if it opens
+// one; a piece that joins an open incident decides nothing (zero Decision).
+func decide(p *Policy, gpu string, f Fault, at time.Time) Decision {
+	inc, opened := p.Observe(gpu, f, at)
+	if !opened {
+		return Decision{Remediation: -1}
+	}
+	return p.Decide(inc)
+}
+
 func TestEscalationByRepetition(t *testing.T) {
-	p := &Policy{XIDs: DefaultXIDs(), Count: 3, Window: 10 * time.Minute, EscalateTo: ResetGPU}
+	p := &Policy{XIDs: DefaultXIDs(), IncidentWindow: 10 * time.Second, Count: 3, Window: 10 * time.Minute, EscalateTo: ResetGPU}
 	t0 := time.Unix(0, 0)
 	xid13 := Fault{Kind: XID, Code: 13}
-	require.Equal(t, Decision{Remediation: RestartApp}, p.Decide("gpu-a", xid13, t0))
-	require.Equal(t, Decision{Remediation: RestartApp}, p.Decide("gpu-a", xid13, t0.Add(time.Minute)))
+	require.Equal(t, Decision{Remediation: RestartApp}, decide(p, "gpu-a", xid13, t0))
+	require.Equal(t, Decision{Remediation: RestartApp}, decide(p, "gpu-a", xid13, t0.Add(time.Minute)))
 	// Another GPU's and another XID's count are their own.
-	require.Equal(t, Decision{Remediation: RestartApp}, p.Decide("gpu-b", xid13, t0.Add(2*time.Minute)))
-	require.Equal(t, Decision{Remediation: RestartApp}, p.Decide("gpu-a", Fault{Kind: XID, Code: 31}, t0.Add(2*time.Minute)))
-	require.Equal(t, Decision{Remediation: ResetGPU, Escalated: true, Repeats: 3}, p.Decide("gpu-a", xid13, t0.Add(3*time.Minute)))
+	require.Equal(t, Decision{Remediation: RestartApp}, decide(p, "gpu-b", xid13, t0.Add(2*time.Minute)))
+	require.Equal(t, Decision{Remediation: RestartApp}, decide(p, "gpu-a", Fault{Kind: XID, Code: 31}, t0.Add(2*time.Minute)))
+	require.Equal(t, Decision{Remediation: ResetGPU, Escalated: true, Repeats: 3}, decide(p, "gpu-a", xid13, t0.Add(3*time.Minute)))
 	// The count starts afresh, and old repeats fall out of the window.
-	require.Equal(t, Decision{Remediation: RestartApp}, p.Decide("gpu-a", xid13, t0.Add(4*time.Minute)))
-	require.Equal(t, Decision{Remediation: RestartApp}, p.Decide("gpu-a", xid13, t0.Add(20*time.Minute)))
-	require.Equal(t, Decision{Remediation: RestartApp}, p.Decide("gpu-a", xid13, t0.Add(25*time.Minute)))
+	require.Equal(t, Decision{Remediation: RestartApp}, decide(p, "gpu-a", xid13, t0.Add(4*time.Minute)))
+	require.Equal(t, Decision{Remediation: RestartApp}, decide(p, "gpu-a", xid13, t0.Add(20*time.Minute)))
+	require.Equal(t, Decision{Remediation: RestartApp}, decide(p, "gpu-a", xid13, t0.Add(25*time.Minute)))
 	// A drain-level XID never needs repetition; a non-critical one never escalates.
-	require.Equal(t, Decision{Remediation: Drain}, p.Decide("gpu-a", Fault{Kind: XID, Code: 79}, t0))
+	require.Equal(t, Decision{Remediation: Drain}, decide(p, "gpu-a", Fault{Kind: XID, Code: 79}, t0))
 	for i := range 5 {
-		require.Equal(t, Decision{Remediation: None}, p.Decide("gpu-a", Fault{Kind: XID, Code: 92}, t0.Add(time.Duration(i)*time.Second)))
+		d := decide(p, "gpu-a", Fault{Kind: XID, Code: 92}, t0.Add(time.Duration(i)*time.Minute))
+		require.Equal(t, Decision{Remediation: None}, d)
 	}
+}
+
+// One application fault logged as a burst of lines is one incident: it
+// never escalates however many lines there are. Escalation counts
+// incidents.
+func TestBurstIsOneIncident(t *testing.T) {
+	p := &Policy{XIDs: DefaultXIDs(), IncidentWindow: 10 * time.Second, Count: 3, Window: 10 * time.Minute, EscalateTo: ResetGPU}
+	t0 := time.Unix(1700000000, 0)
+	xid13 := Fault{Kind: XID, Code: 13}
+	first, opened := p.Observe("gpu-a", xid13, t0)
+	require.True(t, opened)
+	require.Equal(t, Decision{Remediation: RestartApp}, p.Decide(first))
+	for i := 1; i < 16; i++ { // sixteen lines within 3 ms
+		inc, opened := p.Observe("gpu-a", xid13, t0.Add(time.Duration(i)*200*time.Microsecond))
+		require.False(t, opened, "line %d", i)
+		require.Same(t, first, inc)
+	}
+	require.Equal(t, 16, first.Evidence)
+	require.Equal(t, IncidentID("gpu-a", xid13, t0), first.ID)
+	// XID 43 right after is its own fault and its own incident.
+	inc43, opened := p.Observe("gpu-a", Fault{Kind: XID, Code: 43}, t0.Add(4*time.Millisecond))
+	require.True(t, opened)
+	require.NotEqual(t, first.ID, inc43.ID)
+	// The analyzer's verdict joins the latest open incident.
+	require.Same(t, inc43, p.Latest("gpu-a", t0.Add(5*time.Second)))
+	require.Nil(t, p.Latest("gpu-a", t0.Add(11*time.Second)))
+	// Evidence past the window opens a new incident: a second crash.
+	_, opened = p.Observe("gpu-a", xid13, t0.Add(10*time.Second))
+	require.True(t, opened)
+	p.Prune(t0.Add(time.Hour))
+	require.Zero(t, p.Remembered())
+}
+
+// Ids are the same for the same evidence, and differ otherwise.
+func TestIncidentID(t *testing.T) {
+	t0 := time.Unix(1700000000, 5)
+	id := IncidentID("GPU-1", Fault{Kind: XID, Code: 79}, t0)
+	require.Regexp(t, `^xid_79-[0-9a-f]{8}$`, id)
+	require.Equal(t, id, IncidentID("GPU-1", Fault{Kind: XID, Code: 79}, t0))
+	require.NotEqual(t, id, IncidentID("GPU-2", Fault{Kind: XID, Code: 79}, t0))
+	require.NotEqual(t, id, IncidentID("GPU-1", Fault{Kind: XID, Code: 79}, t0.Add(time.Nanosecond)))
 }
 
 func TestParse(t *testing.T) {

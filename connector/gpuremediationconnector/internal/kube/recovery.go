@@ -1,0 +1,124 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/nodeagent"
+)
+
+// RequestReset asks the node's reset actor to reset gpu for incident,
+// once its pods are gone: the GPU is added to the request's list, the
+// incident's id set beside it, and a previous answer removed so that the
+// next one read is this request's. One patch, guarded by the node's
+// resourceVersion.
+func (c *Client) RequestReset(ctx context.Context, name, gpu, incident string) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		n, err := c.get(ctx, name)
+		if err != nil {
+			return err
+		}
+		own := view(n).Owner
+		if own == nil {
+			own = &Ownership{Since: c.now().UTC().Format(time.RFC3339)}
+		}
+		own.Request = ResetRequestAnnotation
+		own.Incidents = appendNew(own.Incidents, incident)
+		uuids := gpu
+		if prev := n.Annotations[ResetRequestAnnotation]; prev != "" {
+			list := strings.Split(prev, ",")
+			if !slices.Contains(list, gpu) {
+				list = append(list, gpu)
+			}
+			uuids = strings.Join(list, ",")
+		}
+		err = c.patchNode(ctx, n, own, n.Spec.Taints, n.Spec.Unschedulable, map[string]*string{
+			ResetRequestAnnotation: &uuids, nodeagent.ResetIncident: &incident, nodeagent.ResetResult: nil,
+		})
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("node %s kept changing; nothing written", name)
+}
+
+// RecordIncident adds an incident's id to the ownership annotation, so
+// that a replica taking over knows the incident already wrote to the node.
+func (c *Client) RecordIncident(ctx context.Context, name, incident string) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		n, err := c.get(ctx, name)
+		if err != nil {
+			return err
+		}
+		own := view(n).Owner
+		if own == nil {
+			own = &Ownership{Since: c.now().UTC().Format(time.RFC3339)}
+		}
+		if slices.Contains(own.Incidents, incident) {
+			return nil
+		}
+		own.Incidents = append(own.Incidents, incident)
+		err = c.patchNode(ctx, n, own, n.Spec.Taints, n.Spec.Unschedulable, nil)
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("node %s kept changing; nothing written", name)
+}
+
+// LeaseAnnotation reads one annotation of the Lease: "" when absent (or
+// when there is no Lease yet).
+func (c *Client) LeaseAnnotation(ctx context.Context, ns, lease, key string) (string, error) {
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	l, err := c.cs.CoordinationV1().Leases(ns).Get(ctx, lease, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return l.Annotations[key], nil
+}
+
+// SetLeaseAnnotation writes one annotation of the Lease ("" removes it),
+// read-modify-write under the Lease's resourceVersion: the leader
+// elector renews the same object, and a conflict is read again.
+func (c *Client) SetLeaseAnnotation(ctx context.Context, ns, lease, key, value string) error {
+	for attempt := 0; attempt < 5; attempt++ {
+		gctx, cancel := c.ctx(ctx)
+		l, err := c.cs.CoordinationV1().Leases(ns).Get(gctx, lease, metav1.GetOptions{})
+		cancel()
+		if err != nil {
+			return err
+		}
+		l = l.DeepCopy()
+		if value == "" {
+			if _, ok := l.Annotations[key]; !ok {
+				return nil
+			}
+			delete(l.Annotations, key)
+		} else {
+			if l.Annotations == nil {
+				l.Annotations = map[string]string{}
+			}
+			if l.Annotations[key] == value {
+				return nil
+			}
+			l.Annotations[key] = value
+		}
+		uctx, cancel := c.ctx(ctx)
+		_, err = c.cs.CoordinationV1().Leases(ns).Update(uctx, l, metav1.UpdateOptions{FieldManager: Component})
+		cancel()
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("lease %s/%s kept changing; %s not recorded", ns, lease, key)
+}
