@@ -148,8 +148,8 @@ type remediator struct {
 	seen    map[string]time.Time // node → last report: the fleet
 	pending []detected
 	plans   []*plan
-	standby []*plan // a follower's plans, kept for a takeover
-	state   string  // the state last recorded on the Lease
+	standby []*plan             // a follower's plans, kept for a takeover
+	state   string              // the state last recorded on the Lease
 	handled map[string]*handled // by GPU
 	counts  map[[2]string]int64 // {action, reason} → count
 	bad     rejected            // evidence not taken, in the batch being read
