@@ -520,6 +520,7 @@ func (r *remediator) forget(now time.Time) {
 			delete(r.seen, node)
 		}
 	}
+	r.policy.Prune(now)
 }
 
 func (r *remediator) fleet(now time.Time) int {
