@@ -72,6 +72,10 @@ type PolicyConfig struct {
 	RowRemapFailure  string            `mapstructure:"row_remap_failure"`
 	// GPUFaulted is the gpu_analyzer processor's faulted verdict.
 	GPUFaulted string `mapstructure:"gpu_faulted"`
+	// RecoveryAction overrides the remediation for the driver's recovery
+	// actions (gpu_reset, node_reboot, drain_p2p, drain_and_reset), which
+	// XID 154 announces and the nvidia.gpu.recovery_action gauge reads.
+	RecoveryAction map[string]string `mapstructure:"recovery_action"`
 	// IncidentWindow groups evidence of one fault on one GPU into one
 	// incident: a burst of XID lines, or a burst a scrape split in two.
 	IncidentWindow time.Duration    `mapstructure:"incident_window"`
@@ -242,7 +246,7 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 		}
 		return r
 	}
-	p := &policy.Policy{XIDs: policy.DefaultXIDs()}
+	p := &policy.Policy{XIDs: policy.DefaultXIDs(), Actions: policy.DefaultActions()}
 	codes := make([]string, 0, len(cfg.Policy.XID))
 	for k := range cfg.Policy.XID {
 		codes = append(codes, k)
@@ -256,6 +260,20 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 			continue
 		}
 		p.XIDs[code] = parse(key, cfg.Policy.XID[k])
+	}
+	names := make([]string, 0, len(cfg.Policy.RecoveryAction))
+	for k := range cfg.Policy.RecoveryAction {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		key := "policy::recovery_action::" + k
+		code, ok := policy.ParseAction(k)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: unknown recovery action; want gpu_reset, node_reboot, drain_p2p or drain_and_reset", key))
+			continue
+		}
+		p.Actions[code] = parse(key, cfg.Policy.RecoveryAction[k])
 	}
 	p.ECCUncorrectable = parse("policy::ecc_uncorrectable", cfg.Policy.ECCUncorrectable)
 	p.RowRemapFailure = parse("policy::row_remap_failure", cfg.Policy.RowRemapFailure)

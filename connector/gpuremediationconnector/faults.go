@@ -26,6 +26,7 @@ const (
 	attrErrorType   = metricnames.AttrErrorType
 	metricRowRemap  = metricnames.NvidiaGPURowRemapFailure
 	metricVerdict   = metricnames.NvidiaGPUBottleneckState
+	metricRecovery  = "nvidia.gpu.recovery_action"
 	attrVerdict     = metricnames.AttrNvidiaGPUBottleneckClass
 	verdictFaulted  = "faulted"
 	attrNode        = metricnames.AttrK8sNodeName
@@ -45,6 +46,9 @@ type gpuState struct {
 	// level evidence: row-remap failure and the analyzer's verdict.
 	remap, faulted         bool
 	remapKnown, verdictSet bool
+	// the driver's recovery action (0: none), and whether it was read
+	recovery      int
+	recoveryKnown bool
 	lastFault              time.Time
 	lastSeen               time.Time
 }
@@ -167,6 +171,24 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 					}
 					g.remap, g.remapKnown = failed, true
 				}
+			case metricRecovery:
+				if m.Type() != pmetric.MetricTypeGauge {
+					r.bad.wrongType += int64(metricpoints.Count(m))
+					continue
+				}
+				dps := m.Gauge().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					if !r.bad.level(dp) {
+						continue
+					}
+					g.see(dp.Timestamp(), r)
+					action := int(value(dp))
+					if action != policy.ActionNone && action != g.recovery {
+						add(dp.Timestamp(), policy.Fault{Kind: policy.RecoveryAction, Code: action}, g.recoveryKnown)
+					}
+					g.recovery, g.recoveryKnown = action, true
+				}
 			case metricVerdict:
 				if m.Type() != pmetric.MetricTypeGauge {
 					r.bad.wrongType += int64(metricpoints.Count(m))
@@ -281,7 +303,7 @@ func evidencePoints(rm pmetric.ResourceMetrics) int64 {
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			switch m := ms.At(j); m.Name() {
-			case metricXID, metricECC, metricRowRemap:
+			case metricXID, metricECC, metricRowRemap, metricRecovery:
 				n += int64(metricpoints.Count(m))
 			}
 		}

@@ -240,6 +240,9 @@ type gpuReport struct {
 	xids           map[int64]int64 // code → cumulative count
 	ecc            int64           // uncorrected ECC errors, cumulative
 	remap          int64           // row-remap failure, 0 or 1
+	// recovery is the driver's recovery action, reported when withRecovery
+	recovery     int64
+	withRecovery bool
 }
 
 // feed sends one batch at the fixture's time and runs one tick.
@@ -276,6 +279,13 @@ func (f *fixture) feed(reports ...gpuReport) []offline.Decision {
 		rdp := remap.SetEmptyGauge().DataPoints().AppendEmpty()
 		rdp.SetTimestamp(ts)
 		rdp.SetIntValue(g.remap)
+		if g.withRecovery {
+			ra := ms.AppendEmpty()
+			ra.SetName(metricRecovery)
+			adp := ra.SetEmptyGauge().DataPoints().AppendEmpty()
+			adp.SetTimestamp(ts)
+			adp.SetIntValue(g.recovery)
+		}
 		if len(g.xids) > 0 {
 			x := ms.AppendEmpty()
 			x.SetName(metricXID)

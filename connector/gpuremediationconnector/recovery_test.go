@@ -282,3 +282,24 @@ func TestBreakerCountCarriesOverATakeover(t *testing.T) {
 	require.Equal(t, []string{"xid_79:drain:" + reasonBreakerOpen}, ds, "the third node of eight opens the breaker")
 	require.False(t, f.getNode(nodes[2]).Spec.Unschedulable)
 }
+
+// XID 154 with the recovery action read beside it: the action decides
+// (a node reboot drains the node), the XID joins its incident; one
+// decision. A bare XID 154, with no reading, is a GPU reset.
+func TestRecoveryActionDecides(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.node("a", nil), f.node("b", nil)
+	f.remediator(testConfig(), nil)
+	ga, gb := gpuID(a, 0), gpuID(b, 0)
+	f.feed(gpuReport{node: a, gpu: ga, withRecovery: true}, gpuReport{node: b, gpu: gb})
+	f.step(time.Second)
+	ds := f.feed(gpuReport{node: a, gpu: ga, withRecovery: true, recovery: 2, xids: map[int64]int64{154: 1}},
+		gpuReport{node: b, gpu: gb, xids: map[int64]int64{154: 1}})
+	require.Equal(t, []string{"recovery_node_reboot:drain:policy", "xid_154:reset_gpu:policy"}, reasons(ds))
+	require.Equal(t, "RecoveryAction", condition(f.getNode(a)).Reason)
+	require.True(t, f.getNode(a).Spec.Unschedulable)
+	require.False(t, f.getNode(b).Spec.Unschedulable, "a reset does not cordon")
+	// The action going back to none is no fault.
+	f.step(time.Minute)
+	require.Empty(t, f.feed(gpuReport{node: a, gpu: ga, withRecovery: true, recovery: 0, xids: map[int64]int64{154: 1}}))
+}

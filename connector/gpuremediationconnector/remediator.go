@@ -328,9 +328,11 @@ func (r *remediator) tick(ctx context.Context, now time.Time) {
 		if a.gpu != b.gpu {
 			return a.gpu < b.gpu
 		}
-		// Raw evidence before the analyzer's verdict, which repeats it.
-		if a.fault.Kind != b.fault.Kind {
-			return a.fault.Kind < b.fault.Kind
+		// The driver's recovery action first: the XID 154 that announces
+		// it joins its incident. Raw evidence before the analyzer's
+		// verdict, which repeats it.
+		if ra, rb := kindOrder(a.fault.Kind), kindOrder(b.fault.Kind); ra != rb {
+			return ra < rb
 		}
 		return a.fault.Code < b.fault.Code
 	})
@@ -445,8 +447,9 @@ func (r *remediator) decide(d detected, record bool) *plan {
 			r.decision(d, inc, rem, reason, why)
 		}
 	}
-	if d.fault.Kind == policy.GPUFaulted {
-		// The analyzer's verdict repeats the raw evidence: it joins the
+	if d.fault.Kind == policy.GPUFaulted || (d.fault.Kind == policy.XID && d.fault.Code == xidRecoveryAction && r.gpus[d.gpu] != nil && r.gpus[d.gpu].recoveryKnown) {
+		// The analyzer's verdict repeats the raw evidence, and an XID 154
+		// announces the recovery action read beside it: each joins the
 		// GPU's open incident, or the remediation under way.
 		if inc := r.policy.Latest(d.gpu, d.at); inc != nil {
 			inc.Evidence++
@@ -745,8 +748,21 @@ func (r *remediator) finish(p *plan, reason, why string) {
 	}
 }
 
+// xidRecoveryAction is XID 154, "GPU recovery action changed".
+const xidRecoveryAction = 154
+
+// kindOrder orders the evidence of one GPU at one instant.
+func kindOrder(k policy.Kind) int {
+	if k == policy.RecoveryAction {
+		return -1
+	}
+	return int(k)
+}
+
 func conditionReason(f policy.Fault) string {
 	switch f.Kind {
+	case policy.RecoveryAction:
+		return "RecoveryAction"
 	case policy.XID:
 		return fmt.Sprintf("XID%d", f.Code)
 	case policy.ECCUncorrectable:

@@ -50,7 +50,66 @@ const (
 	ECCUncorrectable
 	RowRemapFailure
 	GPUFaulted // the gpu_analyzer processor's verdict
+	// RecoveryAction: the driver asks for a recovery action (Code, one of
+	// NVML's nvmlDeviceGpuRecoveryAction_t values), as XID 154 announces.
+	RecoveryAction
 )
+
+// The driver's recovery actions (NVML's nvmlDeviceGpuRecoveryAction_t,
+// field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION; DCGM field 1523), since
+// driver R565.
+const (
+	ActionNone          = 0
+	ActionGPUReset      = 1
+	ActionNodeReboot    = 2
+	ActionDrainP2P      = 3
+	ActionDrainAndReset = 4
+)
+
+var actionNames = map[int]string{
+	ActionGPUReset: "gpu_reset", ActionNodeReboot: "node_reboot",
+	ActionDrainP2P: "drain_p2p", ActionDrainAndReset: "drain_and_reset",
+}
+
+// ActionName names a recovery action, e.g. gpu_reset; action_N for one
+// this version does not know.
+func ActionName(code int) string {
+	if n, ok := actionNames[code]; ok {
+		return n
+	}
+	return "action_" + strconv.Itoa(code)
+}
+
+// ParseAction reads a recovery action's name.
+func ParseAction(s string) (int, bool) {
+	for c, n := range actionNames {
+		if n == s {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// defaultActions maps the driver's recovery actions to remediations:
+// a GPU reset, and a drain and reset (the GPU's work moved off first),
+// are our reset_gpu, which evicts the GPU's pods before asking for the
+// reset; a node reboot is a drain and a reboot; so is draining
+// peer-to-peer traffic, since the peers are the node's other GPUs. An
+// action this version does not know is a drain: the driver said the GPU
+// needs one, and a person reads the Event.
+var defaultActions = map[int]Remediation{
+	ActionGPUReset: ResetGPU, ActionDrainAndReset: ResetGPU,
+	ActionNodeReboot: Drain, ActionDrainP2P: Drain,
+}
+
+// DefaultActions returns a copy of the default recovery-action map.
+func DefaultActions() map[int]Remediation {
+	m := make(map[int]Remediation, len(defaultActions))
+	for k, v := range defaultActions {
+		m[k] = v
+	}
+	return m
+}
 
 // Fault is one piece of evidence that a GPU is broken.
 type Fault struct {
@@ -66,6 +125,8 @@ func (f Fault) String() string {
 		return "ecc_uncorrectable"
 	case RowRemapFailure:
 		return "row_remap_failure"
+	case RecoveryAction:
+		return "recovery_" + ActionName(f.Code)
 	default:
 		return "gpu_faulted"
 	}
@@ -94,6 +155,12 @@ var defaultXIDs = map[int]Remediation{
 	103: RestartApp, 104: RestartApp, 105: RestartApp, 126: RestartApp, 127: RestartApp,
 	128: RestartApp, 129: RestartApp, 130: RestartApp, 131: RestartApp, 132: RestartApp,
 	133: RestartApp, 134: RestartApp, 135: RestartApp, 139: RestartApp, 159: RestartApp,
+	// XID 154, GPU recovery action changed: the action itself comes with
+	// the recovery-action reading (Kind RecoveryAction), which decides;
+	// an XID 154 then joins its incident. Without that reading (a
+	// dcgm-exporter without the field), the least the driver can have
+	// asked for is a reset.
+	154: ResetGPU,
 	// RESET_GPU.
 	46: ResetGPU, 62: ResetGPU, 109: ResetGPU, 110: ResetGPU, 136: ResetGPU,
 	143: ResetGPU, 155: ResetGPU, 156: ResetGPU, 158: ResetGPU,
@@ -133,6 +200,9 @@ type Policy struct {
 	ECCUncorrectable Remediation
 	RowRemapFailure  Remediation
 	GPUFaulted       Remediation
+	// Actions maps the driver's recovery actions; an action absent from
+	// it is a drain.
+	Actions map[int]Remediation
 	// IncidentWindow: evidence of the same fault on one GPU within this
 	// long of an incident's first evidence is that incident, not a new one.
 	// A driver logs one application fault as a burst of lines (XID 13
@@ -232,6 +302,11 @@ func (p *Policy) Decide(inc *Incident) Decision {
 		r = p.RowRemapFailure
 	case GPUFaulted:
 		r = p.GPUFaulted
+	case RecoveryAction:
+		var ok bool
+		if r, ok = p.Actions[f.Code]; !ok {
+			r = Drain
+		}
 	}
 	if f.Kind != XID || r != RestartApp || p.Count <= 0 {
 		return Decision{Remediation: r}

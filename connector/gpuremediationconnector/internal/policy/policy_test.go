@@ -107,3 +107,19 @@ func TestParse(t *testing.T) {
 	_, err := Parse("reboot")
 	require.EqualError(t, err, `unknown action "reboot"; want none, restart_app, reset_gpu or drain`)
 }
+
+// The driver's recovery action decides; unknown actions drain.
+func TestRecoveryActions(t *testing.T) {
+	p := &Policy{XIDs: DefaultXIDs(), Actions: DefaultActions(), IncidentWindow: 30 * time.Second}
+	t0 := time.Unix(0, 0)
+	for code, want := range map[int]Remediation{ActionGPUReset: ResetGPU, ActionDrainAndReset: ResetGPU, ActionNodeReboot: Drain, ActionDrainP2P: Drain, 9: Drain} {
+		require.Equal(t, Decision{Remediation: want}, decide(p, "gpu-a", Fault{Kind: RecoveryAction, Code: code}, t0), "action %d", code)
+	}
+	require.Equal(t, "recovery_node_reboot", Fault{Kind: RecoveryAction, Code: ActionNodeReboot}.String())
+	require.Equal(t, "recovery_action_9", Fault{Kind: RecoveryAction, Code: 9}.String())
+	c, ok := ParseAction("drain_and_reset")
+	require.True(t, ok)
+	require.Equal(t, ActionDrainAndReset, c)
+	// A bare XID 154 (no reading of the action) is at least a reset.
+	require.Equal(t, ResetGPU, p.XIDs[154])
+}
