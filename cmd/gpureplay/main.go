@@ -42,6 +42,40 @@
 //
 //	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-...","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
 //
+// -remediate also replays a node's kernel log in place of TRACE.csv:
+//
+//	gpureplay -remediate FILE [-year YYYY] [-boot TIME] [-tz ZONE] [-host NAME] [-gpus FILE] [-o FILE] KERNEL.log
+//
+// The input is a kernel log when its first line (blank lines and
+// journalctl's "-- ... --" banners aside) starts with a kernel log
+// timestamp: dmesg --ctime, ISO 8601 (dmesg --time-format iso, journalctl
+// -o short-iso), journald's short format, or raw dmesg's seconds since
+// boot, with or without dmesg --decode's prefix. Content decides rather
+// than a flag because a CSV trace starts with its header row, which never
+// looks like one. Only -remediate reads a kernel log: it holds faults, not
+// the telemetry the analyzer, the autoscaler or -cost need.
+//
+// Every "NVRM: Xid" line is one event of its GPU at the line's own time
+// (internal/kmsg reads them): the receiver's nvidia.gpu.xid.errors counter
+// for that code rises by one, so a burst of lines milliseconds apart is as
+// many events. An XID 154 is an event of code 154 and also sets the GPU's
+// nvidia.gpu.recovery_action gauge to the new action's number. Other lines
+// are skipped; an XID line that cannot be read stops the replay with its
+// line and column, after the decisions before it.
+//
+//   - hw.id is "PCI:" and the bus id ("PCI:0000:3b:00"): the log has no
+//     UUID. -gpus FILE maps bus ids to UUIDs, one "BUS_ID, UUID" per line,
+//     as `nvidia-smi --query-gpu=pci.bus_id,uuid --format=csv,noheader`
+//     prints them (00000000:3B:00.0, GPU-...).
+//   - host.name is -host, else the line's journald host field, else the
+//     file's base name without its extension.
+//   - -year is the year of the first line in journald's short format
+//     ("Nov 24 10:00:00" has none; December to January moves to the next).
+//   - -boot (RFC 3339 or Unix seconds) places raw dmesg's seconds since
+//     boot; without it such an XID line is an error.
+//   - -tz (IANA name, default UTC) is the host's zone for dmesg --ctime and
+//     journald's short format, which print local time without one.
+//
 // With -whatif, DEMAND.csv drives a closed-loop model of an inference
 // Deployment scaled by the connector with SETTINGS.yaml; see
 // cmd/gpureplay/internal/whatif for the model, the output and the flags.
