@@ -104,6 +104,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	_ "time/tzdata" // -tz names a zone on hosts without a zone database too
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/replay"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/whatif"

@@ -215,6 +215,7 @@ type parser struct {
 
 // line reads one line: ok is false for a line that is not an XID.
 func (p *parser) line(n int, s string) (Event, bool, error) {
+	s = strings.TrimSuffix(s, "\r")
 	at := strings.Index(s, marker)
 	if at < 0 {
 		return Event{}, false, nil

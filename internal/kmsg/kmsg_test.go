@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	_ "time/tzdata" // the zones below, on hosts without a zone database
 	"unicode/utf8"
 )
 
@@ -192,7 +193,7 @@ func TestFormats(t *testing.T) {
 	const report = "NVRM: Xid (PCI:0000:3b:00): 13, pid=42, name=python, Graphics SM Warp Exception"
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
-		t.Skip("no zone database:", err)
+		t.Fatal(err)
 	}
 	boot := mustTime(t, "2025-11-24T08:00:00Z")
 	for _, tc := range []struct {
@@ -340,6 +341,14 @@ func TestNotXID(t *testing.T) {
 	evs, err := Parse(strings.NewReader(in), Options{})
 	if err != nil || len(evs) != 0 {
 		t.Fatalf("got %v, %v; want no events and no error: lines without an XID are not read", evs, err)
+	}
+}
+
+// TestCRLF: a log saved with Windows line ends reads the same.
+func TestCRLF(t *testing.T) {
+	evs, err := Parse(strings.NewReader("[Mon Nov 24 10:00:00 2025] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=x, msg\r\n"), Options{})
+	if err != nil || len(evs) != 1 || evs[0].Message != "msg" {
+		t.Fatalf("%+v, %v", evs, err)
 	}
 }
 
