@@ -42,6 +42,40 @@
 //
 //	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-...","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
 //
+// -remediate also replays a node's kernel log in place of TRACE.csv:
+//
+//	gpureplay -remediate FILE [-year YYYY] [-boot TIME] [-tz ZONE] [-host NAME] [-gpus FILE] [-o FILE] KERNEL.log
+//
+// The input is a kernel log when its first line (blank lines and
+// journalctl's "-- ... --" banners aside) starts with a kernel log
+// timestamp: dmesg --ctime, ISO 8601 (dmesg --time-format iso, journalctl
+// -o short-iso), journald's short format, or raw dmesg's seconds since
+// boot, with or without dmesg --decode's prefix. Content decides rather
+// than a flag because a CSV trace starts with its header row, which never
+// looks like one. Only -remediate reads a kernel log: it holds faults, not
+// the telemetry the analyzer, the autoscaler or -cost need.
+//
+// Every "NVRM: Xid" line is one event of its GPU at the line's own time
+// (internal/kmsg reads them): the receiver's nvidia.gpu.xid.errors counter
+// for that code rises by one, so a burst of lines milliseconds apart is as
+// many events. An XID 154 is an event of code 154 and also sets the GPU's
+// nvidia.gpu.recovery_action gauge to the new action's number. Other lines
+// are skipped; an XID line that cannot be read stops the replay with its
+// line and column, after the decisions before it.
+//
+//   - hw.id is "PCI:" and the bus id ("PCI:0000:3b:00"): the log has no
+//     UUID. -gpus FILE maps bus ids to UUIDs, one "BUS_ID, UUID" per line,
+//     as `nvidia-smi --query-gpu=pci.bus_id,uuid --format=csv,noheader`
+//     prints them (00000000:3B:00.0, GPU-...).
+//   - host.name is -host, else the line's journald host field, else the
+//     file's base name without its extension.
+//   - -year is the year of the first line in journald's short format
+//     ("Nov 24 10:00:00" has none; December to January moves to the next).
+//   - -boot (RFC 3339 or Unix seconds) places raw dmesg's seconds since
+//     boot; without it such an XID line is an error.
+//   - -tz (IANA name, default UTC) is the host's zone for dmesg --ctime and
+//     journald's short format, which print local time without one.
+//
 // With -whatif, DEMAND.csv drives a closed-loop model of an inference
 // Deployment scaled by the connector with SETTINGS.yaml; see
 // cmd/gpureplay/internal/whatif for the model, the output and the flags.
@@ -67,9 +101,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	_ "time/tzdata" // -tz names a zone on hosts without a zone database too
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/replay"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/whatif"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/kmsg"
 )
 
 func main() {
@@ -85,9 +124,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	remediatePath := fs.String("remediate", "", "print the gpu_remediation connector's decisions with the settings in `file` (always a dry run)")
 	resample := fs.Duration("resample", 0, "replay the trace as sampled every `interval` (e.g. 30s): profiling fields averaged over it, the rest the latest value; 0: every row")
 	costPath := fs.String("cost", "", "after the verdicts, print GPU-hours and cost per namespace, with the gpu_analyzer settings (prices) in `file`")
+	year := fs.Int("year", 0, "kernel log: the `year` of its first journald short-format line (\"Nov 24 10:00:00\" has none)")
+	boot := fs.String("boot", "", "kernel log: when the host booted (RFC 3339 or Unix seconds), for dmesg's [seconds since boot]")
+	tz := fs.String("tz", "UTC", "kernel log: the host's time `zone` (IANA name) for dmesg --ctime and journald short, which print local time without one")
+	hostName := fs.String("host", "", "kernel log: the node of every event (default: a line's journald host field, else the file's base name)")
+	gpusPath := fs.String("gpus", "", "kernel log: `file` mapping PCI bus id to UUID, as nvidia-smi --query-gpu=pci.bus_id,uuid --format=csv,noheader prints it")
 	wi := whatif.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE | -cost FILE] [-config FILE] [-resample INTERVAL] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "       gpureplay -remediate FILE [-year YYYY] [-boot TIME] [-tz ZONE] [-host NAME] [-gpus FILE] [-o FILE] KERNEL.log")
 		fmt.Fprintln(stderr, "       "+whatif.Usage)
 		fs.PrintDefaults()
 	}
@@ -137,11 +182,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	tracePath := fs.Arg(0)
-	in, err := os.Open(tracePath)
+	f, err := os.Open(tracePath)
 	if err != nil {
 		return fail(err)
 	}
-	defer in.Close()
+	defer f.Close()
+	in := bufio.NewReaderSize(f, 1<<16)
+	head, _ := in.Peek(1 << 16)
+	var klog *replay.KernelLog
+	if kmsg.Sniff(head) {
+		if klog, err = kernelLog(tracePath, *year, *boot, *tz, *hostName, *gpusPath); err != nil {
+			return fail(err)
+		}
+		if remediate == nil || scaler != nil || tally != nil || *resample > 0 {
+			return fail(fmt.Errorf("%s is a kernel log: it replays with -remediate only, without -autoscale, -cost or -resample", tracePath))
+		}
+	} else {
+		var kflags []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "year", "boot", "tz", "host", "gpus":
+				kflags = append(kflags, "-"+f.Name)
+			}
+		})
+		if len(kflags) > 0 {
+			return fail(fmt.Errorf("%s is not a kernel log (its first line has no kernel log timestamp): %s apply to kernel logs only", tracePath, strings.Join(kflags, ", ")))
+		}
+	}
 
 	out := stdout
 	var file *os.File
@@ -154,9 +221,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	w := bufio.NewWriterSize(out, 1<<16)
 	opts := replay.Options{Autoscale: scaler, Remediate: remediate, Cost: tally, Resample: resample.Seconds()}
 	var replayErr error
-	if tally != nil {
+	switch {
+	case klog != nil:
+		replayErr = replay.RunKernelLog(context.Background(), cfg, opts, *klog, in, tracePath, w)
+	case tally != nil:
 		replayErr = replay.RunCost(context.Background(), cfg, opts, in, tracePath, w)
-	} else {
+	default:
 		replayErr = replay.Run(context.Background(), cfg, opts, in, tracePath, w)
 	}
 	flushErr := w.Flush()
@@ -170,4 +240,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(flushErr)
 	}
 	return 0
+}
+
+// kernelLog gathers the flags that say what a kernel log leaves out.
+func kernelLog(path string, year int, boot, tz, host, gpus string) (*replay.KernelLog, error) {
+	k := &replay.KernelLog{Host: host, Parse: kmsg.Options{Year: year}}
+	base := filepath.Base(path)
+	k.DefaultHost = strings.TrimSuffix(base, filepath.Ext(base))
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("-tz: %w", err)
+	}
+	k.Parse.Location = loc
+	if boot != "" {
+		if k.Parse.Boot, err = replay.ParseBoot(boot); err != nil {
+			return nil, err
+		}
+	}
+	if gpus != "" {
+		if k.GPUs, err = replay.ReadGPUs(gpus); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
 }

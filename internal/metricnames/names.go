@@ -109,6 +109,9 @@ const (
 	// NvidiaGPUPowerLimit (receiver/dcgmreceiver): The power limit the driver enforces, the most the board may draw (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).
 	NvidiaGPUPowerLimit     = "nvidia.gpu.power.limit"
 	NvidiaGPUPowerLimitUnit = "W"
+	// NvidiaGPURecoveryAction (internal/metricnames): The GPU's recovery action as the driver last reported it (XID 154), numbered as NVML's nvmlDeviceGpuRecoveryAction_t (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): 0 none, 1 GPU reset, 2 node reboot, 3 drain peer-to-peer, 4 drain and reset, 5 recover IMEX domain; on the GPU's resource (hw.id); written by gpureplay from a kernel log, read by no component yet.
+	NvidiaGPURecoveryAction     = "nvidia.gpu.recovery_action"
+	NvidiaGPURecoveryActionUnit = "1"
 	// NvidiaGPURowRemapFailure (receiver/dcgmreceiver): 1 if a row remapping failed and the GPU needs service (DCGM_FI_DEV_ROW_REMAP_FAILURE).
 	NvidiaGPURowRemapFailure     = "nvidia.gpu.row_remap.failure"
 	NvidiaGPURowRemapFailureUnit = "{state}"
@@ -324,6 +327,7 @@ var Metrics = [...]Metric{
 	{NvidiaGPUPCIeReplays, NvidiaGPUPCIeReplaysUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPipeActive, NvidiaGPUPipeActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPowerLimit, NvidiaGPUPowerLimitUnit, "receiver/dcgmreceiver"},
+	{NvidiaGPURecoveryAction, NvidiaGPURecoveryActionUnit, "internal/metricnames"},
 	{NvidiaGPURowRemapFailure, NvidiaGPURowRemapFailureUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapRows, NvidiaGPURowRemapRowsUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUSMActive, NvidiaGPUSMActiveUnit, "receiver/dcgmreceiver"},

@@ -90,16 +90,25 @@ type Options struct {
 // Run replays the trace read from in (named name in errors) and writes one
 // JSON line per row to out, or what opts ask for instead.
 func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, name string, out io.Writer) error {
+	rd, err := trace.NewReader(in, name)
+	if err != nil {
+		return err
+	}
+	return run(ctx, cfg, opts, trace.Resample(rd, opts.Resample), name, out)
+}
+
+// resourceAdder is a source that adds to a row's resource what the
+// receiver does not map (a kernel log's recovery action).
+type resourceAdder interface {
+	addResource(rm pmetric.ResourceMetrics, r *trace.Row)
+}
+
+func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batches, name string, out io.Writer) error {
 	scaler, remediate, cost := opts.Autoscale, opts.Remediate, opts.Cost
 	// One line per row needs every row's verdict: verdict_interval, which
 	// sends unchanged verdicts only now and then, does not apply here.
 	cfg.(*gpuanalyzerprocessor.Config).VerdictInterval = 0
 	cfg.(*gpuanalyzerprocessor.Config).Cost.ReportInterval = 0
-	rd, err := trace.NewReader(in, name)
-	if err != nil {
-		return err
-	}
-	tr := trace.Resample(rd, opts.Resample)
 	f := gpuanalyzerprocessor.NewFactory()
 	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost}
 	if cost != nil {
@@ -142,8 +151,12 @@ func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, 
 			return fmt.Errorf("%s:%d: mapping produced %d resources for %d rows", name, batch[0].Line, rms.Len(), len(batch))
 		}
 		w.rows, w.now = batch, samples[0].Time
+		adder, _ := tr.(resourceAdder)
 		for i := range batch {
 			addWorkload(rms.At(i), &batch[i])
+			if adder != nil {
+				adder.addResource(rms.At(i), &batch[i])
+			}
 		}
 		if err := proc.ConsumeMetrics(ctx, md); err != nil {
 			return fmt.Errorf("%s:%d: %w", name, batch[0].Line, err)
