@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
 )
@@ -114,6 +117,31 @@ type DrainConfig struct {
 	// OnlyGPUPods evicts only the pods holding the faulty GPU (from the
 	// metrics' k8s.pod.name), not every pod of the node.
 	OnlyGPUPods bool `mapstructure:"only_gpu_pods"`
+	// The switches of kubectl drain, with its defaults; the README's
+	// "Drain, as kubectl drain does it" tables each pod case.
+	//
+	// DeleteEmptyDirData evicts pods with emptyDir volumes, losing their
+	// data (kubectl --delete-emptydir-data); without it such a pod
+	// refuses the drain and nothing is evicted.
+	DeleteEmptyDirData bool `mapstructure:"delete_emptydir_data"`
+	// Force evicts pods that no controller manages, which nothing
+	// recreates (kubectl --force); without it such a pod refuses the drain.
+	Force bool `mapstructure:"force"`
+	// SkipWaitForDeleteTimeout stops waiting for a pod whose deletion
+	// timestamp is older than this (kubectl --skip-wait-for-delete-timeout);
+	// 0 waits for every pod until drain::timeout.
+	SkipWaitForDeleteTimeout time.Duration `mapstructure:"skip_wait_for_delete_timeout"`
+	// PodSelector, a label selector, limits the drain to the pods it
+	// matches (kubectl --pod-selector); empty: every pod.
+	PodSelector string `mapstructure:"pod_selector"`
+}
+
+// kubePolicy is the drain's settings as the kube package takes them.
+func (d DrainConfig) kubePolicy() kube.DrainPolicy {
+	return kube.DrainPolicy{
+		GracePeriod: d.GracePeriod, Force: d.Force, DeleteEmptyDirData: d.DeleteEmptyDirData,
+		SkipWaitForDeleteTimeout: d.SkipWaitForDeleteTimeout, PodSelector: d.PodSelector,
+	}
 }
 
 // BreakerConfig is the circuit breaker: acting on more nodes than
@@ -210,6 +238,12 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Drain.MaxConcurrent < 1 {
 		bad("drain::max_concurrent must be at least 1, got %d", cfg.Drain.MaxConcurrent)
+	}
+	if cfg.Drain.SkipWaitForDeleteTimeout < 0 {
+		bad("drain::skip_wait_for_delete_timeout must not be negative, got %v", cfg.Drain.SkipWaitForDeleteTimeout)
+	}
+	if _, err := labels.Parse(cfg.Drain.PodSelector); err != nil {
+		bad("drain::pod_selector: %v", err)
 	}
 	b := cfg.Breaker
 	if b.MaxShare < 0 || b.MaxShare > 1 {

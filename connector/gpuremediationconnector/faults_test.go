@@ -8,11 +8,7 @@ import (
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
-	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
@@ -133,24 +129,4 @@ func TestShadowDecisions(t *testing.T) {
 	for _, d := range ds {
 		require.True(t, d.DryRun)
 	}
-}
-
-func TestEvictable(t *testing.T) {
-	pod := func(mod func(p *corev1.Pod)) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-		mod(p)
-		return p
-	}
-	require.True(t, kube.Evictable(pod(func(*corev1.Pod) {})))
-	require.True(t, kube.Evictable(pod(func(p *corev1.Pod) {
-		p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Controller: ptr.To(true)}}
-	})))
-	require.False(t, kube.Evictable(pod(func(p *corev1.Pod) {
-		p.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Controller: ptr.To(true)}}
-	})), "DaemonSet pods")
-	require.False(t, kube.Evictable(pod(func(p *corev1.Pod) {
-		p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "x"}
-	})), "mirror pods")
-	require.False(t, kube.Evictable(pod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })), "finished pods")
-	require.False(t, kube.Evictable(pod(func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.Now()) })), "terminating pods")
 }

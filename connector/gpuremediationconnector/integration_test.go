@@ -109,6 +109,7 @@ func testConfig() *Config {
 	cfg.Auth = AuthConfig{Type: "kubeconfig", Kubeconfig: "unused"}
 	cfg.LeaderElection.Enabled = false
 	cfg.Drain.GracePeriod = 0
+	cfg.Drain.Force = true // the fixture's pods declare no controller, as kubectl drain --force allows
 	cfg.Breaker = BreakerConfig{MaxNodes: 10, Window: time.Hour}
 	return cfg
 }

@@ -47,7 +47,7 @@ func TestExampleRBAC(t *testing.T) {
 	require.NoError(t, c.SetCondition(ctx, node, false, "XID79", "test"))
 	_, _, err = c.Quarantine(ctx, node, gpu, "xid_79", "xid_79-00000000", true, true)
 	require.NoError(t, err)
-	res, err := c.Drain(ctx, node, nil, 0)
+	res, err := c.Drain(ctx, node, nil, kube.DrainPolicy{Force: true}) // the test pod has no controller
 	require.NoError(t, err)
 	require.Equal(t, []string{f.ns + "/p"}, res.Evicted)
 	require.NoError(t, c.Request(ctx, node, kube.RebootRequestAnnotation, "now"))

@@ -38,7 +38,7 @@ type nodeAPI interface {
 	Quarantine(ctx context.Context, name, gpu, fault, incident string, taint, cordon bool) (bool, bool, error)
 	SetCondition(ctx context.Context, name string, healthy bool, reason, message string) error
 	Event(ctx context.Context, node, eventType, reason, message string) error
-	Drain(ctx context.Context, node string, only map[string]bool, grace time.Duration) (kube.DrainResult, error)
+	Drain(ctx context.Context, node string, only map[string]bool, pol kube.DrainPolicy) (kube.DrainResult, error)
 	Request(ctx context.Context, name, key, value string) error
 	Restore(ctx context.Context, name, message string) (bool, error)
 	RequestReset(ctx context.Context, name, gpu, incident string) error
@@ -59,7 +59,7 @@ const (
 	reasonAlready       = "already_remediating"  // the GPU is already being handled
 	reasonPerson        = "uncordoned_by_person" // a person took the node back; no new fault
 	reasonDrainDeferred = "drain_deferred"       // drain.max_concurrent nodes are draining
-	reasonDrainTimeout  = "drain_timeout"        // PodDisruptionBudgets kept pods past drain.timeout
+	reasonDrainTimeout  = "drain_timeout"        // PodDisruptionBudgets or terminating pods kept the drain past drain.timeout
 	reasonHealthy       = "healthy"              // the GPU passed its health check
 	reasonDryRun        = "dry_run"              // the metric's reason for an action not written
 	reasonResetOK       = "reset_ok"             // the reset actor reset the GPU
@@ -690,9 +690,14 @@ func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time
 				only[d.pod] = true
 			}
 		}
-		res, err := r.api.Drain(ctx, d.node, only, r.cfg.Drain.GracePeriod)
+		res, err := r.api.Drain(ctx, d.node, only, r.cfg.Drain.kubePolicy())
 		if err != nil {
 			return 0, "", err
+		}
+		if len(res.Refused) > 0 {
+			r.decision(d, p.incident, p.rem, reasonDrainRefused, "drain refused as kubectl drain refuses it (nothing evicted, nothing requested): "+strings.Join(res.Refused, "; "))
+			p.next = len(p.steps) // give up the drain and what follows it
+			return 0, "", nil
 		}
 		for _, pod := range res.Evicted {
 			r.logger.Info("Evicted", zap.String("node", d.node), zap.String("pod", pod))
@@ -701,7 +706,7 @@ func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time
 			return 1, "", nil
 		}
 		if now.Sub(p.drainSince) >= r.cfg.Drain.Timeout {
-			r.decision(d, p.incident, p.rem, reasonDrainTimeout, fmt.Sprintf("pods still held by PodDisruptionBudgets after %v: %s; the node stays cordoned", r.cfg.Drain.Timeout, strings.Join(res.Blocked, ", ")))
+			r.decision(d, p.incident, p.rem, reasonDrainTimeout, fmt.Sprintf("drain not done after %v: %s; the node stays cordoned", r.cfg.Drain.Timeout, res.Waiting()))
 			p.next = len(p.steps) // give up the drain and what follows it
 		}
 		return 0, "", nil

@@ -47,7 +47,7 @@ func (a *recordingAPI) Event(context.Context, string, string, string, string) er
 	return a.call("event")
 }
 
-func (a *recordingAPI) Drain(context.Context, string, map[string]bool, time.Duration) (kube.DrainResult, error) {
+func (a *recordingAPI) Drain(context.Context, string, map[string]bool, kube.DrainPolicy) (kube.DrainResult, error) {
 	return kube.DrainResult{}, a.call("drain")
 }
 

@@ -1,9 +1,10 @@
 // Package kube takes GPU nodes out of service through the Kubernetes API:
 // Events, the GPUHealthy node condition, a taint naming the GPU, cordon,
-// drain through the Eviction API, and annotations that ask a node agent to
-// reset a GPU or reboot. Every write that changes a node's schedulability
-// carries the ownership annotation in the same request, guarded by the
-// node's resourceVersion, so the two never land apart.
+// drain through the Eviction API (each pod decided as kubectl drain decides
+// it), and annotations that ask a node agent to reset a GPU or reboot.
+// Every write that changes a node's schedulability carries the ownership
+// annotation in the same request, guarded by the node's resourceVersion,
+// so the two never land apart.
 package kube
 
 import (
@@ -11,15 +12,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -252,78 +250,6 @@ func (c *Client) Event(ctx context.Context, node, eventType, reason, message str
 		ReportingController: Component, ReportingInstance: Component,
 	}, metav1.CreateOptions{})
 	return err
-}
-
-// DrainResult is one pass of a drain.
-type DrainResult struct {
-	Evicted []string // pods whose eviction was accepted in this pass
-	Blocked []string // pods a PodDisruptionBudget does not let go yet
-	// Remaining counts the pods still to evict (Blocked among them).
-	Remaining int
-}
-
-// Drain makes one pass over the node's pods: it asks the Eviction API to
-// evict each one (so PodDisruptionBudgets decide), skipping DaemonSet pods,
-// mirror pods, finished pods and pods already terminating. With only set,
-// only those pods (namespace/name) are evicted. grace < 0 leaves each
-// pod's own grace period. Call it again until Remaining is 0.
-func (c *Client) Drain(ctx context.Context, node string, only map[string]bool, grace time.Duration) (DrainResult, error) {
-	var res DrainResult
-	lctx, cancel := c.ctx(ctx)
-	pods, err := c.cs.CoreV1().Pods(metav1.NamespaceAll).List(lctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
-	cancel()
-	if err != nil {
-		return res, err
-	}
-	items := pods.Items
-	sort.Slice(items, func(i, j int) bool {
-		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
-	})
-	for i := range items {
-		p := &items[i]
-		id := p.Namespace + "/" + p.Name
-		if !Evictable(p) || (only != nil && !only[id]) {
-			continue
-		}
-		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
-		if grace >= 0 {
-			s := int64(grace / time.Second)
-			ev.DeleteOptions = &metav1.DeleteOptions{GracePeriodSeconds: &s}
-		}
-		ectx, cancel := c.ctx(ctx)
-		err := c.cs.PolicyV1().Evictions(p.Namespace).Evict(ectx, ev)
-		cancel()
-		switch {
-		case err == nil:
-			res.Evicted = append(res.Evicted, id)
-		case apierrors.IsNotFound(err):
-		case apierrors.IsTooManyRequests(err):
-			res.Blocked = append(res.Blocked, id)
-			res.Remaining++
-		default:
-			res.Remaining += len(items) - i
-			return res, err
-		}
-	}
-	return res, nil
-}
-
-// Evictable says whether a drain evicts the pod: not a DaemonSet's (it
-// would come back, and node agents must stay), not a mirror pod (the
-// kubelet owns it), not finished, not already terminating.
-func Evictable(p *corev1.Pod) bool {
-	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-		return false
-	}
-	for _, o := range p.OwnerReferences {
-		if o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller {
-			return false
-		}
-	}
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		return false
-	}
-	return p.DeletionTimestamp == nil
 }
 
 // Request sets a reset or reboot request annotation, recorded as ours.
