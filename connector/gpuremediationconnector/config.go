@@ -117,8 +117,9 @@ type DrainConfig struct {
 	// OnlyGPUPods evicts only the pods holding the faulty GPU (from the
 	// metrics' k8s.pod.name), not every pod of the node.
 	OnlyGPUPods bool `mapstructure:"only_gpu_pods"`
-	// The switches of kubectl drain, with its defaults; the README's
-	// "Drain, as kubectl drain does it" tables each pod case.
+	// The switches of kubectl drain, with its defaults but one
+	// (delete_emptydir_data); the README's "Drain, as kubectl drain does
+	// it" tables each pod case.
 	//
 	// DeleteEmptyDirData evicts pods with emptyDir volumes, losing their
 	// data (kubectl --delete-emptydir-data); without it such a pod
@@ -190,7 +191,11 @@ func createDefaultConfig() *Config {
 			Escalation:       EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"},
 		},
 		Actions:     ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true},
-		Drain:       DrainConfig{GracePeriod: -1, Timeout: 10 * time.Minute, MaxConcurrent: 1},
+		// emptyDir data goes by default, unlike kubectl's: training and
+		// serving pods mount /dev/shm as an emptyDir, so kubectl's default
+		// would refuse nearly every drain of a GPU node, leaving the pods on
+		// the broken GPU.
+		Drain: DrainConfig{GracePeriod: -1, Timeout: 10 * time.Minute, MaxConcurrent: 1, DeleteEmptyDirData: true},
 		Breaker:     BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour},
 		OptOutLabel: "gpu-remediation.otelcol-gpu.io/opt-out",
 		Recovery:    RecoveryConfig{Timeout: time.Hour, HealthyFor: 10 * time.Minute, Uncordon: true},

@@ -15,12 +15,12 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 )
 
-// The drain's kubectl switches default to kubectl's: off, and no timeout
-// or selector.
+// The drain's kubectl switches default to kubectl's (off, no timeout, no
+// selector), but for emptyDir data: a GPU pod's /dev/shm is one.
 func TestDrainSettingsDefaultAsKubectl(t *testing.T) {
 	d := createDefaultConfig().Drain
 	require.False(t, d.Force, "kubectl --force defaults to false")
-	require.False(t, d.DeleteEmptyDirData, "kubectl --delete-emptydir-data defaults to false")
+	require.True(t, d.DeleteEmptyDirData, "unlike kubectl: /dev/shm emptyDirs would refuse nearly every GPU node's drain")
 	require.Zero(t, d.SkipWaitForDeleteTimeout, "kubectl --skip-wait-for-delete-timeout defaults to 0")
 	require.Empty(t, d.PodSelector)
 
@@ -83,6 +83,7 @@ func TestDrainRefusedNamesPodsAndKeys(t *testing.T) {
 	f.podWith("web", node, func(*corev1.Pod) {})
 	cfg := testConfig()
 	cfg.Drain.Force = false
+	cfg.Drain.DeleteEmptyDirData = false
 	f.remediator(cfg, nil)
 	gpu := gpuID(node, 0)
 	f.feed(gpuReport{node: node, gpu: gpu})
