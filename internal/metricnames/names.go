@@ -34,6 +34,9 @@ const (
 	// GPURemediationBreakerState (connector/gpuremediationconnector): 1 while the circuit breaker is open and every action is stopped.
 	GPURemediationBreakerState     = "gpu.remediation.breaker.state"
 	GPURemediationBreakerStateUnit = "{state}"
+	// GPURemediationIncidentState (connector/gpuremediationconnector): 1 for each incident under way (a node or GPU taken out of service and not yet returned), with its id and state; an incident leaves the series when it ends.
+	GPURemediationIncidentState     = "gpu.remediation.incident.state"
+	GPURemediationIncidentStateUnit = "{incident}"
 	// GPURemediationNodes (connector/gpuremediationconnector): Nodes under remediation (taken out of service for a GPU fault, not yet returned).
 	GPURemediationNodes     = "gpu.remediation.nodes"
 	GPURemediationNodesUnit = "{node}"
@@ -177,8 +180,12 @@ const (
 	AttrGPUAutoscaleTargetName = "gpu.autoscale.target.name"
 	// AttrGPURemediationAction (attribute, connector/gpuremediationconnector): A step taken (event, condition, taint, cordon, drain, request, uncordon), a remediation not taken (none, restart_app, reset_gpu, drain), or breaker.
 	AttrGPURemediationAction = "gpu.remediation.action"
+	// AttrGPURemediationIncidentID (attribute, connector/gpuremediationconnector): The incident's id, as in its decisions, Events and log records (e.g. xid_79-1a2b3c4d).
+	AttrGPURemediationIncidentID = "gpu.remediation.incident.id"
 	// AttrGPURemediationReason (attribute, connector/gpuremediationconnector): Why, e.g. policy, escalated, healthy, dry_run, breaker_open, opt_out, already_remediating, non_critical; for breaker, open or reset.
 	AttrGPURemediationReason = "gpu.remediation.reason"
+	// AttrGPURemediationState (attribute, connector/gpuremediationconnector): Where an incident stands: acting, draining, awaiting_reset, awaiting_reboot, verifying, needs_person.
+	AttrGPURemediationState = "gpu.remediation.state"
 	// AttrHostName (resource attribute, receiver/dcgmreceiver): The host the GPU is on.
 	AttrHostName = "host.name"
 	// AttrHWDriverVersion (resource attribute, receiver/dcgmreceiver): The NVIDIA driver version.
@@ -302,6 +309,7 @@ var Metrics = [...]Metric{
 	{GPUAutoscaleReplicasDesired, GPUAutoscaleReplicasDesiredUnit, "connector/gpuautoscaleconnector"},
 	{GPURemediationActions, GPURemediationActionsUnit, "connector/gpuremediationconnector"},
 	{GPURemediationBreakerState, GPURemediationBreakerStateUnit, "connector/gpuremediationconnector"},
+	{GPURemediationIncidentState, GPURemediationIncidentStateUnit, "connector/gpuremediationconnector"},
 	{GPURemediationNodes, GPURemediationNodesUnit, "connector/gpuremediationconnector"},
 	{HWEnergy, HWEnergyUnit, "receiver/dcgmreceiver"},
 	{HWErrors, HWErrorsUnit, "receiver/dcgmreceiver"},
@@ -351,7 +359,9 @@ var Attributes = [...]Attribute{
 	{AttrGPUAutoscaleTargetKind, "connector/gpuautoscaleconnector"},
 	{AttrGPUAutoscaleTargetName, "connector/gpuautoscaleconnector"},
 	{AttrGPURemediationAction, "connector/gpuremediationconnector"},
+	{AttrGPURemediationIncidentID, "connector/gpuremediationconnector"},
 	{AttrGPURemediationReason, "connector/gpuremediationconnector"},
+	{AttrGPURemediationState, "connector/gpuremediationconnector"},
 	{AttrHostName, "receiver/dcgmreceiver"},
 	{AttrHWDriverVersion, "receiver/dcgmreceiver"},
 	{AttrHWGPUTask, "receiver/dcgmreceiver"},
