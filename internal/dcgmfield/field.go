@@ -51,6 +51,7 @@ const (
 	NVLinkTxBytes
 	NVLinkRxBytes
 	EnforcedPowerLimit
+	RecoveryAction
 
 	// Count is the number of fields in the catalog.
 	Count
@@ -118,6 +119,16 @@ var catalog = [Count]Info{
 	// The power limit the driver enforces after every limiter (the
 	// administrator's, the board's, thermal), the most the board may draw.
 	EnforcedPowerLimit: {ID: 164, Name: "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", Alias: "DCGM_FI_DEV_BOARD_POWER_LIMIT_ENFORCED_WATTS", Unit: "W", Max: 5000},
+	// What the driver says the GPU needs before it can be trusted again, an
+	// nvmlDeviceGpuRecoveryAction_t (see the RecoveryAction* constants):
+	// dcgm_fields.h, "GPU Recovery Action (see nvmlDeviceGpuRecoveryAction_t
+	// for return values)". DCGM 4.5 named field 1523
+	// DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION; 4.6 renamed it and kept the old
+	// name as an alias, which dcgm-exporters built on 4.5 still serve.
+	// A driver that predates the field answers NOT_SUPPORTED, which DCGM
+	// stores as a blank: no value. Max leaves room for actions a newer
+	// driver adds while rejecting DCGM's int32 blanks (0x7ffffff0 and up).
+	RecoveryAction: {ID: 1523, Name: "DCGM_FI_DEV_GPU_RECOVERY_ACTION", Alias: "DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION", Unit: "1", Max: 255},
 }
 
 var byName = func() map[string]Field {
@@ -215,6 +226,18 @@ func Valid(f Field, v float64) bool {
 	// near: 2^47 mJ is seven years of a 700 W GPU.
 	return v < fp64Blank
 }
+
+// Values of DCGM_FI_DEV_GPU_RECOVERY_ACTION and of NVML's field
+// NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: nvmlDeviceGpuRecoveryAction_t in
+// nvml.h. The driver logs XID 154 whenever the action changes.
+const (
+	RecoveryActionNone              = 0 // NVML_GPU_RECOVERY_ACTION_NONE: no action needed
+	RecoveryActionGPUReset          = 1 // NVML_GPU_RECOVERY_ACTION_GPU_RESET: reset the GPU
+	RecoveryActionNodeReboot        = 2 // NVML_GPU_RECOVERY_ACTION_NODE_REBOOT: reboot the node
+	RecoveryActionDrainP2P          = 3 // NVML_GPU_RECOVERY_ACTION_DRAIN_P2P: drain peer-to-peer traffic
+	RecoveryActionDrainAndReset     = 4 // NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET: drain P2P, then reset the GPU
+	RecoveryActionRecoverIMEXDomain = 5 // NVML_GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN: recover the IMEX domain
+)
 
 // Clock event reason bits of DCGM_FI_DEV_CLOCKS_EVENT_REASONS.
 const (

@@ -90,7 +90,22 @@ type State struct {
 	Epoch     int
 	Stale     bool
 	XIDs      []XID
+	// Recovery sets GPUs' recovery actions; a GPU not listed reports 0
+	// (none).
+	Recovery []Recovery
 }
+
+// Recovery is a GPU's recovery action (DCGM_FI_DEV_GPU_RECOVERY_ACTION),
+// an nvmlDeviceGpuRecoveryAction_t, or RecoveryUnsupported.
+type Recovery struct {
+	GPU    int
+	Action int
+}
+
+// RecoveryUnsupported is the action of a GPU whose driver predates the
+// field: the stand-in reads DCGM's NOT_SUPPORTED blank, with a status of
+// OK, so that only the value marks it.
+const RecoveryUnsupported = -1
 
 // XID is an XID event for the stand-in to report.
 type XID struct {
@@ -120,6 +135,9 @@ func (s State) Write(path string) error {
 	}
 	for _, x := range s.XIDs {
 		fmt.Fprintf(&b, "xid %d %d %d\n", x.GPU, x.Code, x.TSMicros)
+	}
+	for _, r := range s.Recovery {
+		fmt.Fprintf(&b, "recovery %d %d\n", r.GPU, r.Action)
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {

@@ -17,7 +17,8 @@ import (
 func TestExporterCalls(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
-	require.NoError(t, dcgmstandin.State{GPUs: 4, NoProf: []int{3}, Connected: true}.Write(state))
+	require.NoError(t, dcgmstandin.State{GPUs: 4, NoProf: []int{3}, Connected: true,
+		Recovery: []dcgmstandin.Recovery{{GPU: 2, Action: 1}}}.Write(state))
 	t.Setenv("STANDIN_DCGM_STATE", state)
 	require.NoError(t, dcgmstandin.Load("../../receiver/dcgmreceiver/testdata/standin-dcgm/libdcgm.c", dir))
 	cleanup, err := dcgm.Init(dcgm.Standalone, "localhost:5555", "0")
@@ -32,6 +33,9 @@ func TestExporterCalls(t *testing.T) {
 	meta, err = dcgm.FieldGetByID(1)
 	require.NoError(t, err)
 	require.Equal(t, dcgm.FE_NONE, meta.EntityLevel, "the driver version belongs to no entity")
+	meta, err = dcgm.FieldGetByID(dcgm.DCGM_FI_DEV_GPU_RECOVERY_ACTION)
+	require.NoError(t, err)
+	require.Equal(t, byte('i'), meta.FieldType, "the recovery action is an int64 field")
 	_, err = dcgm.FieldGetByID(5)
 	require.Error(t, err, "a field the stand-in does not serve is unsupported")
 
@@ -60,4 +64,12 @@ func TestExporterCalls(t *testing.T) {
 	vals, err = dcgm.EntityGetLatestValues(dcgm.FE_GPU, 3, []dcgm.Short{1002})
 	require.NoError(t, err)
 	require.NotZero(t, vals[0].Status, "no profiling on the T4")
+	// The recovery action, under go-dcgm's name for field 1523: what the
+	// state file says (GPU reset on GPU 2), none elsewhere.
+	for gpu, want := range []int64{0, 0, 1, 0} {
+		vals, err = dcgm.EntityGetLatestValues(dcgm.FE_GPU, uint(gpu), []dcgm.Short{dcgm.DCGM_FI_DEV_GPU_RECOVERY_ACTION})
+		require.NoError(t, err)
+		require.Zero(t, vals[0].Status)
+		require.Equal(t, want, vals[0].Int64(), "GPU %d", gpu)
+	}
 }

@@ -112,9 +112,9 @@ const (
 	// NvidiaGPUPowerLimit (receiver/dcgmreceiver): The power limit the driver enforces, the most the board may draw (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).
 	NvidiaGPUPowerLimit     = "nvidia.gpu.power.limit"
 	NvidiaGPUPowerLimitUnit = "W"
-	// NvidiaGPURecoveryAction (internal/metricnames): The GPU's recovery action as the driver last reported it (XID 154), numbered as NVML's nvmlDeviceGpuRecoveryAction_t (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): 0 none, 1 GPU reset, 2 node reboot, 3 drain peer-to-peer, 4 drain and reset, 5 recover IMEX domain; on the GPU's resource (hw.id); written by gpureplay from a kernel log, read by no component yet.
+	// NvidiaGPURecoveryAction (receiver/dcgmreceiver): The recovery action the driver says the GPU needs, an nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain (DCGM_FI_DEV_GPU_RECOVERY_ACTION; NVML field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Absent where the driver does not report it.
 	NvidiaGPURecoveryAction     = "nvidia.gpu.recovery_action"
-	NvidiaGPURecoveryActionUnit = "1"
+	NvidiaGPURecoveryActionUnit = "{action}"
 	// NvidiaGPURowRemapFailure (receiver/dcgmreceiver): 1 if a row remapping failed and the GPU needs service (DCGM_FI_DEV_ROW_REMAP_FAILURE).
 	NvidiaGPURowRemapFailure     = "nvidia.gpu.row_remap.failure"
 	NvidiaGPURowRemapFailureUnit = "{state}"
@@ -335,7 +335,7 @@ var Metrics = [...]Metric{
 	{NvidiaGPUPCIeReplays, NvidiaGPUPCIeReplaysUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPipeActive, NvidiaGPUPipeActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPowerLimit, NvidiaGPUPowerLimitUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPURecoveryAction, NvidiaGPURecoveryActionUnit, "internal/metricnames"},
+	{NvidiaGPURecoveryAction, NvidiaGPURecoveryActionUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapFailure, NvidiaGPURowRemapFailureUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapRows, NvidiaGPURowRemapRowsUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUSMActive, NvidiaGPUSMActiveUnit, "receiver/dcgmreceiver"},

@@ -96,6 +96,7 @@ var otelMetrics = []otelMetric{
 	{name: mn.HWErrors, unit: mn.HWErrorsUnit, typ: otelCounter, label: mn.AttrErrorType,
 		fields: map[string]f.Field{mn.AttrErrorTypeCorrected: f.ECCSBEVolTotal, mn.AttrErrorTypeUncorrected: f.ECCDBEVolTotal}},
 	{name: mn.NvidiaGPURowRemapFailure, unit: mn.NvidiaGPURowRemapFailureUnit, typ: otelGauge, field: f.RowRemapFailure},
+	{name: mn.NvidiaGPURecoveryAction, unit: mn.NvidiaGPURecoveryActionUnit, typ: otelGauge, field: f.RecoveryAction},
 	{name: mn.NvidiaGPURowRemapRows, unit: mn.NvidiaGPURowRemapRowsUnit, typ: otelUpDown, label: mn.AttrErrorType,
 		fields: map[string]f.Field{mn.AttrErrorTypeCorrected: f.CorrectableRemappedRows, mn.AttrErrorTypeUncorrected: f.UncorrectableRemappedRows}},
 	{name: mn.NvidiaGPUPCIeReplays, unit: mn.NvidiaGPUPCIeReplaysUnit, typ: otelCounter, field: f.PCIeReplayCounter},

@@ -301,6 +301,7 @@ func deviceValues(vs *f.Values, g *simGPU, c *conditions, dt float64, n noise) {
 	}
 	vs.Set(f.XIDErrors, xidField)
 	vs.Set(f.RowRemapFailure, 0)
+	vs.Set(f.RecoveryAction, f.RecoveryActionNone)
 	vs.Set(f.CorrectableRemappedRows, 0)
 	vs.Set(f.UncorrectableRemappedRows, g.dbe)
 	vs.Set(f.PCIeReplayCounter, 0)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -39,12 +40,20 @@ func standin(t *testing.T, st dcgmstandin.State) string {
 
 func newDCGMScraper(t *testing.T) (*gpuScraper, *statusHost, *observer.ObservedLogs) {
 	t.Helper()
+	return newDCGMScraperWith(t, func(*Config) {})
+}
+
+// newDCGMScraperWith is newDCGMScraper with the configuration changed by
+// mutate first.
+func newDCGMScraperWith(t *testing.T, mutate func(*Config)) (*gpuScraper, *statusHost, *observer.ObservedLogs) {
+	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Backend = BackendDCGM
 	cfg.Endpoint = "localhost:5555"
 	cfg.Hostname = "gpu-node-7"
 	cfg.CollectionInterval = time.Second
 	cfg.Reconnect = ReconnectConfig{InitialInterval: time.Millisecond, MaxInterval: 4 * time.Millisecond}
+	mutate(cfg)
 	core, logs := observer.New(zap.DebugLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
@@ -172,6 +181,49 @@ func TestDCGMStandin(t *testing.T) {
 	md, err = s.scrape(ctx)
 	require.NoError(t, err)
 	require.Zero(t, md.DataPointCount(), "stale values must be dropped")
+}
+
+// TestDCGMStandinRecoveryAction reads DCGM_FI_DEV_GPU_RECOVERY_ACTION
+// (field 1523) through the DCGM backend: GPU 1 needs a node reboot (2),
+// GPU 0 needs nothing (0, a point all the same), and GPU 2's driver
+// predates the field, so DCGM holds its NOT_SUPPORTED blank under a status
+// of OK: no point for GPU 2, in either naming, and its other metrics as
+// usual.
+func TestDCGMStandinRecoveryAction(t *testing.T) {
+	standin(t, dcgmstandin.State{GPUs: 3, Connected: true, Epoch: 1, Recovery: []dcgmstandin.Recovery{
+		{GPU: 1, Action: 2}, {GPU: 2, Action: dcgmstandin.RecoveryUnsupported},
+	}})
+	t.Run(NamingOTel, func(t *testing.T) {
+		s, _, _ := newDCGMScraper(t)
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		devs := byDevice(t, md)
+		require.Len(t, devs, 3)
+		dp := point(t, devs[gpu1], "nvidia.gpu.recovery_action", nil)
+		require.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+		require.Equal(t, int64(2), dp.IntValue(), "node reboot")
+		require.Equal(t, int64(0), point(t, devs[gpu0], "nvidia.gpu.recovery_action", nil).IntValue(), "none")
+		_, has := metric(devs[gpu2], "nvidia.gpu.recovery_action")
+		require.False(t, has, "DCGM's blank must not be emitted as an action")
+		require.InDelta(t, 52, num(point(t, devs[gpu2], "hw.temperature", nil)), 1e-9)
+	})
+	t.Run(NamingDCGMExporter, func(t *testing.T) {
+		s, _, _ := newDCGMScraperWith(t, func(c *Config) { c.Naming = NamingDCGMExporter })
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		got := map[string]float64{}
+		rms := md.ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			m, ok := metric(rms.At(i), "DCGM_FI_DEV_GPU_RECOVERY_ACTION")
+			if !ok {
+				continue
+			}
+			dp := m.Gauge().DataPoints().At(0)
+			uuid, _ := dp.Attributes().Get("UUID")
+			got[uuid.Str()] = dp.DoubleValue()
+		}
+		require.Equal(t, map[string]float64{gpu0: 0, gpu1: 2}, got)
+	})
 }
 
 // TestDCGMStandinEmbedded starts DCGM's embedded host engine instead of

@@ -47,6 +47,7 @@ func neededFields(cfg *Config) []f.Field {
 	use(m.NvidiaGpuPcieReplays.Enabled, f.PCIeReplayCounter)
 	use(m.NvidiaGpuXidErrors.Enabled, f.XIDErrors)
 	use(m.NvidiaGpuRowRemapFailure.Enabled, f.RowRemapFailure)
+	use(m.NvidiaGpuRecoveryAction.Enabled, f.RecoveryAction)
 	use(m.NvidiaGpuRowRemapRows.Enabled, f.CorrectableRemappedRows, f.UncorrectableRemappedRows)
 
 	var out []f.Field

@@ -279,6 +279,12 @@ func (m *mapper) record(s *gpu.Sample, cs *counterState) {
 	if v, ok := value(vs, f.RowRemapFailure); ok {
 		mb.RecordNvidiaGpuRowRemapFailureDataPoint(ts, int64(v))
 	}
+	// 0 (no action) is a reading like any other: it is what tells a GPU
+	// whose driver reports the action apart from one whose driver does not
+	// (no point at all).
+	if v, ok := value(vs, f.RecoveryAction); ok {
+		mb.RecordNvidiaGpuRecoveryActionDataPoint(ts, int64(v))
+	}
 	if v, ok := value(vs, f.CorrectableRemappedRows); ok {
 		mb.RecordNvidiaGpuRowRemapRowsDataPoint(ts, int64(v), metadata.AttributeErrorTypeCorrected)
 	}

@@ -605,6 +605,26 @@ func (ms *NvidiaGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error
 	return nil
 }
 
+// NvidiaGpuRecoveryActionMetricConfig provides config for the nvidia.gpu.recovery_action metric.
+type NvidiaGpuRecoveryActionMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *NvidiaGpuRecoveryActionMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // NvidiaGpuRowRemapFailureMetricConfig provides config for the nvidia.gpu.row_remap.failure metric.
 type NvidiaGpuRowRemapFailureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -831,6 +851,7 @@ type MetricsConfig struct {
 	NvidiaGpuPcieReplays           NvidiaGpuPcieReplaysMetricConfig           `mapstructure:"nvidia.gpu.pcie.replays"`
 	NvidiaGpuPipeActive            NvidiaGpuPipeActiveMetricConfig            `mapstructure:"nvidia.gpu.pipe.active"`
 	NvidiaGpuPowerLimit            NvidiaGpuPowerLimitMetricConfig            `mapstructure:"nvidia.gpu.power.limit"`
+	NvidiaGpuRecoveryAction        NvidiaGpuRecoveryActionMetricConfig        `mapstructure:"nvidia.gpu.recovery_action"`
 	NvidiaGpuRowRemapFailure       NvidiaGpuRowRemapFailureMetricConfig       `mapstructure:"nvidia.gpu.row_remap.failure"`
 	NvidiaGpuRowRemapRows          NvidiaGpuRowRemapRowsMetricConfig          `mapstructure:"nvidia.gpu.row_remap.rows"`
 	NvidiaGpuSmActive              NvidiaGpuSmActiveMetricConfig              `mapstructure:"nvidia.gpu.sm.active"`
@@ -913,6 +934,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			EnabledAttributes:   []NvidiaGpuPipeActiveMetricAttributeKey{NvidiaGpuPipeActiveMetricAttributeKeyNvidiaGpuPipe},
 		},
 		NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
+			Enabled: true,
+		},
+		NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 			Enabled: true,
 		},
 		NvidiaGpuRowRemapFailure: NvidiaGpuRowRemapFailureMetricConfig{

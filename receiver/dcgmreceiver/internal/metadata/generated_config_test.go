@@ -100,6 +100,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 						Enabled: true,
 					},
+					NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
+						Enabled: true,
+					},
 					NvidiaGpuRowRemapFailure: NvidiaGpuRowRemapFailureMetricConfig{
 						Enabled: true,
 					},
@@ -223,6 +226,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 						Enabled: false,
 					},
+					NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
+						Enabled: false,
+					},
 					NvidiaGpuRowRemapFailure: NvidiaGpuRowRemapFailureMetricConfig{
 						Enabled: false,
 					},
@@ -272,7 +278,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

@@ -309,6 +309,9 @@ var MetricsInfo = metricsInfo{
 	NvidiaGpuPowerLimit: metricInfo{
 		Name: "nvidia.gpu.power.limit",
 	},
+	NvidiaGpuRecoveryAction: metricInfo{
+		Name: "nvidia.gpu.recovery_action",
+	},
 	NvidiaGpuRowRemapFailure: metricInfo{
 		Name: "nvidia.gpu.row_remap.failure",
 	},
@@ -353,6 +356,7 @@ type metricsInfo struct {
 	NvidiaGpuPcieReplays           metricInfo
 	NvidiaGpuPipeActive            metricInfo
 	NvidiaGpuPowerLimit            metricInfo
+	NvidiaGpuRecoveryAction        metricInfo
 	NvidiaGpuRowRemapFailure       metricInfo
 	NvidiaGpuRowRemapRows          metricInfo
 	NvidiaGpuSmActive              metricInfo
@@ -1653,6 +1657,56 @@ func newMetricNvidiaGpuPowerLimit(cfg NvidiaGpuPowerLimitMetricConfig) metricNvi
 	return m
 }
 
+type metricNvidiaGpuRecoveryAction struct {
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   NvidiaGpuRecoveryActionMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
+}
+
+// init fills nvidia.gpu.recovery_action metric with initial data.
+func (m *metricNvidiaGpuRecoveryAction) init() {
+	m.data.SetName("nvidia.gpu.recovery_action")
+	m.data.SetDescription("The recovery action the driver says the GPU needs, an nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain (DCGM_FI_DEV_GPU_RECOVERY_ACTION; NVML field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Absent where the driver does not report it.")
+	m.data.SetUnit("{action}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricNvidiaGpuRecoveryAction) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricNvidiaGpuRecoveryAction) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricNvidiaGpuRecoveryAction) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricNvidiaGpuRecoveryAction(cfg NvidiaGpuRecoveryActionMetricConfig) metricNvidiaGpuRecoveryAction {
+	m := metricNvidiaGpuRecoveryAction{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricNvidiaGpuRowRemapFailure struct {
 	data     pmetric.Metric                       // data buffer for generated metric.
 	config   NvidiaGpuRowRemapFailureMetricConfig // metric config provided by user.
@@ -2106,6 +2160,7 @@ type MetricsBuilder struct {
 	metricNvidiaGpuPcieReplays           metricNvidiaGpuPcieReplays
 	metricNvidiaGpuPipeActive            metricNvidiaGpuPipeActive
 	metricNvidiaGpuPowerLimit            metricNvidiaGpuPowerLimit
+	metricNvidiaGpuRecoveryAction        metricNvidiaGpuRecoveryAction
 	metricNvidiaGpuRowRemapFailure       metricNvidiaGpuRowRemapFailure
 	metricNvidiaGpuRowRemapRows          metricNvidiaGpuRowRemapRows
 	metricNvidiaGpuSmActive              metricNvidiaGpuSmActive
@@ -2157,6 +2212,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricNvidiaGpuPcieReplays:           newMetricNvidiaGpuPcieReplays(mbc.Metrics.NvidiaGpuPcieReplays),
 		metricNvidiaGpuPipeActive:            newMetricNvidiaGpuPipeActive(mbc.Metrics.NvidiaGpuPipeActive),
 		metricNvidiaGpuPowerLimit:            newMetricNvidiaGpuPowerLimit(mbc.Metrics.NvidiaGpuPowerLimit),
+		metricNvidiaGpuRecoveryAction:        newMetricNvidiaGpuRecoveryAction(mbc.Metrics.NvidiaGpuRecoveryAction),
 		metricNvidiaGpuRowRemapFailure:       newMetricNvidiaGpuRowRemapFailure(mbc.Metrics.NvidiaGpuRowRemapFailure),
 		metricNvidiaGpuRowRemapRows:          newMetricNvidiaGpuRowRemapRows(mbc.Metrics.NvidiaGpuRowRemapRows),
 		metricNvidiaGpuSmActive:              newMetricNvidiaGpuSmActive(mbc.Metrics.NvidiaGpuSmActive),
@@ -2351,6 +2407,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricNvidiaGpuPcieReplays.emit(ils.Metrics())
 	mb.metricNvidiaGpuPipeActive.emit(ils.Metrics())
 	mb.metricNvidiaGpuPowerLimit.emit(ils.Metrics())
+	mb.metricNvidiaGpuRecoveryAction.emit(ils.Metrics())
 	mb.metricNvidiaGpuRowRemapFailure.emit(ils.Metrics())
 	mb.metricNvidiaGpuRowRemapRows.emit(ils.Metrics())
 	mb.metricNvidiaGpuSmActive.emit(ils.Metrics())
@@ -2486,6 +2543,11 @@ func (mb *MetricsBuilder) RecordNvidiaGpuPipeActiveDataPoint(ts pcommon.Timestam
 // RecordNvidiaGpuPowerLimitDataPoint adds a data point to nvidia.gpu.power.limit metric.
 func (mb *MetricsBuilder) RecordNvidiaGpuPowerLimitDataPoint(ts pcommon.Timestamp, val float64) {
 	mb.metricNvidiaGpuPowerLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordNvidiaGpuRecoveryActionDataPoint adds a data point to nvidia.gpu.recovery_action metric.
+func (mb *MetricsBuilder) RecordNvidiaGpuRecoveryActionDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricNvidiaGpuRecoveryAction.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordNvidiaGpuRowRemapFailureDataPoint adds a data point to nvidia.gpu.row_remap.failure metric.

@@ -168,6 +168,9 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordNvidiaGpuPowerLimitDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordNvidiaGpuRecoveryActionDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordNvidiaGpuRowRemapFailureDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -707,6 +710,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "nvidia.gpu.recovery_action":
+					assert.False(t, validatedMetrics["nvidia.gpu.recovery_action"], "Found a duplicate in the metrics slice: nvidia.gpu.recovery_action")
+					validatedMetrics["nvidia.gpu.recovery_action"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The recovery action the driver says the GPU needs, an nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain (DCGM_FI_DEV_GPU_RECOVERY_ACTION; NVML field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Absent where the driver does not report it.", mi.Description())
+					assert.Equal(t, "{action}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "nvidia.gpu.row_remap.failure":
 					assert.False(t, validatedMetrics["nvidia.gpu.row_remap.failure"], "Found a duplicate in the metrics slice: nvidia.gpu.row_remap.failure")
 					validatedMetrics["nvidia.gpu.row_remap.failure"] = true

@@ -20,6 +20,9 @@
  *   xid G CODE T  an XID event CODE on GPU G at time T (usec since 1970);
  *                 the latest value of DCGM_FI_DEV_XID_ERRORS is then the last
  *                 such CODE (in file order) up to the read time
+ *   recovery G A  GPU G's recovery action (DCGM_FI_DEV_GPU_RECOVERY_ACTION)
+ *                 is A, an nvmlDeviceGpuRecoveryAction_t (default 0, none);
+ *                 A < 0 is a driver that predates the field: the blank
  *
  * The latest-value reads accept only the handle of the current connection
  * (dcgmConnect_v2 or dcgmStartEmbedded), so that a caller passing DCGM its
@@ -48,6 +51,7 @@ struct state {
 	int stale;
 	int nxids;
 	struct { int gpu; long long code, ts; } xids[MAX_XIDS];
+	long long recovery[DCGM_MAX_NUM_DEVICES];
 };
 
 static long long calls;      /* device-field reads, a stand-in for time */
@@ -94,6 +98,11 @@ static void load(struct state *s)
 				s->xids[s->nxids].ts = c;
 				s->nxids++;
 			}
+			continue;
+		}
+		if (!strcmp(key, "recovery")) {
+			if (fscanf(f, "%lld %lld", &a, &b) == 2 && a >= 0 && a < DCGM_MAX_NUM_DEVICES)
+				s->recovery[a] = b;
 			continue;
 		}
 		if (fscanf(f, "%lld", &a) != 1)
@@ -414,6 +423,14 @@ static void value(const struct state *s, struct val *v, int gpu, int mig, unsign
 			if (s->xids[i].gpu == gpu && !mig && s->xids[i].ts <= ts)
 				v->i64 = s->xids[i].code;
 		return;
+	/* The recovery action. A driver that predates the field answers
+	 * NVML_ERROR_NOT_SUPPORTED, which DCGM stores as its NOT_SUPPORTED
+	 * blank. The stand-in answers the read with status OK and the blank,
+	 * so that only the value says so: a reader that checks the status
+	 * alone would report the blank as an action. */
+	case 1523:
+		v->i64 = s->recovery[gpu] < 0 ? DCGM_INT64_NOT_SUPPORTED : s->recovery[gpu];
+		return;
 	/* CPU affinity: GPUs 0-15 on CPUs 0-63, the others on 64-127. */
 	case 70: v->i64 = gpu < 16 ? -1LL : 0; return;
 	case 71: v->i64 = gpu < 16 ? 0 : -1LL; return;
@@ -633,6 +650,7 @@ static const struct {
 	{1010, DCGM_FT_INT64, "pcie_rx_bytes", DCGM_FE_GPU},
 	{1011, DCGM_FT_INT64, "nvlink_tx_bytes", DCGM_FE_GPU},
 	{1012, DCGM_FT_INT64, "nvlink_rx_bytes", DCGM_FE_GPU},
+	{1523, DCGM_FT_INT64, "gpu_recovery_action", DCGM_FE_GPU},
 };
 #define NFIELDS (sizeof(field_table) / sizeof(field_table[0]))
 
