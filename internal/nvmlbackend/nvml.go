@@ -6,8 +6,10 @@ package nvmlbackend
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -46,6 +48,9 @@ type device struct {
 	// two samples.
 	gpm     [2]nvml.GpmSample
 	gpmPrev bool
+	// fields is the request of the field values read through
+	// nvmlDeviceGetFieldValues, reused from read to read.
+	fields [1]nvml.FieldValue
 }
 
 // New returns an unconnected backend.
@@ -227,6 +232,7 @@ func (b *Backend) read(d *device, vs *f.Values) error {
 		}
 		vs.Set(f.RowRemapFailure, failure)
 	}
+	b.readFields(d, vs, check)
 	// NVML reports PCIe throughput in KiB/s over a 20 ms window.
 	if kb, ret := h.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES); check(ret) {
 		vs.Set(f.PCIeTxBytes, float64(kb)*1024)
@@ -239,6 +245,50 @@ func (b *Backend) read(d *device, vs *f.Values) error {
 	}
 	b.readGPM(d, vs)
 	return nil
+}
+
+// readFields reads what NVML gives only as a field value, not through a
+// getter of its own: the recovery action, NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+// (230 in nvml.h; not DCGM's field 230, which is the XID), an
+// nvmlDeviceGpuRecoveryAction_t. A driver that predates the field answers
+// the call but fails the field (nvml.h: "value is undefined if nvmlReturn !=
+// NVML_SUCCESS"), which leaves the value out rather than reporting 0.
+func (*Backend) readFields(d *device, vs *f.Values, check func(nvml.Return) bool) {
+	d.fields[0] = nvml.FieldValue{FieldId: nvml.FI_DEV_GET_GPU_RECOVERY_ACTION}
+	if !check(d.h.GetFieldValues(d.fields[:])) {
+		return
+	}
+	fv := &d.fields[0]
+	if !check(nvml.Return(fv.NvmlReturn)) {
+		return
+	}
+	if v, ok := fieldValue(fv); ok {
+		vs.Set(f.RecoveryAction, v)
+	}
+}
+
+// fieldValue decodes an nvmlValue_t, the union of nvml.h that a field
+// value's valueType names the member of. go-nvml carries it as its 8 bytes
+// in the machine's order.
+func fieldValue(fv *nvml.FieldValue) (float64, bool) {
+	b := fv.Value[:]
+	switch nvml.ValueType(fv.ValueType) {
+	case nvml.VALUE_TYPE_DOUBLE:
+		return math.Float64frombits(binary.NativeEndian.Uint64(b)), true
+	case nvml.VALUE_TYPE_UNSIGNED_INT:
+		return float64(binary.NativeEndian.Uint32(b)), true
+	case nvml.VALUE_TYPE_SIGNED_INT:
+		return float64(int32(binary.NativeEndian.Uint32(b))), true
+	case nvml.VALUE_TYPE_UNSIGNED_LONG, nvml.VALUE_TYPE_UNSIGNED_LONG_LONG:
+		// unsigned long is 8 bytes on the 64-bit Linux that NVML ships for.
+		return float64(binary.NativeEndian.Uint64(b)), true
+	case nvml.VALUE_TYPE_SIGNED_LONG_LONG:
+		return float64(int64(binary.NativeEndian.Uint64(b))), true
+	case nvml.VALUE_TYPE_UNSIGNED_SHORT:
+		return float64(binary.NativeEndian.Uint16(b)), true
+	default:
+		return 0, false
+	}
 }
 
 var gpmFields = []struct {

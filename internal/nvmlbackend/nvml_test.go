@@ -2,6 +2,7 @@ package nvmlbackend
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func TestNVMLMock(t *testing.T) {
 		f.SMClock: 1410, f.MemClock: 1593, f.ClocksEventReasons: 0x40,
 		f.ECCSBEVolTotal: 5, f.ECCDBEVolTotal: 1, f.PCIeReplayCounter: 0,
 		f.CorrectableRemappedRows: 2, f.UncorrectableRemappedRows: 1, f.RowRemapFailure: 0,
-		f.PCIeTxBytes: 1000 * 1024, f.PCIeRxBytes: 1000 * 1024,
+		f.PCIeTxBytes: 1000 * 1024, f.PCIeRxBytes: 1000 * 1024, f.RecoveryAction: 0,
 	}
 	for field, v := range want {
 		got, ok := s0.Values.Get(field)
@@ -82,6 +83,57 @@ func TestNVMLPowerLimit(t *testing.T) {
 		require.InDeltaf(t, want, got, 1e-9, "device %d", i)
 	}
 	require.False(t, samples[2].Values.Has(f.EnforcedPowerLimit), "an unsupported limit is left out")
+}
+
+// TestNVMLRecoveryAction: the recovery action is read from the field
+// values (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): a GPU that needs a reset
+// reports 1; a driver that fails the field (NOT_SUPPORTED: it predates it)
+// or the whole call leaves the field out rather than reporting 0, none; a
+// value of another type than the mock's unsigned int decodes the same.
+func TestNVMLRecoveryAction(t *testing.T) {
+	srv := nvmlmock.New()
+	dev := func(i int) *dgxa100.Device { return srv.Devices[i].(*dgxa100.Device) }
+	dev(1).GetFieldValuesFunc = nvmlmock.RecoveryAction(f.RecoveryActionGPUReset, nvml.SUCCESS)
+	dev(2).GetFieldValuesFunc = nvmlmock.RecoveryAction(0, nvml.ERROR_NOT_SUPPORTED)
+	dev(3).GetFieldValuesFunc = func([]nvml.FieldValue) nvml.Return { return nvml.ERROR_NOT_SUPPORTED }
+	var asked []uint32
+	dev(4).GetFieldValuesFunc = func(fvs []nvml.FieldValue) nvml.Return {
+		for i := range fvs {
+			asked = append(asked, fvs[i].FieldId)
+			fvs[i].NvmlReturn = uint32(nvml.SUCCESS)
+			fvs[i].ValueType = uint32(nvml.VALUE_TYPE_UNSIGNED_LONG_LONG)
+			binary.NativeEndian.PutUint64(fvs[i].Value[:], f.RecoveryActionNodeReboot)
+		}
+		return nvml.SUCCESS
+	}
+	b := New(Options{Lib: srv})
+	ctx := context.Background()
+	require.NoError(t, b.Connect(ctx))
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	samples, err := b.Collect(ctx, time.Unix(100, 0), time.Second)
+	require.NoError(t, err)
+	for i, want := range map[int]float64{0: f.RecoveryActionNone, 1: f.RecoveryActionGPUReset, 4: f.RecoveryActionNodeReboot} {
+		got, ok := samples[i].Values.Get(f.RecoveryAction)
+		require.Truef(t, ok, "device %d", i)
+		require.InDeltaf(t, want, got, 0, "device %d", i)
+	}
+	require.Equal(t, []uint32{nvml.FI_DEV_GET_GPU_RECOVERY_ACTION}, asked, "field 230, once per collection")
+	require.False(t, samples[2].Values.Has(f.RecoveryAction), "a field the driver fails is left out")
+	require.False(t, samples[3].Values.Has(f.RecoveryAction), "a failed call is left out")
+	require.True(t, samples[3].Values.Has(f.GPUTemp), "and the rest is read as usual")
+}
+
+// TestNVMLRecoveryActionLost: a GPU lost in the field read is lost, as in
+// any other read.
+func TestNVMLRecoveryActionLost(t *testing.T) {
+	srv := nvmlmock.New()
+	srv.Devices[1].(*dgxa100.Device).GetFieldValuesFunc = nvmlmock.RecoveryAction(0, nvml.ERROR_GPU_IS_LOST)
+	b := New(Options{Lib: srv})
+	ctx := context.Background()
+	require.NoError(t, b.Connect(ctx))
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	_, err := b.Collect(ctx, time.Unix(100, 0), time.Second)
+	require.ErrorContains(t, err, nvml.ErrorString(nvml.ERROR_GPU_IS_LOST))
 }
 
 func TestNVMLGPULost(t *testing.T) {

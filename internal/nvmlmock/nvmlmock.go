@@ -4,6 +4,8 @@
 package nvmlmock
 
 import (
+	"encoding/binary"
+
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
@@ -16,8 +18,9 @@ const XIDDevice = 2
 // New returns eight A100s with fixed readings: device i is 80+i % busy,
 // uses 10 of its 40 GiB, draws 250.5 W of its enforced 400 W power limit
 // at 61 C, runs its SMs at 1410 MHz with the HW thermal slowdown reason
-// set, and has seen 5 corrected and 1 uncorrected ECC errors. Device 0 supports GPM, as a Hopper GPU would, so
-// it reports SM activity from its second collection on; device 3 has a
+// set, and has seen 5 corrected and 1 uncorrected ECC errors, and needs no
+// recovery action. Device 0 supports GPM, as a Hopper GPU would, so it
+// reports SM activity from its second collection on; device 3 has a
 // failed row remapping.
 func New() *dgxa100.Server {
 	s := dgxa100.New()
@@ -61,6 +64,7 @@ func New() *dgxa100.Server {
 		md.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 2, 1, false, i == 3, nvml.SUCCESS }
 		md.GetPcieThroughputFunc = func(nvml.PcieUtilCounter) (uint32, nvml.Return) { return 1000, nvml.SUCCESS }
 		md.RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
+		md.GetFieldValuesFunc = RecoveryAction(0, nvml.SUCCESS)
 	}
 	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS }
 	s.EventSetFreeFunc = func(nvml.EventSet) nvml.Return { return nvml.SUCCESS }
@@ -83,4 +87,29 @@ func New() *dgxa100.Server {
 	}
 	pending = append(pending, nvml.EventData{Device: s.Devices[XIDDevice], EventType: nvml.EventTypeXidCriticalError, EventData: 79})
 	return s
+}
+
+// RecoveryAction answers nvmlDeviceGetFieldValues for a GPU whose recovery
+// action (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) is action, an
+// nvmlDeviceGpuRecoveryAction_t, as an unsigned int. With ret other than
+// SUCCESS the field fails with ret while the call succeeds, as with a
+// driver that predates the field (ERROR_NOT_SUPPORTED). Every other field
+// fails with ERROR_NOT_SUPPORTED.
+func RecoveryAction(action uint32, ret nvml.Return) func([]nvml.FieldValue) nvml.Return {
+	return func(fvs []nvml.FieldValue) nvml.Return {
+		for i := range fvs {
+			fv := &fvs[i]
+			fv.NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
+			if fv.FieldId != nvml.FI_DEV_GET_GPU_RECOVERY_ACTION {
+				continue
+			}
+			fv.NvmlReturn = uint32(ret)
+			if ret == nvml.SUCCESS {
+				fv.ValueType = uint32(nvml.VALUE_TYPE_UNSIGNED_INT)
+				fv.Value = [8]byte{}
+				binary.NativeEndian.PutUint32(fv.Value[:], action)
+			}
+		}
+		return nvml.SUCCESS
+	}
 }
