@@ -118,7 +118,7 @@ func TestNVMLMock(t *testing.T) {
 		dcgmfield.GPUUtil: 80, dcgmfield.MemCopyUtil: 30, dcgmfield.FBTotal: 40 << 10, dcgmfield.FBUsed: 10 << 10,
 		dcgmfield.PowerUsage: 250.5, dcgmfield.GPUTemp: 61, dcgmfield.SMClock: 1410,
 		dcgmfield.ClocksEventReasons: 0x40, dcgmfield.ECCSBEVolTotal: 5, dcgmfield.ECCDBEVolTotal: 1,
-		dcgmfield.PCIeRxBytes: 1000 * 1024, dcgmfield.XIDErrors: 0,
+		dcgmfield.PCIeRxBytes: 1000 * 1024, dcgmfield.XIDErrors: 0, dcgmfield.RecoveryAction: 0,
 	}
 	for f, v := range want {
 		require.InDeltaf(t, v, val(t, r, f), 1e-9, "%s", f)
@@ -143,13 +143,15 @@ func standin(t *testing.T, st dcgmstandin.State) {
 
 // TestDCGMStandin records through the real go-dcgm code path against the
 // stand-in DCGM library: three GPUs, one a T4 without profiling, a MIG
-// instance, and an XID during the recording.
+// instance, an XID during the recording, one GPU that needs a reset and
+// the T4's driver without the recovery action.
 func TestDCGMStandin(t *testing.T) {
 	// Compile the stand-in first: the XID must come after the connection.
 	require.NoError(t, dcgmstandin.Load(standinSource, t.TempDir()))
 	xidAt := time.Now().Add(time.Second)
 	standin(t, dcgmstandin.State{GPUs: 3, NoProf: []int{2}, MIG: true, Connected: true, Epoch: 1,
-		XIDs: []dcgmstandin.XID{{GPU: 1, Code: 79, TSMicros: xidAt.UnixMicro()}}})
+		XIDs:     []dcgmstandin.XID{{GPU: 1, Code: 79, TSMicros: xidAt.UnixMicro()}},
+		Recovery: []dcgmstandin.Recovery{{GPU: 1, Action: 1}, {GPU: 2, Action: dcgmstandin.RecoveryUnsupported}}})
 	out := filepath.Join(t.TempDir(), "dcgm.csv")
 	code, stderr := record(t, context.Background(), Env{}, "-backend", "dcgm", "-endpoint", "localhost:5555", "-hostname", "gpu-node-7",
 		"-interval", "200ms", "-duration", "3s", "-o", out)
@@ -171,11 +173,14 @@ func TestDCGMStandin(t *testing.T) {
 	require.InDelta(t, 0.52, val(t, g1, dcgmfield.SMActive), 1e-9)
 	require.Equal(t, 1e9, val(t, g1, dcgmfield.NVLinkRxBytes))
 	require.Equal(t, 2.0, val(t, g1, dcgmfield.ECCSBEVolTotal))
+	require.Equal(t, 1.0, val(t, g1, dcgmfield.RecoveryAction), "GPU reset")
+	require.Equal(t, 0.0, val(t, byUUID["GPU-5ca1ab1e-0000-4000-8000-000000000000"], dcgmfield.RecoveryAction), "none")
 
 	t4 := byUUID["GPU-5ca1ab1e-0000-4000-8000-000000000002"]
 	require.Equal(t, "Tesla T4", t4.Model)
 	require.False(t, t4.Values.Has(dcgmfield.SMActive), "no profiling: blank, not invented")
 	require.False(t, t4.Values.Has(dcgmfield.MemoryTemp), "a DCGM blank value stays blank")
+	require.False(t, t4.Values.Has(dcgmfield.RecoveryAction), "a recovery action the driver lacks stays blank")
 	require.Contains(t, byUUID, "MIG-5ca1ab1e-0000-4000-9000-000000000000")
 
 	// The XID is in exactly one row, the sample after it occurred.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 )
 
 const good = `# a comment
@@ -139,4 +140,45 @@ func TestErrorAfterBatches(t *testing.T) {
 	require.EqualError(t, err, `t.csv:5:5: gpu: want a GPU index, got "x"`)
 	_, err = tr.NextBatch()
 	require.Error(t, err, "the error stays")
+}
+
+// TestRecoveryActionColumn: the recovery action is a column like any DCGM
+// field. A writer of the whole catalogue (gpurecord's) writes it under
+// DCGM 4.6's name; DCGM 4.5's name reads as the same field; a blank cell
+// is no value; a trace without the column (every trace before it) reads
+// as before, and its samples have no recovery action rather than 0.
+func TestRecoveryActionColumn(t *testing.T) {
+	var sb strings.Builder
+	w, err := NewWriter(&sb, dcgmfield.All())
+	require.NoError(t, err)
+	var vs dcgmfield.Values
+	vs.Set(dcgmfield.RecoveryAction, dcgmfield.RecoveryActionNodeReboot)
+	require.NoError(t, w.Write(&Row{Time: 100, UUID: "GPU-a", Values: vs}))
+	require.NoError(t, w.Write(&Row{Time: 100, UUID: "GPU-b"}))
+	require.NoError(t, w.Flush())
+	header, _, _ := strings.Cut(sb.String(), "\n")
+	require.Contains(t, strings.Split(header, ","), "DCGM_FI_DEV_GPU_RECOVERY_ACTION")
+	batches, err := readAll(t, sb.String())
+	require.NoError(t, err)
+	devices := map[string]*gpu.Device{}
+	s := batches[0][0].Sample(devices)
+	v, ok := s.Values.Get(dcgmfield.RecoveryAction)
+	require.True(t, ok)
+	require.Equal(t, float64(dcgmfield.RecoveryActionNodeReboot), v)
+	require.False(t, batches[0][1].Values.Has(dcgmfield.RecoveryAction), "a blank cell is no action")
+
+	batches, err = readAll(t, "timestamp,uuid,DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION\n100,GPU-a,1\n")
+	require.NoError(t, err)
+	v, ok = batches[0][0].Values.Get(dcgmfield.RecoveryAction)
+	require.True(t, ok, "DCGM 4.5's name")
+	require.Equal(t, float64(dcgmfield.RecoveryActionGPUReset), v)
+
+	batches, err = readAll(t, good)
+	require.NoError(t, err)
+	for _, b := range batches {
+		for i := range b {
+			s := b[i].Sample(devices)
+			require.False(t, s.Values.Has(dcgmfield.RecoveryAction), "line %d", b[i].Line)
+		}
+	}
 }
