@@ -72,7 +72,9 @@ type Fault struct {
 	Start time.Duration `mapstructure:"start"`
 	// Duration is how long it lasts; zero means until the end.
 	Duration time.Duration `mapstructure:"duration"`
-	// XID is the XID code of an xid fault (default 79).
+	// XID is the XID code of an xid fault (default 79). XID 154 (the
+	// driver changed the GPU's recovery action) also sets the recovery
+	// action to 1, GPU reset, for as long as the fault lasts.
 	XID uint32 `mapstructure:"xid"`
 	// Ramp is how long a memory_growth fault takes to fill the frame buffer
 	// to 99% (default 5m). Growth is linear: a long ramp on a steady

@@ -189,6 +189,10 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 	return gpu.Sample{Device: &g.dev, Time: now, Values: vs, XIDs: c.xids, Epoch: 1}
 }
 
+// xidRecoveryAction is the XID the driver logs when a GPU's recovery
+// action changes.
+const xidRecoveryAction = 154
+
 // noise is the deterministic jitter of one GPU at one 100 ms tick.
 type noise struct{ seed, gpu, tick uint64 }
 
@@ -205,6 +209,8 @@ type conditions struct {
 	reasons int
 	fbFrac  float64
 	xids    []uint32 // XIDs that occurred since the previous sample
+	// recovery is the driver's recovery action (DCGM_FI_DEV_GPU_RECOVERY_ACTION).
+	recovery float64
 }
 
 // conditions applies the workload's phase and the faults active at elapsed
@@ -249,6 +255,13 @@ func (fl *Fleet) conditions(g *simGPU, elapsed time.Duration, dt float64) condit
 			if !g.firedXID[fi] {
 				g.firedXID[fi] = true
 				c.xids = append(c.xids, flt.XID)
+			}
+			// The driver logs XID 154 when it changes the recovery action,
+			// most often "from 0x0 (None) to 0x1 (GPU Reset Required)".
+			// The fleet takes it so: the GPU needs a reset while the fault
+			// lasts, and its end is the reset done.
+			if flt.XID == xidRecoveryAction {
+				c.recovery = f.RecoveryActionGPUReset
 			}
 		case MemoryGrowth:
 			d := flt.Ramp
@@ -301,7 +314,7 @@ func deviceValues(vs *f.Values, g *simGPU, c *conditions, dt float64, n noise) {
 	}
 	vs.Set(f.XIDErrors, xidField)
 	vs.Set(f.RowRemapFailure, 0)
-	vs.Set(f.RecoveryAction, f.RecoveryActionNone)
+	vs.Set(f.RecoveryAction, c.recovery)
 	vs.Set(f.CorrectableRemappedRows, 0)
 	vs.Set(f.UncorrectableRemappedRows, g.dbe)
 	vs.Set(f.PCIeReplayCounter, 0)

@@ -192,3 +192,46 @@ func TestDefaultFleetV2(t *testing.T) {
 	require.Greater(t, val(t, b, f.FBUsed), val(t, a, f.FBUsed))
 	require.InDelta(t, val(t, b, f.FBUsed)-val(t, a, f.FBUsed), val(t, c, f.FBUsed)-val(t, b, f.FBUsed), 1)
 }
+
+// TestRecoveryAction: every GPU reports a recovery action, 0 (none),
+// whatever else goes wrong with it (an XID 79, an ECC error); an xid fault
+// of XID 154 logs the XID once and sets the action to 1 (GPU reset) for as
+// long as the fault lasts.
+func TestRecoveryAction(t *testing.T) {
+	cfg := Config{
+		Seed: 3, Hosts: 1, GPUsPerHost: 4, HostPrefix: "n", Models: []string{"h100"},
+		Faults: []Fault{
+			{Kind: XID, GPUs: "0/1", Start: 10 * time.Second, Duration: 20 * time.Second, XID: 154},
+			{Kind: XID, GPUs: "0/2", Start: 10 * time.Second, XID: 79},
+			{Kind: ECC, GPUs: "0/3", Start: 10 * time.Second},
+		},
+	}
+	fl, err := New(cfg)
+	require.NoError(t, err)
+	for _, step := range []struct {
+		at     time.Duration
+		reset  bool // GPU 1 needs a reset
+		xid154 bool // GPU 1 logs XID 154
+	}{
+		{0, false, false},
+		{10 * time.Second, true, true},
+		{20 * time.Second, true, false},
+		{30 * time.Second, false, false},
+	} {
+		s := collect(t, fl, step.at)
+		for i := range s {
+			want := float64(f.RecoveryActionNone)
+			if i == 1 && step.reset {
+				want = f.RecoveryActionGPUReset
+			}
+			require.Equalf(t, want, val(t, s[i], f.RecoveryAction), "GPU %d at %v", i, step.at)
+		}
+		if step.xid154 {
+			require.Equal(t, []uint32{154}, s[1].XIDs, "at %v", step.at)
+			require.Equal(t, []uint32{79}, s[2].XIDs, "the other faults fire too")
+			require.Equal(t, []uint32{48}, s[3].XIDs)
+		} else {
+			require.Empty(t, s[1].XIDs, "at %v", step.at)
+		}
+	}
+}

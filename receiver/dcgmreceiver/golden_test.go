@@ -31,6 +31,7 @@ func goldenFleet() simulated.Config {
 			{Kind: simulated.ThermalThrottle, GPUs: "0/1", Start: 10 * time.Second},
 			{Kind: simulated.XID, GPUs: "0/2", Start: 10 * time.Second, XID: 79},
 			{Kind: simulated.ECC, GPUs: "0/2", Start: 20 * time.Second},
+			{Kind: simulated.XID, GPUs: "0/3", Start: 20 * time.Second, XID: 154},
 		},
 	}
 }
@@ -104,6 +105,9 @@ func TestMappedSignals(t *testing.T) {
 
 	idle := last[byName["gpu3"]]
 	require.Less(t, num(point(t, idle, "nvidia.gpu.sm.active", nil)), 0.05)
+	require.Equal(t, int64(1), point(t, idle, "nvidia.gpu.recovery_action", nil).IntValue(), "XID 154: the driver asks for a GPU reset")
+	require.Equal(t, int64(1), point(t, idle, "nvidia.gpu.xid.errors", map[string]any{"nvidia.gpu.xid": int64(154)}).IntValue())
+	require.Equal(t, int64(0), point(t, faulty, "nvidia.gpu.recovery_action", nil).IntValue(), "XID 79 alone changes no recovery action")
 	require.NotContains(t, idle.Resource().Attributes().AsRaw(), "k8s.pod.name", "an unallocated GPU has no pod")
 	require.Equal(t, "train", last[byName["gpu0"]].Resource().Attributes().AsRaw()["k8s.job.name"])
 
