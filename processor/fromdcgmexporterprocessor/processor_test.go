@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +195,44 @@ func TestCountersHeld(t *testing.T) {
 		assert.InDelta(t, want.joules, value(t, outs[i], mn.HWEnergy, nil), 1e-9, "page %d", i+1)
 	}
 	metadatatest.AssertEqualProcessorFromDcgmExporterCounterResets(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+}
+
+// TestRecoveryAction: the recovery action under DCGM 4.6's name
+// (DCGM_FI_DEV_GPU_RECOVERY_ACTION, as the dcgm receiver's dcgm_exporter
+// naming and dcgm-exporters built on DCGM 4.6 serve it) and under 4.5's
+// (DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION) becomes the receiver's int gauge
+// nvidia.gpu.recovery_action; a GPU served without it has none, and a
+// value no driver reports (DCGM's int64 NOT_SUPPORTED blank, had an
+// exporter passed it on) is refused, not emitted as an action.
+func TestRecoveryAction(t *testing.T) {
+	p, tel := newTestTranslator(t, defaultConfig())
+	gpu := func(i int) string {
+		return `gpu="` + strconv.Itoa(i) + `",UUID="GPU-` + "abcde"[i:i+1] + `",modelName="NVIDIA H100 80GB HBM3",Hostname="node-1"`
+	}
+	out := consume(t, p, page(t, 0, strings.Join([]string{
+		"DCGM_FI_DEV_GPU_UTIL{" + gpu(0) + "} 50",
+		"DCGM_FI_DEV_GPU_RECOVERY_ACTION{" + gpu(0) + "} 2",
+		"DCGM_FI_DEV_GPU_UTIL{" + gpu(1) + "} 50",
+		"DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION{" + gpu(1) + "} 1",
+		"DCGM_FI_DEV_GPU_UTIL{" + gpu(2) + "} 50",
+		"DCGM_FI_DEV_GPU_RECOVERY_ACTION{" + gpu(2) + "} 0",
+		"DCGM_FI_DEV_GPU_UTIL{" + gpu(3) + "} 50",
+		"DCGM_FI_DEV_GPU_UTIL{" + gpu(4) + "} 50",
+		"DCGM_FI_DEV_GPU_RECOVERY_ACTION{" + gpu(4) + "} 9223372036854775794",
+	}, "\n")))
+	byID := devices(out)
+	require.Len(t, byID, 5)
+	for id, want := range map[string]int64{"GPU-a": 2, "GPU-b": 1, "GPU-c": 0} {
+		dp, ok := point(byID[id][0], mn.NvidiaGPURecoveryAction, nil)
+		require.True(t, ok, id)
+		require.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType(), id)
+		assert.Equal(t, want, dp.IntValue(), id)
+	}
+	for _, id := range []string{"GPU-d", "GPU-e"} {
+		_, ok := point(byID[id][0], mn.NvidiaGPURecoveryAction, nil)
+		assert.False(t, ok, "%s has no recovery action", id)
+	}
+	assert.Equal(t, map[string]int64{reasonOutOfRange: 1}, counts(t, tel, "otelcol_processor_from_dcgm_exporter_rejected_data_points", "reason"))
 }
 
 // TestRefused: staleness markers are dropped silently; every other point
