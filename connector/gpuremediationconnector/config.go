@@ -76,7 +76,7 @@ type PolicyConfig struct {
 	// GPUFaulted is the gpu_analyzer processor's faulted verdict.
 	GPUFaulted string `mapstructure:"gpu_faulted"`
 	// RecoveryAction overrides the remediation for the driver's recovery
-	// actions (gpu_reset, node_reboot, drain_p2p, drain_and_reset), which
+	// actions (gpu_reset, node_reboot, drain_p2p, drain_and_reset, recover_imex_domain), which
 	// XID 154 announces and the nvidia.gpu.recovery_action gauge reads.
 	RecoveryAction map[string]string `mapstructure:"recovery_action"`
 	// IncidentWindow groups evidence of one fault on one GPU into one
@@ -190,12 +190,12 @@ func createDefaultConfig() *Config {
 			IncidentWindow:   30 * time.Second,
 			Escalation:       EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"},
 		},
-		Actions:     ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true},
+		Actions: ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true},
 		// emptyDir data goes by default, unlike kubectl's: training and
 		// serving pods mount /dev/shm as an emptyDir, so kubectl's default
 		// would refuse nearly every drain of a GPU node, leaving the pods on
 		// the broken GPU.
-		Drain: DrainConfig{GracePeriod: -1, Timeout: 10 * time.Minute, MaxConcurrent: 1, DeleteEmptyDirData: true},
+		Drain:       DrainConfig{GracePeriod: -1, Timeout: 10 * time.Minute, MaxConcurrent: 1, DeleteEmptyDirData: true},
 		Breaker:     BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour},
 		OptOutLabel: "gpu-remediation.otelcol-gpu.io/opt-out",
 		Recovery:    RecoveryConfig{Timeout: time.Hour, HealthyFor: 10 * time.Minute, Uncordon: true},
@@ -309,7 +309,7 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 		key := "policy::recovery_action::" + k
 		code, ok := policy.ParseAction(k)
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s: unknown recovery action; want gpu_reset, node_reboot, drain_p2p or drain_and_reset", key))
+			errs = append(errs, fmt.Errorf("%s: unknown recovery action; want gpu_reset, node_reboot, drain_p2p, drain_and_reset or recover_imex_domain", key))
 			continue
 		}
 		p.Actions[code] = parse(key, cfg.Policy.RecoveryAction[k])

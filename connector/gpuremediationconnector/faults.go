@@ -26,7 +26,7 @@ const (
 	attrErrorType   = metricnames.AttrErrorType
 	metricRowRemap  = metricnames.NvidiaGPURowRemapFailure
 	metricVerdict   = metricnames.NvidiaGPUBottleneckState
-	metricRecovery  = "nvidia.gpu.recovery_action"
+	metricRecovery  = metricnames.NvidiaGPURecoveryAction
 	attrVerdict     = metricnames.AttrNvidiaGPUBottleneckClass
 	verdictFaulted  = "faulted"
 	attrNode        = metricnames.AttrK8sNodeName
@@ -49,8 +49,8 @@ type gpuState struct {
 	// the driver's recovery action (0: none), and whether it was read
 	recovery      int
 	recoveryKnown bool
-	lastFault              time.Time
-	lastSeen               time.Time
+	lastFault     time.Time
+	lastSeen      time.Time
 }
 
 type counter struct {

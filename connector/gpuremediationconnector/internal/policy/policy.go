@@ -64,11 +64,15 @@ const (
 	ActionNodeReboot    = 2
 	ActionDrainP2P      = 3
 	ActionDrainAndReset = 4
+	// ActionRecoverIMEX: the multi-node NVLink domain (IMEX) must be
+	// recovered; no GPU reset does it.
+	ActionRecoverIMEX = 5
 )
 
 var actionNames = map[int]string{
 	ActionGPUReset: "gpu_reset", ActionNodeReboot: "node_reboot",
 	ActionDrainP2P: "drain_p2p", ActionDrainAndReset: "drain_and_reset",
+	ActionRecoverIMEX: "recover_imex_domain",
 }
 
 // ActionName names a recovery action, e.g. gpu_reset; action_N for one
@@ -94,12 +98,13 @@ func ParseAction(s string) (int, bool) {
 // a GPU reset, and a drain and reset (the GPU's work moved off first),
 // are our reset_gpu, which evicts the GPU's pods before asking for the
 // reset; a node reboot is a drain and a reboot; so is draining
-// peer-to-peer traffic, since the peers are the node's other GPUs. An
+// peer-to-peer traffic, since the peers are the node's other GPUs, and so
+// is recovering the IMEX domain, which no reset of one GPU does. An
 // action this version does not know is a drain: the driver said the GPU
 // needs one, and a person reads the Event.
 var defaultActions = map[int]Remediation{
 	ActionGPUReset: ResetGPU, ActionDrainAndReset: ResetGPU,
-	ActionNodeReboot: Drain, ActionDrainP2P: Drain,
+	ActionNodeReboot: Drain, ActionDrainP2P: Drain, ActionRecoverIMEX: Drain,
 }
 
 // DefaultActions returns a copy of the default recovery-action map.

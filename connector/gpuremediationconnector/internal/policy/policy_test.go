@@ -112,7 +112,7 @@ func TestParse(t *testing.T) {
 func TestRecoveryActions(t *testing.T) {
 	p := &Policy{XIDs: DefaultXIDs(), Actions: DefaultActions(), IncidentWindow: 30 * time.Second}
 	t0 := time.Unix(0, 0)
-	for code, want := range map[int]Remediation{ActionGPUReset: ResetGPU, ActionDrainAndReset: ResetGPU, ActionNodeReboot: Drain, ActionDrainP2P: Drain, 9: Drain} {
+	for code, want := range map[int]Remediation{ActionGPUReset: ResetGPU, ActionDrainAndReset: ResetGPU, ActionNodeReboot: Drain, ActionDrainP2P: Drain, ActionRecoverIMEX: Drain, 9: Drain} {
 		require.Equal(t, Decision{Remediation: want}, decide(p, "gpu-a", Fault{Kind: RecoveryAction, Code: code}, t0), "action %d", code)
 	}
 	require.Equal(t, "recovery_node_reboot", Fault{Kind: RecoveryAction, Code: ActionNodeReboot}.String())
