@@ -69,10 +69,14 @@ func TestLoadConfig(t *testing.T) {
 // Each bad setting gets one error that names its key.
 func TestBadSettingsNameTheKey(t *testing.T) {
 	for name, want := range map[string]string{
-		"unknown_action":     `policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu or drain`,
-		"xid_out_of_range":   "policy::xid::300: an XID must be a number from 1 to 255",
-		"share_out_of_range": "circuit_breaker::max_share must be between 0 and 1, got 1.5",
-		"unknown_ecc_action": `policy::ecc_uncorrectable: unknown action "cordon"`,
+		"unknown_action":          `policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu or drain`,
+		"xid_out_of_range":        "policy::xid::300: an XID must be a number from 1 to 255",
+		"share_out_of_range":      "circuit_breaker::max_share must be between 0 and 1, got 1.5",
+		"unknown_ecc_action":      `policy::ecc_uncorrectable: unknown action "cordon"`,
+		"unknown_recovery_action": "policy::recovery_action::bus_reset: unknown recovery action; want gpu_reset, node_reboot, drain_p2p, drain_and_reset or recover_imex_domain",
+		"zero_incident_window":    "policy::incident_window must be positive, got 0s",
+		"zero_recovery_timeout":   "recovery::timeout must be positive, got 0s",
+		"negative_healthy_for":    "recovery::healthy_for must be positive, got -1m0s",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(t, name)
