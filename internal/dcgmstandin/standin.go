@@ -90,6 +90,8 @@ type State struct {
 	Epoch     int
 	Stale     bool
 	XIDs      []XID
+	// DiagFail lists the GPUs that fail dcgmRunDiagnostic; the others pass.
+	DiagFail []int
 }
 
 // XID is an XID event for the stand-in to report.
@@ -121,6 +123,9 @@ func (s State) Write(path string) error {
 	for _, x := range s.XIDs {
 		fmt.Fprintf(&b, "xid %d %d %d\n", x.GPU, x.Code, x.TSMicros)
 	}
+	for _, i := range s.DiagFail {
+		fmt.Fprintf(&b, "diagfail %d\n", i)
+	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
 		return err
@@ -137,6 +142,11 @@ type Watch struct {
 
 // WatchLogEnv names the file the stand-in logs its watches to.
 const WatchLogEnv = "STANDIN_DCGM_WATCHLOG"
+
+// DiagLogEnv names the file the stand-in logs its diagnostics to, one
+// line per dcgmRunDiagnostic call: "diag LEVEL GPU GPU ...", with DCGM's
+// level (10 for level 1, the short run) and the GPUs of the group.
+const DiagLogEnv = "STANDIN_DCGM_DIAGLOG"
 
 // ReadWatches reads the watch log at path.
 func ReadWatches(path string) ([]Watch, error) {
