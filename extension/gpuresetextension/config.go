@@ -12,9 +12,9 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmbackend"
 )
 
-// Placeholder is replaced, in each argument of reset::command, by the UUID
+// placeholder is replaced, in each argument of reset::command, by the UUID
 // of the GPU being reset.
-const Placeholder = "{uuid}"
+const placeholder = "{uuid}"
 
 // Config is the gpu_reset extension's configuration.
 type Config struct {
@@ -71,7 +71,7 @@ func createDefaultConfig() *Config {
 		Auth:    AuthConfig{Type: "in_cluster"},
 		Backend: "nvml",
 		Reset: ResetConfig{
-			Command: []string{"nvidia-smi", "--gpu-reset", "-i", Placeholder},
+			Command: []string{"nvidia-smi", "--gpu-reset", "-i", placeholder},
 			Timeout: 2 * time.Minute,
 		},
 		DCGM:         DCGMConfig{Endpoint: "localhost:5555", DiagLevel: 1},
@@ -114,11 +114,11 @@ func (cfg *Config) Validate() error {
 	}
 	switch cmd := cfg.Reset.Command; {
 	case len(cmd) == 0 || cmd[0] == "":
-		bad("reset::command must name a program, e.g. [nvidia-smi, --gpu-reset, -i, %q]", Placeholder)
-	case strings.Contains(cmd[0], Placeholder):
-		bad("reset::command: the program (the first element) must not contain %s", Placeholder)
-	case !slices.ContainsFunc(cmd[1:], func(a string) bool { return strings.Contains(a, Placeholder) }):
-		bad("reset::command must pass the GPU as %s in an argument, or it would reset GPUs not asked for", Placeholder)
+		bad("reset::command must name a program, e.g. [nvidia-smi, --gpu-reset, -i, %q]", placeholder)
+	case strings.Contains(cmd[0], placeholder):
+		bad("reset::command: the program (the first element) must not contain %s", placeholder)
+	case !slices.ContainsFunc(cmd[1:], func(a string) bool { return strings.Contains(a, placeholder) }):
+		bad("reset::command must pass the GPU as %s in an argument, or it would reset GPUs not asked for", placeholder)
 	}
 	if cfg.Reset.Timeout <= 0 {
 		bad("reset::timeout must be positive, got %v", cfg.Reset.Timeout)

@@ -127,7 +127,7 @@ func (f *fixture) config(code, sleep int) *Config {
 	cfg := createDefaultConfig()
 	cfg.Node = f.node
 	cfg.Auth = AuthConfig{Type: "kubeconfig", Kubeconfig: "unused: the tests hand the actor its client"}
-	cfg.Reset.Command = []string{"/bin/sh", "testdata/fakereset.sh", f.log, strconv.Itoa(code), strconv.Itoa(sleep), Placeholder}
+	cfg.Reset.Command = []string{"/bin/sh", "testdata/fakereset.sh", f.log, strconv.Itoa(code), strconv.Itoa(sleep), placeholder}
 	cfg.Reset.Timeout = 20 * time.Second
 	cfg.PollInterval = time.Second
 	cfg.APITimeout = 5 * time.Second

@@ -183,7 +183,7 @@ func pids(ps []uint32) string {
 func (a *actor) runCommand(ctx context.Context, uuid string) error {
 	args := make([]string, len(a.cfg.Reset.Command))
 	for i, arg := range a.cfg.Reset.Command {
-		args[i] = strings.ReplaceAll(arg, Placeholder, uuid)
+		args[i] = strings.ReplaceAll(arg, placeholder, uuid)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.Reset.Timeout)
 	defer cancel()
