@@ -148,7 +148,7 @@ fuzz:
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s -timeout 5m ./$$pkg || exit 1; done
 
-COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector
+COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension
 
 generate:
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done
