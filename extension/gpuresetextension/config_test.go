@@ -1,6 +1,7 @@
 package gpuresetextension
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,4 +91,31 @@ func TestDCGMSettingsOnlyForDCGM(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 	cfg.Backend = "dcgm"
 	require.ErrorContains(t, cfg.Validate(), "dcgm::endpoint is empty")
+}
+
+// TestExampleConfig: the agent configuration the README points to turns
+// the actor on (it is in service::extensions) with valid settings.
+func TestExampleConfig(t *testing.T) {
+	raw, err := os.ReadFile("../../examples/agent/gpu-reset.yaml")
+	require.NoError(t, err)
+	env := map[string]string{"K8S_NODE_NAME": "gpu-node-1", "HOST_IP": "10.0.0.7", "POD_IP": "10.1.0.9"}
+	expanded := os.Expand(string(raw), func(v string) string { return env[strings.TrimPrefix(v, "env:")] })
+	cm, err := confmaptest.LoadConf(writeTemp(t, expanded))
+	require.NoError(t, err)
+	sub, err := cm.Sub("extensions::gpu_reset")
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	require.NoError(t, cfg.Validate())
+	require.Equal(t, "gpu-node-1", cfg.Node)
+	require.Equal(t, "dcgm", cfg.Backend)
+	require.Equal(t, "10.0.0.7:5555", cfg.DCGM.Endpoint)
+	require.Contains(t, cm.Get("service::extensions"), "gpu_reset", "listed, so active")
+}
+
+func writeTemp(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+	return path
 }
