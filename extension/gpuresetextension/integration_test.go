@@ -331,7 +331,7 @@ func TestMIGIsImpossible(t *testing.T) {
 	f.request(f.uuid(2), "inc-mig")
 	res := f.answer("inc-mig")
 	require.Equal(t, nodeagent.ResetImpossible, res.Outcome)
-	require.Equal(t, f.uuid(2)+" is in MIG mode with 1 GPU instances: nvidia-smi refuses to reset it until they are destroyed", res.Detail)
+	require.Equal(t, f.uuid(2)+" is in MIG mode with 1 GPU instances: they must be destroyed before a reset, a reconfiguration this actor does not do", res.Detail)
 	require.Empty(t, f.resets())
 }
 

@@ -154,7 +154,7 @@ func blockers(checks []nvmlbackend.GPUCheck) []string {
 		case c.Problem != "":
 			p = append(p, fmt.Sprintf("%s cannot be checked (%s)", c.UUID, c.Problem))
 		case c.MIG && c.GPUInstances > 0:
-			p = append(p, fmt.Sprintf("%s is in MIG mode with %d GPU instances: nvidia-smi refuses to reset it until they are destroyed", c.UUID, c.GPUInstances))
+			p = append(p, fmt.Sprintf("%s is in MIG mode with %d GPU instances: they must be destroyed before a reset, a reconfiguration this actor does not do", c.UUID, c.GPUInstances))
 		case len(c.Compute) > 0 || len(c.Graphics) > 0:
 			var procs []string
 			if len(c.Compute) > 0 {
