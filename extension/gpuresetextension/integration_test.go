@@ -47,6 +47,10 @@ var (
 // runWithAPIServer starts one kube-apiserver with etcd for the package's
 // tests, stops it after, checks that no goroutine leaked, and exits.
 func runWithAPIServer(m *testing.M) {
+	if kubetest.Fuzzing() {
+		apiServerErr = errors.New("no kube-apiserver while fuzzing")
+		os.Exit(m.Run())
+	}
 	apiBin, etcdBin, err := kubetest.Binaries("../..")
 	if err == nil {
 		apiServer, err = kubetest.Start(apiBin, etcdBin)
