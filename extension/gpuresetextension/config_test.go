@@ -98,8 +98,13 @@ func TestDCGMSettingsOnlyForDCGM(t *testing.T) {
 func TestExampleConfig(t *testing.T) {
 	raw, err := os.ReadFile("../../examples/agent/gpu-reset.yaml")
 	require.NoError(t, err)
+	// ${env:NAME:-default}, as the collector's env provider resolves it in
+	// the DaemonSet.
 	env := map[string]string{"K8S_NODE_NAME": "gpu-node-1", "HOST_IP": "10.0.0.7", "POD_IP": "10.1.0.9"}
-	expanded := os.Expand(string(raw), func(v string) string { return env[strings.TrimPrefix(v, "env:")] })
+	expanded := os.Expand(string(raw), func(v string) string {
+		name, _, _ := strings.Cut(strings.TrimPrefix(v, "env:"), ":-")
+		return env[name]
+	})
 	cm, err := confmaptest.LoadConf(writeTemp(t, expanded))
 	require.NoError(t, err)
 	sub, err := cm.Sub("extensions::gpu_reset")
