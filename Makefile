@@ -134,7 +134,7 @@ e2e: build build-agent $(PROMETHEUS3)
 
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's
-# testdata/fuzz/ and fails the run. Nine targets.
+# testdata/fuzz/ and fails the run. Ten targets.
 # Minimizing each new input may take 5 s at most (the default, 60 s, would
 # spend a whole run on the first one).
 FUZZTIME ?= 20s
@@ -142,13 +142,14 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
 	processor/gpuanalyzerprocessor:FuzzConfig processor/gpuanalyzerprocessor:FuzzConsume \
 	processor/fromdcgmexporterprocessor:FuzzConfig processor/fromdcgmexporterprocessor:FuzzConsume \
 	connector/gpuautoscaleconnector:FuzzConfig connector/gpuautoscaleconnector:FuzzConsume \
-	connector/gpuremediationconnector:FuzzConfig connector/gpuremediationconnector:FuzzConsume
+	connector/gpuremediationconnector:FuzzConfig connector/gpuremediationconnector:FuzzConsume \
+	extension/gpuresetextension:FuzzConfig
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s -timeout 5m ./$$pkg || exit 1; done
 
-COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector
+COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension
 
 generate:
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done

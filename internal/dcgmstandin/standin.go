@@ -93,6 +93,8 @@ type State struct {
 	// Recovery sets GPUs' recovery actions; a GPU not listed reports 0
 	// (none).
 	Recovery []Recovery
+	// DiagFail lists the GPUs that fail dcgmRunDiagnostic; the others pass.
+	DiagFail []int
 }
 
 // Recovery is a GPU's recovery action (DCGM_FI_DEV_GPU_RECOVERY_ACTION),
@@ -139,6 +141,9 @@ func (s State) Write(path string) error {
 	for _, r := range s.Recovery {
 		fmt.Fprintf(&b, "recovery %d %d\n", r.GPU, r.Action)
 	}
+	for _, i := range s.DiagFail {
+		fmt.Fprintf(&b, "diagfail %d\n", i)
+	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
 		return err
@@ -155,6 +160,11 @@ type Watch struct {
 
 // WatchLogEnv names the file the stand-in logs its watches to.
 const WatchLogEnv = "STANDIN_DCGM_WATCHLOG"
+
+// DiagLogEnv names the file the stand-in logs its diagnostics to, one
+// line per dcgmRunDiagnostic call: "diag LEVEL GPU GPU ...", with DCGM's
+// level (10 for level 1, the short run) and the GPUs of the group.
+const DiagLogEnv = "STANDIN_DCGM_DIAGLOG"
 
 // ReadWatches reads the watch log at path.
 func ReadWatches(path string) ([]Watch, error) {

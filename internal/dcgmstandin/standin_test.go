@@ -1,6 +1,7 @@
 package dcgmstandin_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -72,4 +73,56 @@ func TestExporterCalls(t *testing.T) {
 		require.Zero(t, vals[0].Status)
 		require.Equal(t, want, vals[0].Int64(), "GPU %d", gpu)
 	}
+}
+
+// TestDiag drives the stand-in's dcgmRunDiagnostic through go-dcgm: the
+// GPUs of the group are diagnosed at the level asked for, a GPU marked
+// diagfail fails with an error naming it, and the others pass.
+func TestDiag(t *testing.T) {
+	dir := t.TempDir()
+	state, diagLog := filepath.Join(dir, "state"), filepath.Join(dir, "diag.log")
+	require.NoError(t, dcgmstandin.State{GPUs: 4, Connected: true, DiagFail: []int{2}}.Write(state))
+	t.Setenv("STANDIN_DCGM_STATE", state)
+	t.Setenv(dcgmstandin.DiagLogEnv, diagLog)
+	require.NoError(t, dcgmstandin.Load("../../receiver/dcgmreceiver/testdata/standin-dcgm/libdcgm.c", dir))
+	cleanup, err := dcgm.Init(dcgm.Standalone, "localhost:5555", "0")
+	require.NoError(t, err)
+	t.Cleanup(cleanup)
+
+	group, err := dcgm.CreateGroup("diag")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, dcgm.DestroyGroup(group)) })
+	require.NoError(t, dcgm.AddToGroup(group, 1))
+	require.NoError(t, dcgm.AddToGroup(group, 2))
+	res, err := dcgm.RunDiag(dcgm.DiagQuick, group)
+	require.NoError(t, err)
+	require.Len(t, res.Software, 2)
+	byGPU := map[uint]dcgm.DiagResult{}
+	for _, r := range res.Software {
+		byGPU[r.EntityID] = r
+	}
+	require.Equal(t, "pass", byGPU[1].Status)
+	require.Equal(t, "software", byGPU[1].TestName)
+	require.Empty(t, byGPU[1].ErrorMessage)
+	require.Equal(t, "fail", byGPU[2].Status)
+	require.Equal(t, "GPU 2 had memory errors and row remappings are pending", byGPU[2].ErrorMessage)
+	require.Equal(t, uint(dcgm.DCGM_FR_PENDING_ROW_REMAP), byGPU[2].ErrorCode)
+	require.Equal(t, "1652000000002", byGPU[2].SerialNumber)
+
+	// Every GPU passes once the state says so; the log has both runs.
+	require.NoError(t, dcgmstandin.State{GPUs: 4, Connected: true}.Write(state))
+	res, err = dcgm.RunDiag(dcgm.DiagMedium, group)
+	require.NoError(t, err)
+	for _, r := range res.Software {
+		require.Equal(t, "pass", r.Status, "GPU %d", r.EntityID)
+	}
+	raw, err := os.ReadFile(diagLog)
+	require.NoError(t, err)
+	require.Equal(t, "diag 10 1 2\ndiag 20 1 2\n", string(raw))
+
+	// A lost host engine fails the call, as DCGM does.
+	require.NoError(t, dcgmstandin.State{GPUs: 4}.Write(state))
+	_, err = dcgm.RunDiag(dcgm.DiagQuick, group)
+	require.Error(t, err)
+	require.NoError(t, dcgmstandin.State{GPUs: 4, Connected: true}.Write(state))
 }

@@ -21,6 +21,7 @@ package nodeagent
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -85,4 +86,45 @@ func ParseResult(s string) (Result, error) {
 		return Result{}, fmt.Errorf("annotation %s: unknown outcome %q; want %s, %s or %s", ResetResult, r.Outcome, ResetOK, ResetFailed, ResetImpossible)
 	}
 	return r, nil
+}
+
+// Answers reports whether r is the answer to the request of incident: a
+// request whose incident already has its result is not acted on again
+// (the actor restarted, or saw the request again before its own write).
+// A request without an incident id is never taken as answered.
+func (r Result) Answers(incident string) bool {
+	return incident != "" && r.Incident == incident
+}
+
+// RequestedUUIDs reads ResetRequest's value: the UUIDs, in order, trimmed,
+// each once. An empty or blank value lists none.
+func RequestedUUIDs(value string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range strings.Split(value, ",") {
+		u = strings.TrimSpace(u)
+		if u == "" || seen[u] {
+			continue
+		}
+		seen[u] = true
+		out = append(out, u)
+	}
+	return out
+}
+
+// ResultPatch is the actor's one write: a JSON merge patch that sets
+// ResetResult to r and removes ResetRequest and ResetIncident, guarded by
+// the resourceVersion of the node as read, so that a request changed
+// since (the connector added a GPU) fails with 409 Conflict and nothing is
+// written. r nil removes the request and leaves ResetResult as it is: the
+// request of an incident already answered.
+func ResultPatch(resourceVersion string, r *Result) []byte {
+	ann := map[string]any{ResetRequest: nil, ResetIncident: nil}
+	if r != nil {
+		ann[ResetResult] = r.Encode()
+	}
+	b, _ := json.Marshal(map[string]any{ // strings and nils: cannot fail
+		"metadata": map[string]any{"resourceVersion": resourceVersion, "annotations": ann},
+	})
+	return b
 }

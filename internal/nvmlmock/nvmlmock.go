@@ -21,7 +21,9 @@ const XIDDevice = 2
 // set, and has seen 5 corrected and 1 uncorrected ECC errors, and needs no
 // recovery action. Device 0 supports GPM, as a Hopper GPU would, so it
 // reports SM activity from its second collection on; device 3 has a
-// failed row remapping.
+// failed row remapping. No GPU runs a process (what the GPU reset actor
+// checks); a test that needs one sets the device's
+// GetComputeRunningProcessesFunc.
 func New() *dgxa100.Server {
 	s := dgxa100.New()
 	var pending []nvml.EventData
@@ -65,6 +67,8 @@ func New() *dgxa100.Server {
 		md.GetPcieThroughputFunc = func(nvml.PcieUtilCounter) (uint32, nvml.Return) { return 1000, nvml.SUCCESS }
 		md.RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
 		md.GetFieldValuesFunc = RecoveryAction(0, nvml.SUCCESS)
+		md.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS }
+		md.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED }
 	}
 	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS }
 	s.EventSetFreeFunc = func(nvml.EventSet) nvml.Return { return nvml.SUCCESS }

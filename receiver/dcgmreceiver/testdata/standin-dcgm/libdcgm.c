@@ -23,6 +23,10 @@
  *   recovery G A  GPU G's recovery action (DCGM_FI_DEV_GPU_RECOVERY_ACTION)
  *                 is A, an nvmlDeviceGpuRecoveryAction_t (default 0, none);
  *                 A < 0 is a driver that predates the field: the blank
+ *                 value DCGM_INT64_NOT_SUPPORTED
+ *   diagfail G    GPU G fails dcgmRunDiagnostic (pending row remappings, as
+ *                 the software tests of level 1 report); may repeat. The
+ *                 others pass.
  *
  * The latest-value reads accept only the handle of the current connection
  * (dcgmConnect_v2 or dcgmStartEmbedded), so that a caller passing DCGM its
@@ -31,6 +35,8 @@
  * If STANDIN_DCGM_WATCHLOG names a file, every dcgmWatchFields call appends
  * one line to it: "watch FREQ_USEC ID ID ...", the field IDs of the group
  * watched, so that tests can check what the receiver asks DCGM to sample.
+ * Likewise STANDIN_DCGM_DIAGLOG for dcgmRunDiagnostic: "diag LEVEL GPU GPU
+ * ...", the level asked for and the GPUs of the group diagnosed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +44,7 @@
 #include <sys/time.h>
 
 #include "dcgm_agent.h"
+#include "dcgm_errors.h"
 #include "dcgm_structs.h"
 
 #define MAX_XIDS 64
@@ -52,6 +59,7 @@ struct state {
 	int nxids;
 	struct { int gpu; long long code, ts; } xids[MAX_XIDS];
 	long long recovery[DCGM_MAX_NUM_DEVICES];
+	int diagfail[DCGM_MAX_NUM_DEVICES];
 };
 
 static long long calls;      /* device-field reads, a stand-in for time */
@@ -68,6 +76,15 @@ static struct {
 	unsigned short ids[DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP];
 } fgroups[MAX_FGROUPS];
 static int nfgroups;
+
+/* GPU groups created and the GPUs added to each, for the diagnostic. */
+#define MAX_GROUPS 64
+static struct {
+	uintptr_t handle;
+	int n;
+	unsigned int gpus[DCGM_MAX_NUM_DEVICES];
+} groups[MAX_GROUPS];
+static int ngroups;
 
 static long long now_us(void)
 {
@@ -119,6 +136,8 @@ static void load(struct state *s)
 			s->epoch = a;
 		else if (!strcmp(key, "stale"))
 			s->stale = (int)a;
+		else if (!strcmp(key, "diagfail") && a >= 0 && a < DCGM_MAX_NUM_DEVICES)
+			s->diagfail[a] = 1;
 	}
 	fclose(f);
 }
@@ -255,17 +274,30 @@ dcgmReturn_t dcgmGroupCreate(dcgmHandle_t h, dcgmGroupType_t type, const char *n
 	(void)name;
 	CONNECTED(s);
 	*id = (dcgmGpuGrp_t)next_handle++;
+	if (ngroups < MAX_GROUPS) {
+		groups[ngroups].handle = (uintptr_t)*id;
+		groups[ngroups].n = 0;
+		ngroups++;
+	}
 	return DCGM_ST_OK;
+}
+
+static int group_index(dcgmGpuGrp_t g)
+{
+	for (int i = 0; i < ngroups; i++)
+		if (groups[i].handle == (uintptr_t)g)
+			return i;
+	return -1;
 }
 
 dcgmReturn_t dcgmGroupAddEntity(dcgmHandle_t h, dcgmGpuGrp_t g, dcgm_field_entity_group_t eg, dcgm_field_eid_t e)
 {
 	struct state s;
 	(void)h;
-	(void)g;
-	(void)eg;
-	(void)e;
 	CONNECTED(s);
+	int i = group_index(g);
+	if (eg == DCGM_FE_GPU && i >= 0 && groups[i].n < DCGM_MAX_NUM_DEVICES)
+		groups[i].gpus[groups[i].n++] = e;
 	return DCGM_ST_OK;
 }
 
@@ -273,8 +305,75 @@ dcgmReturn_t dcgmGroupDestroy(dcgmHandle_t h, dcgmGpuGrp_t g)
 {
 	struct state s;
 	(void)h;
-	(void)g;
 	CONNECTED(s);
+	int i = group_index(g);
+	if (i >= 0)
+		groups[i] = groups[--ngroups];
+	return DCGM_ST_OK;
+}
+
+/* dcgmRunDiagnostic answers as DCGM 4.2+ does (response version 12): one
+ * software-test result per GPU of the group, pass or, for a GPU marked
+ * diagfail, fail with an error naming it. */
+dcgmReturn_t dcgmRunDiagnostic(dcgmHandle_t h, dcgmGpuGrp_t g, dcgmDiagnosticLevel_t level, dcgmDiagResponse_v12 *r)
+{
+	struct state s;
+	unsigned int gpus[DCGM_MAX_NUM_DEVICES];
+	int n = 0;
+	(void)h;
+	CONNECTED(s);
+	if (r->version != dcgmDiagResponse_version12)
+		return DCGM_ST_VER_MISMATCH;
+	if (level != DCGM_DIAG_LVL_SHORT && level != DCGM_DIAG_LVL_MED && level != DCGM_DIAG_LVL_LONG &&
+	    level != DCGM_DIAG_LVL_XLONG)
+		return DCGM_ST_BADPARAM;
+	if ((uintptr_t)g == DCGM_GROUP_ALL_GPUS) {
+		for (n = 0; n < s.gpus; n++)
+			gpus[n] = (unsigned int)n;
+	} else {
+		int i = group_index(g);
+		if (i < 0)
+			return DCGM_ST_NOT_CONFIGURED;
+		for (int j = 0; j < groups[i].n; j++) {
+			if (groups[i].gpus[j] >= (unsigned int)s.gpus)
+				return DCGM_ST_BADPARAM;
+			gpus[n++] = groups[i].gpus[j];
+		}
+	}
+	const char *path = getenv("STANDIN_DCGM_DIAGLOG");
+	if (path) {
+		FILE *f = fopen(path, "a");
+		if (!f)
+			return DCGM_ST_GENERIC_ERROR;
+		fprintf(f, "diag %d", (int)level);
+		for (int i = 0; i < n; i++)
+			fprintf(f, " %u", gpus[i]);
+		fputc('\n', f);
+		fclose(f);
+	}
+	unsigned int version = r->version;
+	memset(r, 0, sizeof(*r));
+	r->version = version;
+	r->numTests = 1;
+	r->numEntities = (unsigned short)n;
+	r->numResults = (unsigned short)n;
+	for (int i = 0; i < n; i++) {
+		dcgmGroupEntityPair_t e = {DCGM_FE_GPU, gpus[i]};
+		r->entities[i].entity = e;
+		snprintf(r->entities[i].serialNum, sizeof(r->entities[i].serialNum), "16520000%05u", gpus[i]);
+		r->results[i].entity = e;
+		r->results[i].testId = DCGM_SOFTWARE_INDEX;
+		r->results[i].result = s.diagfail[gpus[i]] ? DCGM_DIAG_RESULT_FAIL : DCGM_DIAG_RESULT_PASS;
+		if (s.diagfail[gpus[i]] && r->numErrors < DCGM_DIAG_RESPONSE_ERRORS_MAX) {
+			dcgmDiagError_v1 *err = &r->errors[r->numErrors++];
+			err->entity = e;
+			err->testId = DCGM_SOFTWARE_INDEX;
+			err->code = DCGM_FR_PENDING_ROW_REMAP;
+			snprintf(err->msg, sizeof(err->msg), DCGM_FR_PENDING_ROW_REMAP_MSG, gpus[i]);
+		}
+	}
+	snprintf(r->dcgmVersion, sizeof(r->dcgmVersion), "4.2.3");
+	snprintf(r->driverVersion, sizeof(r->driverVersion), "550.54.15");
 	return DCGM_ST_OK;
 }
 
