@@ -16,9 +16,9 @@ import (
 )
 
 // TestExampleRBAC applies examples/kubernetes/remediation-rbac.yaml and
-// checks, as the gateway's service account, that it is enough for every
-// action (event, condition, taint, cordon, drain, request, undo, the Lease
-// and its breaker) and no more.
+// checks, as the remediation StatefulSet's service account, that it is
+// enough for every action (event, condition, taint, cordon, drain, request,
+// undo, the Lease and its breaker) and no more.
 func TestExampleRBAC(t *testing.T) {
 	s := server(t)
 	f := newFixture(t)
@@ -37,7 +37,7 @@ func TestExampleRBAC(t *testing.T) {
 	f.pod("p", node, nil, true)
 
 	as := s.Config(kubetest.AdminToken)
-	as.Impersonate.UserName = "system:serviceaccount:observability:otelcol-gpu-gateway"
+	as.Impersonate.UserName = "system:serviceaccount:observability:otelcol-gpu-remediation"
 	c, err := kube.New(as, 10*time.Second)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := c.Node(ctx, node); return err == nil }, 10*time.Second, 100*time.Millisecond, "RBAC applies")
