@@ -374,7 +374,7 @@ func TestE2EValidateExamples(t *testing.T) {
 // OpenTelemetryCollector resources) against the built distribution.
 func TestE2EValidateManifestConfigs(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "distributions", "otelcol-gpu", "*", "*.yaml"))
-	env := []string{"HOST_IP=10.0.0.1", "POD_IP=10.0.0.2", "K8S_NODE_NAME=node-1", "K8S_POD_NAME=trainer-0"}
+	env := []string{"HOST_IP=10.0.0.1", "POD_IP=10.0.0.2", "POD_NAME=otelcol-gpu-remediation-0", "K8S_NODE_NAME=node-1", "K8S_POD_NAME=trainer-0"}
 	configs := 0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
