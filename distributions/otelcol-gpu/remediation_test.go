@@ -205,7 +205,7 @@ func checkFaultFilter(t *testing.T, where string, filter any) {
 		kept = append(kept, m[1])
 	}
 	sort.Strings(kept)
-	want := []string{metricnames.HWErrors, metricnames.NvidiaGPURowRemapFailure, metricnames.NvidiaGPUXIDErrors}
+	want := []string{metricnames.HWErrors, metricnames.NvidiaGPURowRemapFailure, metricnames.NvidiaGPUXIDErrors, metricnames.NvidiaGPURecoveryAction}
 	sort.Strings(want)
 	if !reflect.DeepEqual(kept, want) {
 		t.Errorf("%s: filter/faults keeps %v; want %v", where, kept, want)
