@@ -947,7 +947,8 @@ func (env *topologyEnv) standbyFinishesDrain(t *testing.T) {
 		lateDecisions = filterRecords(records, func(r record) bool { return r.kind == "decision" && r.node == lateNode && r.reason == "policy" })
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if read(); len(requests) > 0 && len(lateDecisions) > 0 {
+		read()
+		if len(requests) > 0 && len(lateDecisions) > 0 {
 			time.Sleep(time.Second) // and any second one
 			read()
 			break
