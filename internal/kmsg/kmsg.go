@@ -198,7 +198,7 @@ func Sniff(text []byte) bool {
 		if strings.TrimSpace(s) == "" || strings.HasPrefix(s, "-- ") {
 			continue
 		}
-		_, start := stripDecode(s)
+		start := decodePrefix(s)
 		_, _, ok := detect(s[start:])
 		return ok
 	}
@@ -224,7 +224,7 @@ func (p *parser) line(n int, s string) (Event, bool, error) {
 		return Event{}, false, &Error{Line: n, Column: col + 1, Msg: fmt.Sprintf(format, args...)}
 	}
 	ev := Event{Line: n}
-	_, start := stripDecode(s)
+	start := decodePrefix(s)
 	f, end, ok := detect(s[start:])
 	if !ok || start+end > at {
 		return fail(start, "XID line without a timestamp this reads: want dmesg --ctime \"[Mon Nov 24 10:00:00 2025]\", ISO 8601 \"2025-11-24T10:00:00,123456+00:00\", journald \"Nov 24 10:00:00 HOST kernel:\" or dmesg \"[12345.678901]\"")
@@ -295,9 +295,9 @@ func (p *parser) short(stamp string) (time.Time, error) {
 	return u, nil
 }
 
-// stripDecode skips dmesg --decode's "FACILITY:LEVEL : " prefix
-// ("kern  :warn  : ") and returns the offset of what follows.
-func stripDecode(s string) (string, int) {
+// decodePrefix measures dmesg --decode's "FACILITY:LEVEL : " prefix
+// ("kern  :warn  : "): the offset of what follows, 0 without one.
+func decodePrefix(s string) int {
 	i := 0
 	for pass := 0; pass < 2; pass++ {
 		j := i
@@ -305,20 +305,20 @@ func stripDecode(s string) (string, int) {
 			j++
 		}
 		if j == i || j-i > 8 {
-			return s, 0
+			return 0
 		}
 		for j < len(s) && s[j] == ' ' {
 			j++
 		}
 		if j >= len(s) || s[j] != ':' {
-			return s, 0
+			return 0
 		}
 		i = j + 1
 	}
 	if i >= len(s) || s[i] != ' ' {
-		return s, 0
+		return 0
 	}
-	return s[i+1:], i + 1
+	return i + 1
 }
 
 // detect recognises the timestamp at the start of s and returns its format
@@ -428,16 +428,16 @@ func parseReport(ev *Event, s string, i int) *reportError {
 		return bad(i, "want \" (PCI:DOMAIN:BUS:DEVICE): CODE\" after %q", marker)
 	}
 	i += 2
-	close := strings.IndexByte(s[i:], ')')
-	if close < 0 {
+	end := strings.IndexByte(s[i:], ')')
+	if end < 0 {
 		return bad(i, "unclosed \"(\" around the bus id")
 	}
-	bus, err := ParseBusID(s[i : i+close])
+	bus, err := ParseBusID(s[i : i+end])
 	if err != nil {
 		return bad(i, "%v", err)
 	}
 	ev.BusID = bus
-	i += close + 1
+	i += end + 1
 	if !strings.HasPrefix(s[i:], ": ") {
 		return bad(i, "want \": CODE\" after the bus id")
 	}
@@ -533,8 +533,8 @@ func ParseBusID(s string) (string, error) {
 	return fmt.Sprintf("%04x:%s:%s", dom, strings.ToLower(parts[1]), strings.ToLower(parts[2])), nil
 }
 
-func isHex(s string, max int) bool {
-	if s == "" || len(s) > max {
+func isHex(s string, most int) bool {
+	if s == "" || len(s) > most {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
