@@ -254,6 +254,24 @@ func (c *Client) Event(ctx context.Context, node, eventType, reason, message str
 
 // Request sets a reset or reboot request annotation, recorded as ours.
 func (c *Client) Request(ctx context.Context, name, key, value string) error {
+	return c.annotateOwned(ctx, name, func(n *corev1.Node, own *Ownership) map[string]*string {
+		own.Request = key
+		v := value
+		if key == ResetRequestAnnotation {
+			if prev := n.Annotations[key]; prev != "" && !slices.Contains(strings.Split(prev, ","), value) {
+				v = prev + "," + value
+			} else if prev != "" {
+				v = prev
+			}
+		}
+		return map[string]*string{key: &v}
+	})
+}
+
+// annotateOwned reads the node, lets edit change the ownership record
+// and name the annotations to set (nil: none), and writes both in one
+// patch under the node's resourceVersion, reading again on a conflict.
+func (c *Client) annotateOwned(ctx context.Context, name string, edit func(n *corev1.Node, own *Ownership) map[string]*string) error {
 	for attempt := 0; attempt < 3; attempt++ {
 		n, err := c.get(ctx, name)
 		if err != nil {
@@ -263,15 +281,8 @@ func (c *Client) Request(ctx context.Context, name, key, value string) error {
 		if own == nil {
 			own = &Ownership{Since: c.now().UTC().Format(time.RFC3339)}
 		}
-		own.Request = key
-		if key == ResetRequestAnnotation {
-			if prev := n.Annotations[key]; prev != "" && !slices.Contains(strings.Split(prev, ","), value) {
-				value = prev + "," + value
-			} else if prev != "" {
-				value = prev
-			}
-		}
-		err = c.patchNode(ctx, n, own, n.Spec.Taints, n.Spec.Unschedulable, map[string]*string{key: &value})
+		extra := edit(n, own)
+		err = c.patchNode(ctx, n, own, n.Spec.Taints, n.Spec.Unschedulable, extra)
 		if !apierrors.IsConflict(err) {
 			return err
 		}

@@ -2,10 +2,8 @@ package kube
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -56,39 +54,11 @@ func Elect(ctx context.Context, cfg *rest.Config, lc LeaseConfig, lead func(bool
 // Breaker reads the breaker annotation of the Lease: "" when closed (or
 // when there is no Lease yet).
 func (c *Client) Breaker(ctx context.Context, ns, lease string) (string, error) {
-	ctx, cancel := c.ctx(ctx)
-	defer cancel()
-	l, err := c.cs.CoordinationV1().Leases(ns).Get(ctx, lease, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return l.Annotations[BreakerAnnotation], nil
+	return c.LeaseAnnotation(ctx, ns, lease, BreakerAnnotation)
 }
 
 // SetBreaker records an open breaker on the Lease, so that neither a
 // restart nor a new leader closes it.
 func (c *Client) SetBreaker(ctx context.Context, ns, lease, reason string) error {
-	for attempt := 0; attempt < 3; attempt++ {
-		gctx, cancel := c.ctx(ctx)
-		l, err := c.cs.CoordinationV1().Leases(ns).Get(gctx, lease, metav1.GetOptions{})
-		cancel()
-		if err != nil {
-			return err
-		}
-		l = l.DeepCopy()
-		if l.Annotations == nil {
-			l.Annotations = map[string]string{}
-		}
-		l.Annotations[BreakerAnnotation] = reason
-		uctx, cancel := c.ctx(ctx)
-		_, err = c.cs.CoordinationV1().Leases(ns).Update(uctx, l, metav1.UpdateOptions{FieldManager: Component})
-		cancel()
-		if !apierrors.IsConflict(err) {
-			return err
-		}
-	}
-	return fmt.Errorf("lease %s/%s kept changing; breaker not recorded", ns, lease)
+	return c.SetLeaseAnnotation(ctx, ns, lease, BreakerAnnotation, reason)
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,15 +19,7 @@ import (
 // next one read is this request's. One patch, guarded by the node's
 // resourceVersion.
 func (c *Client) RequestReset(ctx context.Context, name, gpu, incident string) error {
-	for attempt := 0; attempt < 3; attempt++ {
-		n, err := c.get(ctx, name)
-		if err != nil {
-			return err
-		}
-		own := view(n).Owner
-		if own == nil {
-			own = &Ownership{Since: c.now().UTC().Format(time.RFC3339)}
-		}
+	return c.annotateOwned(ctx, name, func(n *corev1.Node, own *Ownership) map[string]*string {
 		own.Request = ResetRequestAnnotation
 		own.Incidents = appendNew(own.Incidents, incident)
 		uuids := gpu
@@ -38,38 +30,17 @@ func (c *Client) RequestReset(ctx context.Context, name, gpu, incident string) e
 			}
 			uuids = strings.Join(list, ",")
 		}
-		err = c.patchNode(ctx, n, own, n.Spec.Taints, n.Spec.Unschedulable, map[string]*string{
-			ResetRequestAnnotation: &uuids, nodeagent.ResetIncident: &incident, nodeagent.ResetResult: nil,
-		})
-		if !apierrors.IsConflict(err) {
-			return err
-		}
-	}
-	return fmt.Errorf("node %s kept changing; nothing written", name)
+		return map[string]*string{ResetRequestAnnotation: &uuids, nodeagent.ResetIncident: &incident, nodeagent.ResetResult: nil}
+	})
 }
 
 // RecordIncident adds an incident's id to the ownership annotation, so
 // that a replica taking over knows the incident already wrote to the node.
 func (c *Client) RecordIncident(ctx context.Context, name, incident string) error {
-	for attempt := 0; attempt < 3; attempt++ {
-		n, err := c.get(ctx, name)
-		if err != nil {
-			return err
-		}
-		own := view(n).Owner
-		if own == nil {
-			own = &Ownership{Since: c.now().UTC().Format(time.RFC3339)}
-		}
-		if slices.Contains(own.Incidents, incident) {
-			return nil
-		}
-		own.Incidents = append(own.Incidents, incident)
-		err = c.patchNode(ctx, n, own, n.Spec.Taints, n.Spec.Unschedulable, nil)
-		if !apierrors.IsConflict(err) {
-			return err
-		}
-	}
-	return fmt.Errorf("node %s kept changing; nothing written", name)
+	return c.annotateOwned(ctx, name, func(_ *corev1.Node, own *Ownership) map[string]*string {
+		own.Incidents = appendNew(own.Incidents, incident)
+		return nil
+	})
 }
 
 // LeaseAnnotation reads one annotation of the Lease: "" when absent (or
