@@ -63,7 +63,13 @@ func (r *remediator) pruneStandby(now time.Time) {
 	for _, p := range r.standby {
 		if now.Sub(p.arrived) <= r.standbyHorizon() {
 			kept = append(kept, p)
+			continue
 		}
+		// The leader has acted on it; what is still under way it records on
+		// the Lease, and a takeover reads it from there. Forget the GPU as
+		// this replica's own, or it would stay "under remediation" here
+		// forever.
+		r.release(p)
 	}
 	clear(r.standby[len(kept):])
 	r.standby = kept
@@ -91,6 +97,16 @@ type planRecord struct {
 type leaseState struct {
 	Acted map[string]time.Time `json:"acted,omitempty"`
 	Plans []planRecord         `json:"plans,omitempty"`
+	// Waiting are the GPUs whose recovery failed, waiting for a person: a
+	// new leader must not act on them either.
+	Waiting []waitingRecord `json:"waiting,omitempty"`
+}
+
+type waitingRecord struct {
+	GPU         string `json:"gpu"`
+	Node        string `json:"node"`
+	Incident    string `json:"incident"`
+	Remediation string `json:"remediation"`
 }
 
 // persist records on the Lease the plans under way that write to nodes,
@@ -113,8 +129,14 @@ func (r *remediator) persist(ctx context.Context, now time.Time) error {
 		})
 	}
 	sort.Slice(st.Plans, func(i, j int) bool { return st.Plans[i].Incident < st.Plans[j].Incident })
+	for gpu, h := range r.handled {
+		if h.needsPerson {
+			st.Waiting = append(st.Waiting, waitingRecord{GPU: gpu, Node: h.node, Incident: h.incident, Remediation: h.rem.String()})
+		}
+	}
+	sort.Slice(st.Waiting, func(i, j int) bool { return st.Waiting[i].GPU < st.Waiting[j].GPU })
 	v := ""
-	if len(st.Acted) > 0 || len(st.Plans) > 0 {
+	if len(st.Acted) > 0 || len(st.Plans) > 0 || len(st.Waiting) > 0 {
 		b, err := json.Marshal(st)
 		if err != nil {
 			return err
@@ -175,7 +197,20 @@ func (r *remediator) resume(ctx context.Context, now time.Time) error {
 		}
 		r.logger.Info("Resuming an incident the previous leader started", zap.String("incident", rec.Incident), zap.String("node", rec.Node), zap.String("step", stepName(rec.Steps, rec.Next)))
 	}
+	for _, w := range st.Waiting {
+		rem, err := policy.Parse(w.Remediation)
+		if err != nil {
+			continue
+		}
+		r.handled[w.GPU] = &handled{rem: rem, node: w.Node, incident: w.Incident, done: true, needsPerson: true}
+		if g := r.gpus[w.GPU]; g == nil {
+			r.gpus[w.GPU] = &gpuState{node: w.Node, counters: map[string]counter{}, firstSeen: -1, lastSeen: now}
+		}
+	}
 	for _, p := range r.standby {
+		if r.handled[p.d.gpu] != nil && r.handled[p.d.gpu].needsPerson {
+			continue
+		}
 		if !known[p.incident] && now.Sub(p.arrived) <= r.standbyHorizon() {
 			r.plans = append(r.plans, p)
 			known[p.incident] = true

@@ -117,9 +117,11 @@ func TestFollowerWritesNothing(t *testing.T) {
 	require.Equal(t, before, f.getNode(node).ResourceVersion)
 	require.Len(t, r.standby, 1, "kept for a takeover")
 	// Evidence older than the standby horizon reached the leader, which acted.
+	require.NotNil(t, r.handled[gpu])
 	f.step(r.standbyHorizon() + time.Second)
 	f.tick()
 	require.Empty(t, r.standby)
+	require.Nil(t, r.handled[gpu], "the standby does not hold the GPU once the leader has it")
 }
 
 // drain.only_gpu_pods evicts only the pod holding the faulty GPU.

@@ -303,3 +303,42 @@ func TestRecoveryActionDecides(t *testing.T) {
 	f.step(time.Minute)
 	require.Empty(t, f.feed(gpuReport{node: a, gpu: ga, withRecovery: true, recovery: 0, xids: map[int64]int64{154: 1}}))
 }
+
+// A GPU waiting for a person stays untouched across a change of leader:
+// the new leader reads it from the Lease and does not act on its next
+// fault.
+func TestNeedsPersonSurvivesATakeover(t *testing.T) {
+	f := newFixture(t)
+	node := f.node("n", nil)
+	f.pod("job", node, nil, true)
+	cfg := testConfig()
+	cfg.LeaderElection.Enabled = true
+	cfg.Recovery.HealthyFor = 5 * time.Minute
+	leader, standby := twoReplicas(t, f, cfg)
+	gpu := gpuID(node, 0)
+	f.feedBoth(standby, gpuReport{node: node, gpu: gpu, pod: "job"})
+	for i := int64(1); i <= 3; i++ {
+		f.step(time.Minute)
+		f.feedBoth(standby, gpuReport{node: node, gpu: gpu, pod: "job", xids: map[int64]int64{13: i}})
+	}
+	inc := f.getNode(node).Annotations[nodeagent.ResetIncident]
+	require.NotEmpty(t, inc)
+	f.answerReset(node, gpu, inc, nodeagent.ResetOK, "")
+	f.step(time.Second)
+	f.feedBoth(standby, gpuReport{node: node, gpu: gpu, xids: map[int64]int64{13: 3}})
+	f.step(time.Minute)
+	require.Contains(t, f.feedBoth(standby, gpuReport{node: node, gpu: gpu, xids: map[int64]int64{13: 4}}), "xid_13:reset_gpu:needs_person")
+	require.True(t, leader.handled[gpu].needsPerson)
+
+	f.step(20 * time.Second)
+	standby.setLeading(true)
+	f.r = standby
+	f.tick()
+	require.True(t, standby.handled[gpu] != nil && standby.handled[gpu].needsPerson, "read from the Lease")
+	for i := int64(5); i <= 7; i++ {
+		f.step(time.Minute)
+		f.feed(gpuReport{node: node, gpu: gpu, xids: map[int64]int64{13: i}})
+	}
+	require.Empty(t, f.getNode(node).Annotations[nodeagent.ResetRequest], "no new reset after the takeover")
+	require.Empty(t, standby.plans)
+}
