@@ -292,8 +292,9 @@ func (r *remediator) resetFailed(ctx context.Context, p *plan, now time.Time, wh
 }
 
 // verify passes once the GPU has reported again with its UUID and shown no
-// new fault for recovery::healthy_for; a new fault, or silence, asks a
-// person.
+// new fault for recovery::healthy_for, and the driver, where it says,
+// asks for no recovery action; a new fault, silence, or a pending action
+// asks a person.
 func (r *remediator) verify(ctx context.Context, p *plan, now time.Time) (int, string, error) {
 	g := r.gpus[p.d.gpu]
 	if g != nil && g.lastFault.After(p.verifySince) {
@@ -304,6 +305,9 @@ func (r *remediator) verify(ctx context.Context, p *plan, now time.Time) (int, s
 	}
 	if g == nil || !g.lastSeen.After(p.verifySince) {
 		return r.needsPerson(ctx, p, now, fmt.Sprintf("GPU %s has not reported with its UUID since it was reset or rebooted", p.d.gpu))
+	}
+	if g.recoveryKnown && g.recovery != policy.ActionNone {
+		return r.needsPerson(ctx, p, now, fmt.Sprintf("the driver still asks for a recovery action on GPU %s: %s", p.d.gpu, policy.ActionName(g.recovery)))
 	}
 	if !slices.Contains(p.steps, stepUncordon) {
 		r.stateChange(p, now, "", reasonHealthy, fmt.Sprintf("GPU %s healthy for %v; left out of service for a person (recovery::uncordon is false)", p.d.gpu, r.cfg.Recovery.HealthyFor))

@@ -342,3 +342,28 @@ func TestNeedsPersonSurvivesATakeover(t *testing.T) {
 	require.Empty(t, f.getNode(node).Annotations[nodeagent.ResetRequest], "no new reset after the takeover")
 	require.Empty(t, standby.plans)
 }
+
+// The driver still asking for a reset after one was done fails the health
+// check, however quiet the GPU is otherwise.
+func TestPendingRecoveryActionFailsTheCheck(t *testing.T) {
+	f := newFixture(t)
+	node := f.node("n", nil)
+	f.pod("job", node, nil, true)
+	cfg := testConfig()
+	cfg.Recovery.HealthyFor = time.Minute
+	f.remediator(cfg, nil)
+	gpu := gpuID(node, 0)
+	rep := func(action int64) gpuReport {
+		return gpuReport{node: node, gpu: gpu, pod: "job", withRecovery: true, recovery: action}
+	}
+	f.feed(rep(0))
+	f.step(time.Second)
+	require.Equal(t, []string{"recovery_gpu_reset:reset_gpu:policy"}, reasons(f.feed(rep(1))))
+	inc := f.getNode(node).Annotations[nodeagent.ResetIncident]
+	f.answerReset(node, gpu, inc, nodeagent.ResetOK, "")
+	f.step(time.Second)
+	require.Equal(t, []string{"recovery_gpu_reset:reset_gpu:reset_ok"}, reasons(f.feed(rep(1))))
+	f.step(61 * time.Second)
+	require.Equal(t, []string{"recovery_gpu_reset:reset_gpu:needs_person"}, reasons(f.feed(rep(1))))
+	require.Contains(t, condition(f.getNode(node)).Message, "still asks for a recovery action")
+}
