@@ -383,6 +383,48 @@ func usageRatio(metrics map[string]int64, target int64) (float64, int64) {
 	return float64(usage) / float64(target), usage
 }
 
+// PodValue combines one pod's samples of a metric (its GPUs, or its
+// series) into the value the HPA reads for the pod, as a metrics adapter
+// hands it over: each sample a quantity in whole milli-units (Milli), then
+// combined in integers: "sum", "max", or the mean ("avg", the default)
+// truncated by integer division, as GetMetricUsageRatio
+// (metrics/utilization.go, called by calcPlainMetricReplicas) truncates the
+// mean of the pods. It returns units, and
+// Milli reads the result back as exactly that many milli-units.
+//
+// Float arithmetic would not do: three GPUs at 0.792 average to
+// 0.7920000000000001 in float64, which a quantity reads as 793m.
+//
+// A single sample is returned as it is: the HPA reads it the same way, and
+// the predictive and serving modes, which use the values as loads, keep its
+// precision.
+func PodValue(aggregation string, samples []float64) float64 {
+	switch len(samples) {
+	case 0:
+		return 0
+	case 1:
+		return samples[0]
+	}
+	var sum, top int64
+	for i, v := range samples {
+		m := Milli(v)
+		sum += m
+		if i == 0 || m > top {
+			top = m
+		}
+	}
+	var m int64
+	switch aggregation {
+	case "max":
+		m = top
+	case "sum":
+		m = sum
+	default:
+		m = sum / int64(len(samples))
+	}
+	return float64(m) / 1000
+}
+
 // Milli converts a value to whole milli-units as a Kubernetes quantity
 // does: the value's shortest decimal form, rounded up (away from zero) to a
 // milli-unit, as resource.Quantity.MilliValue rounds. 0.54 is exactly 540,

@@ -2,6 +2,7 @@ package hpa
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -105,6 +106,47 @@ func TestUsageRatio(t *testing.T) {
 func TestMilli(t *testing.T) {
 	for v, want := range map[float64]int64{0.54: 540, 0.18: 180, 0.6: 600, 1.1: 1100, 0.0001: 1, 0.5999: 600, 37: 37000, 0: 0, -0.0001: -1, 1e-9: 1, 123456.789: 123456789} {
 		require.Equal(t, want, Milli(v), "%v", v)
+	}
+}
+
+// TestPodValue pins the pod's value as the HPA reads it from a metrics
+// adapter: each sample a quantity (MilliValue), combined in integers, the
+// mean truncated as GetMetricUsageRatio truncates the mean of the pods.
+func TestPodValue(t *testing.T) {
+	for _, tt := range []struct {
+		agg     string
+		samples []float64
+		want    int64 // milli-units
+	}{
+		{"avg", []float64{0.792, 0.792, 0.792}, 792}, // float64: 0.7920000000000001
+		{"avg", []float64{0.352, 0.352, 0.352}, 352}, // float64: 0.35200000000000004
+		{"avg", []float64{0.792, 0.792, 0.792, 0.792, 0.792, 0.792}, 792},
+		{"avg", []float64{0.673, 0.673, 0.674}, 673},    // 673.33, truncated
+		{"avg", []float64{0.1, 0.2, 0.3}, 200},          // whatever the order
+		{"avg", []float64{0.0001, 0, 0}, 0},             // 1m / 3
+		{"avg", []float64{0.5999, 0.5999}, 600},         // each sample rounded up, as MilliValue
+		{"", []float64{0.4, 0.5}, 450},                  // avg is the default
+		{"max", []float64{0.2, 0.7, 0.6999}, 700},       //
+		{"sum", []float64{0.1, 0.2, 0.3}, 600},          // float64: 0.6000000000000001
+		{"sum", []float64{0.0001, 0.0001, 0.0001}, 3},   // the sum of the samples' quantities
+		{"avg", []float64{12, 13}, 12500},               //
+		{"avg", []float64{-0.001, -0.002}, -1},          // truncated toward 0, as Go's division
+		{"avg", nil, 0},                                 //
+		{"max", []float64{123456.789, 1}, 123456789},    //
+		{"sum", []float64{1e6, 2e6, 0.001}, 3000000001}, //
+	} {
+		got := PodValue(tt.agg, tt.samples)
+		require.Equal(t, tt.want, Milli(got), "%s %v", tt.agg, tt.samples)
+		require.InDelta(t, float64(tt.want)/1000, got, 0, "%s %v", tt.agg, tt.samples)
+	}
+	// One sample is kept as it is; the HPA reads it as its quantity.
+	require.InDelta(t, 0.43721, PodValue("avg", []float64{0.43721}), 0)
+	require.Equal(t, int64(438), Milli(PodValue("sum", []float64{0.43721})))
+	// Its result reads back as the same milli-units, up to a trillion.
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		m := rng.Int64N(1 << 40)
+		require.Equal(t, m, Milli(PodValue("sum", []float64{float64(m) / 1000, 0})), "%d", m)
 	}
 }
 
