@@ -94,8 +94,23 @@ func (r *refHPA) reconcile(now time.Time, current int32, pods []Pod, values []ma
 }
 
 func (r *refHPA) within(ratio float64) bool {
-	up, down := r.spec.Behavior.ScaleUp.Tolerance, r.spec.Behavior.ScaleDown.Tolerance
+	up, down := refTolerance(r.spec.Behavior.ScaleUp.Tolerance), refTolerance(r.spec.Behavior.ScaleDown.Tolerance)
 	return ratio >= 1.0-down && ratio <= 1.0+up
+}
+
+// refTolerance is what tolerancesForHpa reads: the behavior's quantity in
+// its wire form, as the API server stores it, then AsApproximateFloat64.
+func refTolerance(v float64) float64 {
+	sent := resource.MustParse(strconv.FormatFloat(v, 'f', -1, 64))
+	raw, err := sent.Marshal()
+	if err != nil {
+		panic(err)
+	}
+	var stored resource.Quantity
+	if err := stored.Unmarshal(raw); err != nil {
+		panic(err)
+	}
+	return stored.AsApproximateFloat64()
 }
 
 func (r *refHPA) plainMetric(current int32, pods []Pod, vs map[string]float64, target int64) (int32, bool) {

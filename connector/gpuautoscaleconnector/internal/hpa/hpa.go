@@ -34,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // PolicyType is a scaling policy's unit.
@@ -219,8 +221,11 @@ type Autoscaler struct {
 	holt            holt
 }
 
-// New returns an autoscaler for a target.
+// New returns an autoscaler for a target. Its tolerances are taken as the
+// controller reads them (Tolerance).
 func New(spec Spec) *Autoscaler {
+	spec.Behavior.ScaleUp.Tolerance = Tolerance(spec.Behavior.ScaleUp.Tolerance)
+	spec.Behavior.ScaleDown.Tolerance = Tolerance(spec.Behavior.ScaleDown.Tolerance)
 	if spec.Alpha == 0 {
 		spec.Alpha = 0.5
 	}
@@ -450,6 +455,27 @@ func Milli(v float64) int64 {
 		return -n
 	}
 	return n
+}
+
+// Tolerance is a tolerance as the HPA controller uses it. An HPA's
+// behavior.scaleUp/scaleDown.tolerance is a resource.Quantity: the API
+// server stores it in canonical form (0.41 as "410m"), and tolerancesForHpa
+// (horizontal.go) reads it with AsApproximateFloat64, mantissa x 10^exponent,
+// 410 x 0.001 = 0.41000000000000003 in float64. The difference decides at
+// the bound: 590m against 1 is a ratio of 0.59, within 1 - 0.41000000000000003
+// (0.59) but not within 1 - 0.41 (0.5900000000000001). The controller's
+// default, the --horizontal-pod-autoscaler-tolerance flag, is a float64,
+// 0.1, which this reads unchanged.
+func Tolerance(v float64) float64 {
+	q, err := resource.ParseQuantity(strconv.FormatFloat(v, 'f', -1, 64))
+	if err != nil {
+		return v // not finite: configuration validation rejects it first
+	}
+	stored, err := resource.ParseQuantity(q.String())
+	if err != nil {
+		return v
+	}
+	return stored.AsApproximateFloat64()
 }
 
 // tolerances are the per-HPA, per-direction tolerances of KEP-4951.

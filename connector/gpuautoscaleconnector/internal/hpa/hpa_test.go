@@ -2,11 +2,14 @@ package hpa
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Each test names the upstream function (kubernetes/kubernetes,
@@ -88,6 +91,12 @@ func TestUsageRatio(t *testing.T) {
 		{"per-direction: a small scale-up tolerance", 0.6, 0.05, 0.2, 4, same(4, 0.64), 5, ReasonScaled},
 		{"per-direction: a large scale-down tolerance", 0.6, 0.05, 0.2, 4, same(4, 0.5), 4, ReasonWithinTolerance},
 		{"tolerance 0: any change scales", 0.6, 0, 0, 4, same(4, 0.601), 5, ReasonScaled},
+		// The tolerance is a quantity, stored as 410m and read as 410 x 0.001
+		// = 0.41000000000000003: 1 - that is 0.59, and a ratio of exactly
+		// 0.59 is within. With the float64 0.41 the bound would be
+		// 0.5900000000000001 and ceil(0.59 x 10) = 6.
+		{"a tolerance is read as a quantity (410m -> 0.41000000000000003)", 1, 0.1, 0.41, 10, same(10, 0.59), 10, ReasonWithinTolerance},
+		{"and so is the scale-up one (570m -> 0.5700000000000001)", 1, 0.57, 0.1, 10, same(10, 1.57), 10, ReasonWithinTolerance},
 		{"values are rounded up to a milli-unit, as Quantity.MilliValue", 0.6, 0, 0, 1, same(1, 0.6001), 2, ReasonScaled},
 		{"all pods at 0 propose 0 (then min_replicas)", 0.6, 0.1, 0.1, 4, same(4, 0), 1, ReasonTooFewReplicas},
 		{"max replicas", 0.6, 0.1, 0.1, 10, same(10, 3.0), 20, ReasonTooManyReplicas},
@@ -100,6 +109,29 @@ func TestUsageRatio(t *testing.T) {
 			require.Equal(t, tt.want, d.Desired)
 			require.Equal(t, tt.reason, d.Reason)
 		})
+	}
+}
+
+// TestTolerance pins tolerancesForHpa's AsApproximateFloat64 of the stored
+// (canonical) quantity, against the apimachinery code itself.
+func TestTolerance(t *testing.T) {
+	for v, want := range map[float64]float64{0.1: 0.1, 0.02: 0.02, 0: 0, 0.41: 0.41000000000000003, 0.35: 0.35000000000000003, 0.018: 0.018000000000000002, 0.0001: 9.999999999999999e-05} {
+		require.InDelta(t, want, Tolerance(v), 0, "%v", v)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		v := float64(rng.IntN(100000)) / math.Pow10(1+rng.IntN(5))
+		if v >= 1 {
+			continue
+		}
+		// What a client sends, what the API server stores, what the
+		// controller reads back.
+		sent := resource.MustParse(strconv.FormatFloat(v, 'f', -1, 64))
+		var stored resource.Quantity
+		raw, err := sent.Marshal()
+		require.NoError(t, err)
+		require.NoError(t, stored.Unmarshal(raw))
+		require.InDelta(t, stored.AsApproximateFloat64(), Tolerance(v), 0, "%v", v)
 	}
 }
 
