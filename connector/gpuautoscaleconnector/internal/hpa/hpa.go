@@ -17,8 +17,11 @@
 //     and the valid ones would scale down, nothing happens.
 //   - replica_calculator.go, calcPlainMetricReplicas and groupPods: values
 //     in whole milli-units, their average rounded down; the per-direction
-//     tolerance; pods being deleted or failed ignored, pending pods unready,
+//     tolerance, read as tolerancesForHpa (horizontal.go) reads its
+//     quantity; pods being deleted or failed ignored, pending pods unready,
 //     pods without a value missing, and the conservative fill-in of both.
+//   - A pod's value from its series (PodValue): in milli-units, combined in
+//     integers, as a metrics adapter hands them to the HPA.
 //   - horizontal.go, stabilizeRecommendationWithBehaviors,
 //     convertDesiredReplicasWithBehaviorRate, storeScaleEvent: the
 //     stabilization windows and the scaling policies, with upstream's way of
