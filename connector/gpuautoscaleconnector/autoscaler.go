@@ -391,15 +391,14 @@ func seriesKey(m pcommon.Map) string {
 }
 
 // podValues combines each metric's fresh series into one value per pod, and
-// forgets series that have been silent for long. Called with mu held.
+// forgets series that have been silent for long. Called with mu held. A
+// pod's series are combined in whole milli-units (hpa.PodValue), as the HPA
+// would read them from a metrics adapter, so that neither float rounding
+// nor the order of the series changes the pod's value.
 func (t *target) podValues(now time.Time, maxAge time.Duration) []map[string]float64 {
-	type acc struct {
-		sum, max float64
-		n        int
-	}
 	out := make([]map[string]float64, len(t.metrics))
 	for mi, mc := range t.metrics {
-		pods := map[string]*acc{}
+		pods := map[string][]float64{}
 		for key, s := range t.series[mi] {
 			age := now.Sub(s.at)
 			if age > 10*maxAge || age < -10*maxAge {
@@ -409,25 +408,11 @@ func (t *target) podValues(now time.Time, maxAge time.Duration) []map[string]flo
 			if age > maxAge || age < -maxAge {
 				continue // stale, or from a clock far ahead: missing
 			}
-			p := pods[s.pod]
-			if p == nil {
-				p = &acc{max: s.value}
-				pods[s.pod] = p
-			}
-			p.sum += s.value
-			p.max = max(p.max, s.value)
-			p.n++
+			pods[s.pod] = append(pods[s.pod], s.value)
 		}
 		values := make(map[string]float64, len(pods))
-		for name, p := range pods {
-			switch mc.Aggregation {
-			case "max":
-				values[name] = p.max
-			case "sum":
-				values[name] = p.sum
-			default:
-				values[name] = p.sum / float64(p.n)
-			}
+		for name, samples := range pods {
+			values[name] = hpa.PodValue(mc.Aggregation, samples)
 		}
 		out[mi] = values
 	}

@@ -71,8 +71,9 @@ type TargetConfig struct {
 	Metric           string            `mapstructure:"metric"`
 	MetricAttributes map[string]string `mapstructure:"metric_attributes"`
 	// Aggregation combines a pod's data points (its GPUs, or its series)
-	// into the pod's value: avg, max or sum. Pods are then averaged, as the
-	// HPA averages pods.
+	// into the pod's value: avg, max or sum, in whole milli-units as a
+	// metrics adapter hands them to the HPA (the mean truncated). Pods are
+	// then averaged, as the HPA averages pods.
 	Aggregation string `mapstructure:"aggregation"`
 	// TargetValue is the metric's desired value per pod.
 	TargetValue float64        `mapstructure:"target_value"`

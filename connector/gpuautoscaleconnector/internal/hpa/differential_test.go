@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strconv"
 	"testing"
@@ -17,13 +18,16 @@ import (
 // transcription of the upstream controller's integer logic
 // (kubernetes/kubernetes pkg/controller/podautoscaler, horizontal.go and
 // replica_calculator.go, 1.33+), written plainly here without sharing code
-// with the package, on random closed-loop scenarios: pods that start slowly,
-// pods that stop reporting, pods that fail or linger while deleted, other
-// actors that change the count, several metrics, random behaviors.
+// with the package, on random closed-loop scenarios: pods of one to four
+// GPUs that start slowly, stop reporting, fail or linger while deleted;
+// other actors that change the count; several metrics and aggregations;
+// random behaviors and tolerances. The transcription was written alongside
+// the package, so upstream_test.go also restates upstream's own tests.
 
 // refHPA is the reference: one HPA object's controller state.
 type refHPA struct {
 	spec        Spec
+	aggs        []string // each metric's aggregation of a pod's samples
 	initialized bool
 	recs        []refRec
 	upEvents    []refEvent
@@ -48,9 +52,31 @@ func refMilli(v float64) int64 {
 	return q.MilliValue()
 }
 
+// refPodMilli is the pod's value a metrics adapter hands the HPA: each
+// sample a quantity, combined in integers; a mean is truncated, as
+// GetMetricUsageRatio truncates the mean of the pods.
+func refPodMilli(agg string, samples []float64) int64 {
+	var total, largest int64
+	for i, v := range samples {
+		m := refMilli(v)
+		total += m
+		if i == 0 || m > largest {
+			largest = m
+		}
+	}
+	switch agg {
+	case "sum":
+		return total
+	case "max":
+		return largest
+	}
+	return total / int64(len(samples))
+}
+
 // reconcile returns the count the controller would write, and whether it
-// writes at all.
-func (r *refHPA) reconcile(now time.Time, current int32, pods []Pod, values []map[string]float64) (int32, bool) {
+// writes at all. samples holds, per metric, each reporting pod's samples
+// (its GPUs).
+func (r *refHPA) reconcile(now time.Time, current int32, pods []Pod, samples []map[string][]float64) (int32, bool) {
 	s := r.spec
 	if !r.initialized {
 		r.recs = append(r.recs, refRec{current, now})
@@ -68,11 +94,11 @@ func (r *refHPA) reconcile(now time.Time, current int32, pods []Pod, values []ma
 	var best int32
 	bad := 0
 	for i, m := range s.Metrics {
-		var vs map[string]float64
-		if i < len(values) {
-			vs = values[i]
+		var vs map[string][]float64
+		if i < len(samples) {
+			vs = samples[i]
 		}
-		n, ok := r.plainMetric(current, pods, vs, refMilli(m.Target))
+		n, ok := r.plainMetric(current, pods, vs, r.aggs[i], refMilli(m.Target))
 		if !ok {
 			bad++
 			continue
@@ -94,11 +120,26 @@ func (r *refHPA) reconcile(now time.Time, current int32, pods []Pod, values []ma
 }
 
 func (r *refHPA) within(ratio float64) bool {
-	up, down := r.spec.Behavior.ScaleUp.Tolerance, r.spec.Behavior.ScaleDown.Tolerance
+	up, down := refTolerance(r.spec.Behavior.ScaleUp.Tolerance), refTolerance(r.spec.Behavior.ScaleDown.Tolerance)
 	return ratio >= 1.0-down && ratio <= 1.0+up
 }
 
-func (r *refHPA) plainMetric(current int32, pods []Pod, vs map[string]float64, target int64) (int32, bool) {
+// refTolerance is what tolerancesForHpa reads: the behavior's quantity in
+// its wire form, as the API server stores it, then AsApproximateFloat64.
+func refTolerance(v float64) float64 {
+	sent := resource.MustParse(strconv.FormatFloat(v, 'f', -1, 64))
+	raw, err := sent.Marshal()
+	if err != nil {
+		panic(err)
+	}
+	var stored resource.Quantity
+	if err := stored.Unmarshal(raw); err != nil {
+		panic(err)
+	}
+	return stored.AsApproximateFloat64()
+}
+
+func (r *refHPA) plainMetric(current int32, pods []Pod, vs map[string][]float64, agg string, target int64) (int32, bool) {
 	if len(pods) == 0 {
 		return 0, false
 	}
@@ -119,7 +160,7 @@ func (r *refHPA) plainMetric(current int32, pods []Pod, vs map[string]float64, t
 			missing[p.Name] = true
 			continue
 		}
-		metrics[p.Name] = refMilli(v)
+		metrics[p.Name] = refPodMilli(agg, v)
 		readyCount++
 	}
 	if len(metrics) == 0 {
@@ -310,13 +351,14 @@ func (r *refHPA) store(now time.Time, prev, next int32) {
 func randomRules(rng *rand.Rand, up bool) Rules {
 	windows := []time.Duration{0, 15 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute}
 	r := Rules{StabilizationWindow: windows[rng.IntN(len(windows))]}
-	tols := []float64{0, 0.05, 0.1, 0.1, 0.2}
+	// 0.35, 0.41 and 0.57 read differently as quantities (tolerancesForHpa).
+	tols := []float64{0, 0.02, 0.05, 0.1, 0.1, 0.2, 0.35, 0.41, 0.57}
 	r.Tolerance = tols[rng.IntN(len(tols))]
 	periods := []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 10 * time.Minute}
-	for range 1 + rng.IntN(2) {
+	for range 1 + rng.IntN(3) {
 		p := Policy{Period: periods[rng.IntN(len(periods))]}
 		if rng.IntN(2) == 0 {
-			p.Type, p.Value = Pods, int32(1+rng.IntN(5))
+			p.Type, p.Value = Pods, int32(1+rng.IntN(8))
 		} else {
 			p.Type, p.Value = Percent, int32(10+rng.IntN(200))
 			if !up && p.Value > 100 {
@@ -326,9 +368,9 @@ func randomRules(rng *rand.Rand, up bool) Rules {
 		r.Policies = append(r.Policies, p)
 	}
 	switch rng.IntN(10) {
-	case 0:
+	case 0, 1:
 		r.Select = SelectMin
-	case 1:
+	case 2:
 		r.Select = SelectDisabled
 	default:
 		r.Select = SelectMax
@@ -336,29 +378,53 @@ func randomRules(rng *rand.Rand, up bool) Rules {
 	return r
 }
 
-// TestDifferentialAgainstUpstreamTranscription runs 1000 random closed-loop
-// scenarios of 60 evaluations each through the Autoscaler and the reference,
-// and requires every decision to agree.
+// envInt reads a number from the environment, or gives def.
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		t.Fatalf("%s=%q: want a non-negative integer", name, s)
+	}
+	return n
+}
+
+// TestDifferentialAgainstUpstreamTranscription runs random closed-loop
+// scenarios of 60 evaluations each through the Autoscaler (with PodValue
+// combining each pod's samples) and the reference, and requires every
+// decision to agree. 2000 scenarios by default (seeds 0 to 1999);
+// HPA_DIFFERENTIAL_SCENARIOS and HPA_DIFFERENTIAL_SEED (the first seed) run
+// others, e.g. HPA_DIFFERENTIAL_SCENARIOS=50000 for a longer check.
 func TestDifferentialAgainstUpstreamTranscription(t *testing.T) {
-	targets := []float64{0.18, 0.5, 0.6, 0.7, 0.9, 1, 5, 0.333}
+	scenarios := envInt(t, "HPA_DIFFERENTIAL_SCENARIOS", 2000)
+	first := envInt(t, "HPA_DIFFERENTIAL_SEED", 0)
+	targets := []float64{0.18, 0.5, 0.6, 0.7, 0.9, 1, 5, 0.333, 0.32, 0.66, 0.805}
+	aggregations := []string{"avg", "avg", "max", "sum"}
 	disagreements := 0
 	evaluations := 0
-	for seed := range 1000 {
+	for seed := first; seed < first+scenarios; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		s := Spec{MinReplicas: int32(1 + rng.IntN(3))}
 		s.MaxReplicas = s.MinReplicas + int32(rng.IntN(25))
+		var aggs []string
 		for i := range 1 + rng.IntN(2) {
 			s.Metrics = append(s.Metrics, Metric{Name: fmt.Sprintf("m%d", i), Target: targets[rng.IntN(len(targets))]})
+			aggs = append(aggs, aggregations[rng.IntN(len(aggregations))])
 		}
 		s.Behavior = Behavior{ScaleUp: randomRules(rng, true), ScaleDown: randomRules(rng, false)}
-		a, ref := New(s), &refHPA{spec: s}
+		a, ref := New(s), &refHPA{spec: s, aggs: aggs}
+		maxGPUs := 1 + rng.IntN(4)
 
 		// The closed loop: the load is in pods of work at the first metric's
-		// target; pods start after a few evaluations; values are milli-exact
-		// or not; some pods go silent, fail or linger while deleted.
+		// target; pods start after a few evaluations; a pod has one to four
+		// GPUs, at the same value or not, milli-exact or not; some pods go
+		// silent, fail or linger while deleted.
 		replicas := s.MinReplicas + int32(rng.IntN(3)) - 1
 		type pod struct {
 			name           string
+			gpus           int
 			startsAt       int
 			failed, silent bool
 		}
@@ -366,7 +432,7 @@ func TestDifferentialAgainstUpstreamTranscription(t *testing.T) {
 		next := 0
 		addPods := func(n int32, step int) {
 			for range n {
-				pods = append(pods, pod{name: fmt.Sprintf("p%d", next), startsAt: step + rng.IntN(4)})
+				pods = append(pods, pod{name: fmt.Sprintf("p%d", next), gpus: 1 + rng.IntN(maxGPUs), startsAt: step + rng.IntN(4)})
 				next++
 			}
 		}
@@ -390,8 +456,9 @@ func TestDifferentialAgainstUpstreamTranscription(t *testing.T) {
 			}
 			var listed []Pod
 			values := make([]map[string]float64, len(s.Metrics))
+			samples := make([]map[string][]float64, len(s.Metrics))
 			for i := range values {
-				values[i] = map[string]float64{}
+				values[i], samples[i] = map[string]float64{}, map[string][]float64{}
 			}
 			ready := 0
 			for _, p := range pods {
@@ -420,23 +487,39 @@ func TestDifferentialAgainstUpstreamTranscription(t *testing.T) {
 						continue
 					}
 					v := load * m.Target / float64(ready) * (0.8 + 0.4*rng.Float64())
+					if aggs[mi] == "sum" {
+						v /= float64(p.gpus)
+					}
 					if rng.IntN(3) > 0 {
 						v = math.Round(v*1000) / 1000 // a milli-exact value
 					}
-					if phase == Running || rng.IntN(2) == 0 {
-						values[mi][p.name] = v // pending and failed pods may report too
+					same := rng.IntN(2) == 0 // every GPU at the same value
+					gpus := make([]float64, p.gpus)
+					for g := range gpus {
+						gpus[g] = v
+						if !same {
+							gpus[g] = v * (0.9 + 0.2*rng.Float64())
+							if rng.IntN(3) > 0 {
+								gpus[g] = math.Round(gpus[g]*1000) / 1000
+							}
+						}
+					}
+					if phase == Running || rng.IntN(2) == 0 { // pending and failed pods may report too
+						values[mi][p.name] = PodValue(aggs[mi], gpus)
+						samples[mi][p.name] = gpus
 					}
 				}
 			}
 			for _, name := range deleting {
 				listed = append(listed, Pod{Name: name, Phase: Running, Deleting: true})
 				values[0][name] = 9 // a lingering value, to be ignored
+				samples[0][name] = []float64{9}
 			}
 			deleting = nil
 			sort.Slice(listed, func(i, j int) bool { return listed[i].Name < listed[j].Name })
 
 			d := a.Evaluate(Observation{Now: now, Current: replicas, Pods: listed, Values: values})
-			want, write := ref.reconcile(now, replicas, listed, values)
+			want, write := ref.reconcile(now, replicas, listed, samples)
 			evaluations++
 			if !write {
 				want = replicas
@@ -467,8 +550,9 @@ func TestDifferentialAgainstUpstreamTranscription(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d scenarios (seeds %d to %d), %d evaluations, %d disagreements", scenarios, first, first+scenarios-1, evaluations, disagreements)
 	require.Zero(t, disagreements, "of %d evaluations", evaluations)
-	require.Greater(t, evaluations, 50000)
+	require.Equal(t, 60*scenarios, evaluations)
 }
 
 // TestMilliIsQuantity checks Milli against resource.Quantity on random

@@ -17,8 +17,11 @@
 //     and the valid ones would scale down, nothing happens.
 //   - replica_calculator.go, calcPlainMetricReplicas and groupPods: values
 //     in whole milli-units, their average rounded down; the per-direction
-//     tolerance; pods being deleted or failed ignored, pending pods unready,
+//     tolerance, read as tolerancesForHpa (horizontal.go) reads its
+//     quantity; pods being deleted or failed ignored, pending pods unready,
 //     pods without a value missing, and the conservative fill-in of both.
+//   - A pod's value from its series (PodValue): in milli-units, combined in
+//     integers, as a metrics adapter hands them to the HPA.
 //   - horizontal.go, stabilizeRecommendationWithBehaviors,
 //     convertDesiredReplicasWithBehaviorRate, storeScaleEvent: the
 //     stabilization windows and the scaling policies, with upstream's way of
@@ -34,6 +37,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // PolicyType is a scaling policy's unit.
@@ -219,8 +224,11 @@ type Autoscaler struct {
 	holt            holt
 }
 
-// New returns an autoscaler for a target.
+// New returns an autoscaler for a target. Its tolerances are taken as the
+// controller reads them (Tolerance).
 func New(spec Spec) *Autoscaler {
+	spec.Behavior.ScaleUp.Tolerance = Tolerance(spec.Behavior.ScaleUp.Tolerance)
+	spec.Behavior.ScaleDown.Tolerance = Tolerance(spec.Behavior.ScaleDown.Tolerance)
 	if spec.Alpha == 0 {
 		spec.Alpha = 0.5
 	}
@@ -383,6 +391,48 @@ func usageRatio(metrics map[string]int64, target int64) (float64, int64) {
 	return float64(usage) / float64(target), usage
 }
 
+// PodValue combines one pod's samples of a metric (its GPUs, or its
+// series) into the value the HPA reads for the pod, as a metrics adapter
+// hands it over: each sample a quantity in whole milli-units (Milli), then
+// combined in integers: "sum", "max", or the mean ("avg", the default)
+// truncated by integer division, as GetMetricUsageRatio
+// (metrics/utilization.go, called by calcPlainMetricReplicas) truncates the
+// mean of the pods. It returns units, and
+// Milli reads the result back as exactly that many milli-units.
+//
+// Float arithmetic would not do: three GPUs at 0.792 average to
+// 0.7920000000000001 in float64, which a quantity reads as 793m.
+//
+// A single sample is returned as it is: the HPA reads it the same way, and
+// the predictive and serving modes, which use the values as loads, keep its
+// precision.
+func PodValue(aggregation string, samples []float64) float64 {
+	switch len(samples) {
+	case 0:
+		return 0
+	case 1:
+		return samples[0]
+	}
+	var sum, top int64
+	for i, v := range samples {
+		m := Milli(v)
+		sum += m
+		if i == 0 || m > top {
+			top = m
+		}
+	}
+	var m int64
+	switch aggregation {
+	case "max":
+		m = top
+	case "sum":
+		m = sum
+	default:
+		m = sum / int64(len(samples))
+	}
+	return float64(m) / 1000
+}
+
 // Milli converts a value to whole milli-units as a Kubernetes quantity
 // does: the value's shortest decimal form, rounded up (away from zero) to a
 // milli-unit, as resource.Quantity.MilliValue rounds. 0.54 is exactly 540,
@@ -408,6 +458,27 @@ func Milli(v float64) int64 {
 		return -n
 	}
 	return n
+}
+
+// Tolerance is a tolerance as the HPA controller uses it. An HPA's
+// behavior.scaleUp/scaleDown.tolerance is a resource.Quantity: the API
+// server stores it in canonical form (0.41 as "410m"), and tolerancesForHpa
+// (horizontal.go) reads it with AsApproximateFloat64, mantissa x 10^exponent,
+// 410 x 0.001 = 0.41000000000000003 in float64. The difference decides at
+// the bound: 590m against 1 is a ratio of 0.59, within 1 - 0.41000000000000003
+// (0.59) but not within 1 - 0.41 (0.5900000000000001). The controller's
+// default, the --horizontal-pod-autoscaler-tolerance flag, is a float64,
+// 0.1, which this reads unchanged.
+func Tolerance(v float64) float64 {
+	q, err := resource.ParseQuantity(strconv.FormatFloat(v, 'f', -1, 64))
+	if err != nil {
+		return v // not finite: configuration validation rejects it first
+	}
+	stored, err := resource.ParseQuantity(q.String())
+	if err != nil {
+		return v
+	}
+	return stored.AsApproximateFloat64()
 }
 
 // tolerances are the per-HPA, per-direction tolerances of KEP-4951.

@@ -2,10 +2,14 @@ package hpa
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Each test names the upstream function (kubernetes/kubernetes,
@@ -87,6 +91,12 @@ func TestUsageRatio(t *testing.T) {
 		{"per-direction: a small scale-up tolerance", 0.6, 0.05, 0.2, 4, same(4, 0.64), 5, ReasonScaled},
 		{"per-direction: a large scale-down tolerance", 0.6, 0.05, 0.2, 4, same(4, 0.5), 4, ReasonWithinTolerance},
 		{"tolerance 0: any change scales", 0.6, 0, 0, 4, same(4, 0.601), 5, ReasonScaled},
+		// The tolerance is a quantity, stored as 410m and read as 410 x 0.001
+		// = 0.41000000000000003: 1 - that is 0.59, and a ratio of exactly
+		// 0.59 is within. With the float64 0.41 the bound would be
+		// 0.5900000000000001 and ceil(0.59 x 10) = 6.
+		{"a tolerance is read as a quantity (410m -> 0.41000000000000003)", 1, 0.1, 0.41, 10, same(10, 0.59), 10, ReasonWithinTolerance},
+		{"and so is the scale-up one (570m -> 0.5700000000000001)", 1, 0.57, 0.1, 10, same(10, 1.57), 10, ReasonWithinTolerance},
 		{"values are rounded up to a milli-unit, as Quantity.MilliValue", 0.6, 0, 0, 1, same(1, 0.6001), 2, ReasonScaled},
 		{"all pods at 0 propose 0 (then min_replicas)", 0.6, 0.1, 0.1, 4, same(4, 0), 1, ReasonTooFewReplicas},
 		{"max replicas", 0.6, 0.1, 0.1, 10, same(10, 3.0), 20, ReasonTooManyReplicas},
@@ -102,9 +112,73 @@ func TestUsageRatio(t *testing.T) {
 	}
 }
 
+// TestTolerance pins tolerancesForHpa's AsApproximateFloat64 of the stored
+// (canonical) quantity, against the apimachinery code itself.
+func TestTolerance(t *testing.T) {
+	for v, want := range map[float64]float64{0.1: 0.1, 0.02: 0.02, 0: 0, 0.41: 0.41000000000000003, 0.35: 0.35000000000000003, 0.018: 0.018000000000000002, 0.0001: 9.999999999999999e-05} {
+		require.InDelta(t, want, Tolerance(v), 0, "%v", v)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		v := float64(rng.IntN(100000)) / math.Pow10(1+rng.IntN(5))
+		if v >= 1 {
+			continue
+		}
+		// What a client sends, what the API server stores, what the
+		// controller reads back.
+		sent := resource.MustParse(strconv.FormatFloat(v, 'f', -1, 64))
+		var stored resource.Quantity
+		raw, err := sent.Marshal()
+		require.NoError(t, err)
+		require.NoError(t, stored.Unmarshal(raw))
+		require.InDelta(t, stored.AsApproximateFloat64(), Tolerance(v), 0, "%v", v)
+	}
+}
+
 func TestMilli(t *testing.T) {
 	for v, want := range map[float64]int64{0.54: 540, 0.18: 180, 0.6: 600, 1.1: 1100, 0.0001: 1, 0.5999: 600, 37: 37000, 0: 0, -0.0001: -1, 1e-9: 1, 123456.789: 123456789} {
 		require.Equal(t, want, Milli(v), "%v", v)
+	}
+}
+
+// TestPodValue pins the pod's value as the HPA reads it from a metrics
+// adapter: each sample a quantity (MilliValue), combined in integers, the
+// mean truncated as GetMetricUsageRatio truncates the mean of the pods.
+func TestPodValue(t *testing.T) {
+	for _, tt := range []struct {
+		agg     string
+		samples []float64
+		want    int64 // milli-units
+	}{
+		{"avg", []float64{0.792, 0.792, 0.792}, 792}, // float64: 0.7920000000000001
+		{"avg", []float64{0.352, 0.352, 0.352}, 352}, // float64: 0.35200000000000004
+		{"avg", []float64{0.792, 0.792, 0.792, 0.792, 0.792, 0.792}, 792},
+		{"avg", []float64{0.673, 0.673, 0.674}, 673},    // 673.33, truncated
+		{"avg", []float64{0.1, 0.2, 0.3}, 200},          // whatever the order
+		{"avg", []float64{0.0001, 0, 0}, 0},             // 1m / 3
+		{"avg", []float64{0.5999, 0.5999}, 600},         // each sample rounded up, as MilliValue
+		{"", []float64{0.4, 0.5}, 450},                  // avg is the default
+		{"max", []float64{0.2, 0.7, 0.6999}, 700},       //
+		{"sum", []float64{0.1, 0.2, 0.3}, 600},          // float64: 0.6000000000000001
+		{"sum", []float64{0.0001, 0.0001, 0.0001}, 3},   // the sum of the samples' quantities
+		{"avg", []float64{12, 13}, 12500},               //
+		{"avg", []float64{-0.001, -0.002}, -1},          // truncated toward 0, as Go's division
+		{"avg", nil, 0},                                 //
+		{"max", []float64{123456.789, 1}, 123456789},    //
+		{"sum", []float64{1e6, 2e6, 0.001}, 3000000001}, //
+	} {
+		got := PodValue(tt.agg, tt.samples)
+		require.Equal(t, tt.want, Milli(got), "%s %v", tt.agg, tt.samples)
+		require.InDelta(t, float64(tt.want)/1000, got, 0, "%s %v", tt.agg, tt.samples)
+	}
+	// One sample is kept as it is; the HPA reads it as its quantity.
+	require.InDelta(t, 0.43721, PodValue("avg", []float64{0.43721}), 0)
+	require.Equal(t, int64(438), Milli(PodValue("sum", []float64{0.43721})))
+	// Its result reads back as the same milli-units, up to a trillion.
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		m := rng.Int64N(1 << 40)
+		require.Equal(t, m, Milli(PodValue("sum", []float64{float64(m) / 1000, 0})), "%d", m)
 	}
 }
 
