@@ -4,7 +4,7 @@
 //
 //	gpureplay [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
-//	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-compare | -table] [-o FILE] DEMAND.csv...
+//	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table] [-o FILE] DEMAND.csv...
 //	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
 //
 // Any of these but -whatif takes -resample INTERVAL (e.g. 30s): the trace
@@ -77,8 +77,10 @@
 //     journald's short format, which print local time without one.
 //
 // With -whatif, DEMAND.csv drives a closed-loop model of an inference
-// Deployment scaled by the connector with SETTINGS.yaml; see
-// cmd/gpureplay/internal/whatif for the model, the output and the flags.
+// Deployment scaled by the connector with SETTINGS.yaml, as version 2 of
+// the what-if contract fixes it (a warm start; -cold for a start at
+// min_replicas, none ready); see cmd/gpureplay/internal/whatif for the
+// model, the output and the flags.
 //
 // With -cost, FILE holds gpu_analyzer settings too (its `cost:` prices;
 // an empty file means the defaults), read over -config's; after the

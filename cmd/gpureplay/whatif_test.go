@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,8 +16,17 @@ const (
 	convDemand = "internal/whatif/testdata/azure-llm-2023-conv.csv"
 )
 
+// summary reads a what-if's last line.
+func summary(t *testing.T, out string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var sum map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &sum))
+	return sum
+}
+
 // TestWhatIfCommand runs `gpureplay -whatif` as a user does: one line per
-// evaluation, the summary last, the same bytes twice.
+// evaluation, the summary last (spec section 4), the same bytes twice.
 func TestWhatIfCommand(t *testing.T) {
 	args := []string{"-whatif", llmServing, "-startup", "600s", "-scale", "5", convDemand}
 	out, stderr, code := runReplay(t, args...)
@@ -33,12 +43,15 @@ func TestWhatIfCommand(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
 	require.Equal(t, int64(15), first.Time)
 	require.Equal(t, "nvidia.gpu.sm.active", first.Metric)
-	var sum map[string]float64
-	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &sum))
-	for _, k := range []string{"gpu_hours", "slo_violation_minutes", "backlog_pod_hours", "peak_replicas", "scale_ups", "scale_downs", "ideal_gpu_hours"} {
-		require.Contains(t, sum, k)
+	sum := summary(t, out)
+	for _, k := range []string{"gpu_hours", "slo_violation_minutes", "backlog_pod_hours", "peak_replicas", "scale_ups", "scale_downs", "ideal_gpu_hours", "gpu_hours_over_ideal", "initial_replicas"} {
+		require.IsType(t, 0.0, sum[k], k)
 	}
 	require.Greater(t, sum["gpu_hours"], sum["ideal_gpu_hours"])
+	require.InDelta(t, sum["gpu_hours"].(float64)/sum["ideal_gpu_hours"].(float64), sum["gpu_hours_over_ideal"], 1e-5)
+	// Warm (section 2): ceil(0.2297 × 5 / 0.8) = 2 ready at t = 0.
+	require.Equal(t, "warm", sum["start"])
+	require.Equal(t, 2.0, sum["initial_replicas"])
 
 	again, _, code := runReplay(t, args...)
 	require.Equal(t, 0, code)
@@ -50,10 +63,18 @@ func TestWhatIfCommand(t *testing.T) {
 	written, err := os.ReadFile(file)
 	require.NoError(t, err)
 	require.Equal(t, out, string(written))
+
+	// -cold: min_replicas (1), none ready at t = 0, reported as such.
+	cold, stderr, code := runReplay(t, append([]string{"-cold"}, args...)...)
+	require.Equal(t, 0, code, stderr)
+	coldSum := summary(t, cold)
+	require.Equal(t, "cold", coldSum["start"])
+	require.Equal(t, 1.0, coldSum["initial_replicas"])
+	require.Greater(t, coldSum["slo_violation_minutes"], sum["slo_violation_minutes"])
 }
 
 // Bad input: exit 1 and one line naming the file, line and column, or the
-// settings key.
+// settings key or flag.
 func TestWhatIfBadInput(t *testing.T) {
 	dir := t.TempDir()
 	demand := filepath.Join(dir, "demand.csv")
@@ -61,25 +82,80 @@ func TestWhatIfBadInput(t *testing.T) {
 	_, stderr, code := runReplay(t, "-whatif", llmServing, demand)
 	require.Equal(t, 1, code)
 	require.Equal(t, "gpureplay: "+demand+":4:1: t_seconds: 15 does not increase (previous row 15)\n", stderr)
+	// -table reads every series first, with the same error.
+	_, stderr, code = runReplay(t, "-whatif", llmServing, "-table", "-scales", "1", convDemand, demand)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpureplay: "+demand+":4:1: t_seconds: 15 does not increase (previous row 15)\n", stderr)
+
+	require.NoError(t, os.WriteFile(demand, []byte("t_seconds,demand_pods\n0,1\n15,one\n"), 0o600))
+	_, stderr, code = runReplay(t, "-whatif", llmServing, "-cold", demand)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpureplay: "+demand+":3:4: demand_pods: want a non-negative number, got \"one\"\n", stderr)
 
 	settings := filepath.Join(dir, "settings.yaml")
 	require.NoError(t, os.WriteFile(settings, []byte("targets:\n  - scale_target_ref: {api_version: apps/v1, kind: Deployment, name: llm, namespace: serving}\n    target_value: 0.8\n    min_replicas: 1\n    max_replicas: 4\n    mode: serving\n    serving: {pod_troughput: 20}\n"), 0o600))
-	_, stderr, code = runReplay(t, "-whatif", settings, convDemand)
+	for _, extra := range [][]string{nil, {"-table", "-scales", "1"}} {
+		_, stderr, code = runReplay(t, append(append([]string{"-whatif", settings}, extra...), convDemand)...)
+		require.Equal(t, 1, code, extra)
+		require.Contains(t, stderr, "pod_troughput")
+		require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	}
+
+	_, stderr, code = runReplay(t, "-whatif", llmServing, "-table", "-sample", "1500ms", convDemand)
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "pod_troughput")
-	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	require.Equal(t, "gpureplay: -sample must be a whole number of seconds, got 1.5s\n", stderr)
 }
 
-// TestWhatIfTable runs the README's table command on one series and scale.
+// tableRow matches a table row: demand, scale, startup, GPU-hours, SLO minutes.
+var tableRow = regexp.MustCompile(`(?m)^\| (\S+) \| (\S+) \| (\d+) s \| ([0-9.]+) \| ([0-9.]+) \| .*\| (-?[0-9.]+) % \| ([0-9.]+) \| .* \|$`)
+
+// TestWhatIfTable runs the README's table command on one series and scale:
+// every row and a mean over all of them, the same bytes twice, and
+// -sample, -slo-wait and -cold honoured.
 func TestWhatIfTable(t *testing.T) {
-	out, stderr, code := runReplay(t, "-whatif", llmServing, "-table", "-scales", "5", convDemand)
+	args := []string{"-whatif", llmServing, "-table", "-scales", "1", convDemand}
+	out, stderr, code := runReplay(t, args...)
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 2+2+1+2) // header, two rows, blank, two means
-	require.Contains(t, lines[2], "| azure-llm-2023-conv.csv | 5 | 180 s |")
-	require.Contains(t, lines[3], "| azure-llm-2023-conv.csv | 5 | 600 s |")
-	require.Contains(t, out, "- all: mean saving")
-	require.Contains(t, out, "; linear reading ")
+	// what was run, blank, header, rule, two rows, blank, two means
+	require.Len(t, lines, 1+1+2+2+1+2, out)
+	require.Equal(t, "warm start, -sample 5s, -slo-wait 2s; frontier: the 20 reactive settings of the contract's section 5", lines[0])
+	require.Contains(t, lines[4], "| azure-llm-2023-conv.csv | 1 | 180 s |")
+	require.Contains(t, lines[5], "| azure-llm-2023-conv.csv | 1 | 600 s |")
+	require.Contains(t, lines[2], "| saving | GPU-hours / ideal |")
+	require.Len(t, tableRow.FindAllStringSubmatch(out, -1), 2)
+	require.Contains(t, out, "- all: mean saving ")
+	require.Contains(t, out, " over all 2 rows; mean GPU-hours / ideal ")
+
+	again, _, code := runReplay(t, args...)
+	require.Equal(t, 0, code)
+	require.Equal(t, out, again, "deterministic")
+
+	figures := func(out string) [][]string {
+		var rows [][]string
+		for _, m := range tableRow.FindAllStringSubmatch(out, -1) {
+			rows = append(rows, m[4:6]) // GPU-hours, SLO minutes
+		}
+		return rows
+	}
+	base := figures(out)
+	variant := func(flags ...string) (string, [][]string) {
+		out, stderr, code := runReplay(t, append(append([]string{"-whatif", llmServing, "-table", "-scales", "1"}, flags...), convDemand)...)
+		require.Equal(t, 0, code, stderr)
+		return out, figures(out)
+	}
+	out, slo := variant("-slo-wait", "10s")
+	require.Contains(t, out, "warm start, -sample 5s, -slo-wait 10s;")
+	for i := range base {
+		require.Equal(t, base[i][0], slo[i][0], "the SLO wait changes no decision")
+		require.NotEqual(t, base[i][1], slo[i][1], "but the minutes over it")
+	}
+	out, sample := variant("-sample", "30s")
+	require.Contains(t, out, "warm start, -sample 30s, -slo-wait 2s;")
+	require.NotEqual(t, base, sample, "pods reporting every 30 s")
+	out, cold := variant("-cold")
+	require.Contains(t, out, "cold start (-cold: min_replicas, none ready), -sample 5s, -slo-wait 2s;")
+	require.NotEqual(t, base, cold)
 
 	_, stderr, code = runReplay(t, "-whatif", llmServing, "-table", "-scales", "five", convDemand)
 	require.Equal(t, 2, code)

@@ -30,6 +30,7 @@ func AddFlags(fs *flag.FlagSet) *CLI {
 	fs.Float64Var(&c.opts.Scale, "scale", 1, "what-if: multiply the demand")
 	fs.DurationVar(&c.opts.Sample, "sample", 5*time.Second, "what-if: how often ready pods report")
 	fs.DurationVar(&c.opts.SLOWait, "slo-wait", 2*time.Second, "what-if: the longest wait within the SLO")
+	fs.BoolVar(&c.opts.Cold, "cold", false, "what-if: start at min_replicas, none ready (the default is a warm start sized for the first demand)")
 	fs.BoolVar(&c.compare, "compare", false, "what-if: compare with the reactive frontier at equal SLO minutes")
 	fs.BoolVar(&c.table, "table", false, "what-if: compare on every DEMAND.csv given at each of -scales and startups 180s, 600s; print a Markdown table")
 	fs.StringVar(&c.scales, "scales", "1,5,20", "what-if -table: the demand scales")
@@ -41,7 +42,7 @@ func AddFlags(fs *flag.FlagSet) *CLI {
 func (c *CLI) Enabled() bool { return c.settings != "" }
 
 // Usage is the what-if line of gpureplay's usage.
-const Usage = "gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-compare | -table [-scales 1,5,20]] [-cycle LENGTH,PERIOD] [-o FILE] DEMAND.csv..."
+const Usage = "gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table [-scales 1,5,20]] [-cycle LENGTH,PERIOD] [-o FILE] DEMAND.csv..."
 
 // Run runs the what-if on the demand files and returns the exit status:
 // 2 for a usage error, 1 for bad input (one line on stderr).
@@ -104,10 +105,10 @@ func (c *CLI) writeTable(demands []string, scales []float64, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	rows, lengths, err := CompareAll(cfg, Grid(demands, scales), c.opts, runtime.GOMAXPROCS(0))
+	rows, err := CompareAll(cfg, Grid(demands, scales), c.opts, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return err
 	}
-	WriteTable(out, rows, lengths)
+	WriteTable(out, rows, c.opts)
 	return nil
 }

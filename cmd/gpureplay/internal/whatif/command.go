@@ -54,7 +54,7 @@ func Command(settingsPath, demandPath string, opts Options, compare bool, out io
 	if err := enc.Encode(Point{Name: "settings", Summary: sum}); err != nil {
 		return err
 	}
-	return enc.Encode(Compare(sum, frontier))
+	return enc.Encode(Compare(sum, frontier, floorGPUHours(demand)))
 }
 
 // OneLine joins a multi-line error into one line, as the command reports

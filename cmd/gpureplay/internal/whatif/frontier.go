@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
@@ -13,15 +12,28 @@ import (
 type Point struct {
 	Name    string  `json:"name"`
 	Summary Summary `json:"summary"`
+	// OnFrontier says the point is on the lower envelope (Envelope).
+	OnFrontier bool `json:"on_frontier,omitempty"`
 }
 
-// reactiveSettings are the HPA settings of the frontier (spec section 5):
-// SM activity at targets 0.5 to 0.9 and GPU_UTIL at 0.6, default behavior,
-// min 1, max ten times the peak demand.
-func reactiveSettings(maxReplicas int) []struct {
+// reactiveSetting is one HPA setting of the frontier.
+type reactiveSetting struct {
 	name string
 	m    map[string]any
-} {
+}
+
+// queueMetric is vLLM's gauge of requests waiting per pod, on which the
+// frontier's KEDA-style family scales.
+const queueMetric = "vllm:num_requests_waiting"
+
+// reactiveSettings are the HPA settings of the frontier (spec section 5):
+// the HPA's algorithm (reactive mode) with its default behavior,
+// min_replicas 1 and max_replicas ten times the peak demand, on
+//   - nvidia.gpu.sm.active at 0.30, 0.35, ... 0.90 (13 points);
+//   - hw.gpu.utilization (hw.gpu.task general) at 0.6, what most users run;
+//   - vllm:num_requests_waiting per pod (AverageValue, as KEDA's Prometheus
+//     trigger on vLLM's queue) at 1, 2, 5, 10, 20 and 50.
+func reactiveSettings(maxReplicas int) []reactiveSetting {
 	target := func(metric string, value float64, attrs map[string]any) map[string]any {
 		t := map[string]any{
 			"scale_target_ref": map[string]any{"api_version": "apps/v1", "kind": "Deployment", "name": "llm", "namespace": "serving"},
@@ -35,27 +47,26 @@ func reactiveSettings(maxReplicas int) []struct {
 		}
 		return map[string]any{"targets": []any{t}}
 	}
-	var out []struct {
-		name string
-		m    map[string]any
+	var out []reactiveSetting
+	// In hundredths, so that every target is the double nearest its
+	// decimal (0.30 + 0.05 + ... would drift).
+	for h := 30; h <= 90; h += 5 {
+		v := float64(h) / 100
+		out = append(out, reactiveSetting{fmt.Sprintf("sm.active %.2f", v), target(metricnames.NvidiaGPUSMActive, v, nil)})
 	}
-	for _, v := range []float64{0.5, 0.6, 0.7, 0.8, 0.9} {
-		out = append(out, struct {
-			name string
-			m    map[string]any
-		}{fmt.Sprintf("sm.active %.1f", v), target(metricnames.NvidiaGPUSMActive, v, nil)})
+	out = append(out, reactiveSetting{"gpu.utilization 0.6", target(metricnames.HWGPUUtilization, 0.6, map[string]any{metricnames.AttrHWGPUTask: metricnames.AttrHWGPUTaskGeneral})})
+	for _, v := range []float64{1, 2, 5, 10, 20, 50} {
+		out = append(out, reactiveSetting{fmt.Sprintf("queue %g", v), target(queueMetric, v, nil)})
 	}
-	out = append(out, struct {
-		name string
-		m    map[string]any
-	}{"gpu.utilization 0.6", target(metricnames.HWGPUUtilization, 0.6, map[string]any{metricnames.AttrHWGPUTask: metricnames.AttrHWGPUTaskGeneral})})
 	return out
 }
 
-// Frontier runs the reactive settings of spec section 5 on the demand.
+// Frontier runs the reactive settings of spec section 5 on the demand,
+// with the same start (warm, or cold with opts.Cold) as the settings they
+// are compared with. Each point says whether it is on the lower envelope.
 func Frontier(demand *Demand, opts Options) ([]Point, error) {
 	opts = opts.withDefaults()
-	maxReplicas := int(math.Ceil(10 * demand.Peak() * opts.Scale))
+	maxReplicas := int(ceil(10 * demand.Peak() * opts.Scale))
 	var out []Point
 	for _, s := range reactiveSettings(max(maxReplicas, 1)) {
 		cfg, err := components.AutoscaleSettings(s.m)
@@ -68,118 +79,111 @@ func Frontier(demand *Demand, opts Options) ([]Point, error) {
 		}
 		out = append(out, Point{Name: s.name, Summary: sum})
 	}
+	for _, e := range Envelope(out) {
+		for i := range out {
+			if out[i].Name == e.Name {
+				out[i].OnFrontier = true
+			}
+		}
+	}
 	return out, nil
 }
 
+// Envelope is the lower envelope of the points (spec section 5): those no
+// other point beats on both GPU-hours and SLO-violation minutes (fewer or
+// equal on both, fewer on one), by minutes. Between two consecutive
+// envelope points every other point needs at least as many GPU-hours as
+// the line between them, so the line is what the frontier needs there.
+// Of points equal on both, the first in the given order stays.
+func Envelope(points []Point) []Point {
+	pts := slices.Clone(points)
+	// By minutes; at equal minutes the cheaper first; then as given.
+	slices.SortStableFunc(pts, func(a, b Point) int {
+		if c := cmpFloat(a.Summary.SLOViolationMinutes, b.Summary.SLOViolationMinutes); c != 0 {
+			return c
+		}
+		return cmpFloat(a.Summary.GPUHours, b.Summary.GPUHours)
+	})
+	var out []Point
+	for _, p := range pts {
+		// A point with more minutes is on the envelope only if it is
+		// strictly cheaper than every point with fewer or equal minutes.
+		if len(out) == 0 || p.Summary.GPUHours < out[len(out)-1].Summary.GPUHours {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Comparison is the recommended settings against the frontier at equal
-// SLO-violation minutes.
+// SLO-violation minutes (spec section 5).
 type Comparison struct {
 	GPUHours            float64 `json:"gpu_hours"`
 	SLOViolationMinutes float64 `json:"slo_violation_minutes"`
 	// FrontierGPUHours is what the reactive frontier needs for the same
-	// SLO-violation minutes: linear between the two nearest reactive points.
+	// SLO-violation minutes.
 	FrontierGPUHours float64 `json:"frontier_gpu_hours"`
 	// Saving is 1 − GPUHours / FrontierGPUHours.
 	Saving float64 `json:"saving"`
-	// Outside says where the SLO minutes lie outside the frontier's range:
-	// "below" (better service than every reactive point: the frontier value
-	// is then that of the point with the fewest minutes, a lower bound) or
-	// "above" (worse than every reactive point: extrapolated linearly from
-	// the two with the most minutes, at least 0).
+	// Between names the frontier points FrontierGPUHours comes from: the
+	// two nearest, or the one it equals.
+	Between []string `json:"between"`
+	// Outside says where the minutes lie outside the frontier's range:
+	// "below" (fewer minutes than every reactive point: the frontier
+	// point with the fewest minutes, as section 5 says, so the saving
+	// claims no more than that point's GPU-hours) or "above" (more minutes
+	// than every reactive point: the line through the two envelope points
+	// with the most minutes, extended; see Compare).
 	Outside string `json:"outside,omitempty"`
-	// FrontierGPUHoursLinear and SavingLinear read "linear between the two
-	// nearest reactive points" literally also below the range: the line
-	// through the two points of the Pareto frontier (no other point has
-	// both fewer minutes and fewer GPU-hours) with the fewest minutes,
-	// extended to the settings' minutes. Where that line does not fall as
-	// minutes grow (one point, or a flat or rising pair), it is the clamp.
-	// Inside the range and above it they equal the headline figures.
-	FrontierGPUHoursLinear float64 `json:"frontier_gpu_hours_linear"`
-	SavingLinear           float64 `json:"saving_linear"`
 }
 
-// Compare places a result against the frontier.
-func Compare(rec Summary, frontier []Point) Comparison {
-	pts := make([]Summary, 0, len(frontier))
-	for _, p := range frontier {
-		pts = append(pts, p.Summary)
-	}
-	// By SLO minutes; at equal minutes the cheaper point first.
-	slices.SortFunc(pts, func(a, b Summary) int {
-		if a.SLOViolationMinutes != b.SLOViolationMinutes {
-			return cmpFloat(a.SLOViolationMinutes, b.SLOViolationMinutes)
-		}
-		return cmpFloat(a.GPUHours, b.GPUHours)
-	})
-	pts = slices.CompactFunc(pts, func(a, b Summary) bool { return a.SLOViolationMinutes == b.SLOViolationMinutes })
+// Compare places a result against the frontier (spec section 5): linear
+// between the two nearest points of the lower envelope; with fewer
+// minutes than every point, the point with the fewest minutes. The
+// contract does not say what to do with more minutes than every point:
+// the envelope's last segment is extended (a reactive setting allowed
+// more violations is cheaper still; holding its cheapest point's
+// GPU-hours would credit the settings for violating more), but never
+// below floorGPUHours, the least any reactive setting can spend
+// (min_replicas for the whole series), so that the saving always exists
+// and no row has to be left out.
+func Compare(rec Summary, frontier []Point, floorGPUHours float64) Comparison {
+	env := Envelope(frontier)
 	c := Comparison{GPUHours: rec.GPUHours, SLOViolationMinutes: rec.SLOViolationMinutes}
-	x := rec.SLOViolationMinutes
-	lerp := func(a, b Summary) float64 {
-		return a.GPUHours + (b.GPUHours-a.GPUHours)*(x-a.SLOViolationMinutes)/(b.SLOViolationMinutes-a.SLOViolationMinutes)
-	}
-	n := len(pts)
-	switch {
-	case n == 0:
+	if len(env) == 0 {
 		return c
-	case x < pts[0].SLOViolationMinutes:
-		c.FrontierGPUHours, c.Outside = pts[0].GPUHours, "below"
-	case x > pts[n-1].SLOViolationMinutes:
+	}
+	x := rec.SLOViolationMinutes
+	lerp := func(a, b Point) float64 {
+		sa, sb := a.Summary, b.Summary
+		return sa.GPUHours + (sb.GPUHours-sa.GPUHours)*(x-sa.SLOViolationMinutes)/(sb.SLOViolationMinutes-sa.SLOViolationMinutes)
+	}
+	n := len(env)
+	switch i, found := slices.BinarySearchFunc(env, x, func(p Point, x float64) int { return cmpFloat(p.Summary.SLOViolationMinutes, x) }); {
+	case found:
+		c.FrontierGPUHours, c.Between = env[i].Summary.GPUHours, []string{env[i].Name}
+	case i == 0:
+		c.FrontierGPUHours, c.Between, c.Outside = env[0].Summary.GPUHours, []string{env[0].Name}, "below"
+	case i == n:
 		c.Outside = "above"
-		c.FrontierGPUHours = pts[n-1].GPUHours
-		if n > 1 {
-			c.FrontierGPUHours = max(0, lerp(pts[n-2], pts[n-1]))
+		if n == 1 {
+			c.FrontierGPUHours, c.Between = env[0].Summary.GPUHours, []string{env[0].Name}
+		} else {
+			c.FrontierGPUHours, c.Between = max(floorGPUHours, lerp(env[n-2], env[n-1])), []string{env[n-2].Name, env[n-1].Name}
 		}
 	default:
-		i, found := slices.BinarySearchFunc(pts, x, func(p Summary, x float64) int { return cmpFloat(p.SLOViolationMinutes, x) })
-		if found {
-			c.FrontierGPUHours = pts[i].GPUHours
-		} else {
-			c.FrontierGPUHours = lerp(pts[i-1], pts[i])
-		}
+		c.FrontierGPUHours, c.Between = lerp(env[i-1], env[i]), []string{env[i-1].Name, env[i].Name}
 	}
-	c.FrontierGPUHoursLinear = c.FrontierGPUHours
-	if c.Outside == "below" {
-		c.FrontierGPUHoursLinear = extrapolateBelow(pts, x)
+	if c.FrontierGPUHours > 0 {
+		c.Saving = round(1 - c.GPUHours/c.FrontierGPUHours)
 	}
-	c.Saving = saving(c.GPUHours, c.FrontierGPUHours)
-	c.SavingLinear = saving(c.GPUHours, c.FrontierGPUHoursLinear)
 	c.FrontierGPUHours = round(c.FrontierGPUHours)
-	c.FrontierGPUHoursLinear = round(c.FrontierGPUHoursLinear)
 	return c
 }
 
-// extrapolateBelow extends the line through the two Pareto-optimal points
-// with the fewest SLO minutes to x minutes, fewer than any point has. pts
-// are sorted by minutes, the cheaper first at equal minutes. Where the line
-// does not rise towards fewer minutes, the answer is the clamp: the first
-// point's GPU-hours.
-func extrapolateBelow(pts []Summary, x float64) float64 {
-	// The Pareto frontier from the fewest minutes: each next point must be
-	// strictly cheaper than every point before it.
-	var pareto []Summary
-	for _, p := range pts {
-		if len(pareto) == 0 || p.GPUHours < pareto[len(pareto)-1].GPUHours {
-			pareto = append(pareto, p)
-		}
-	}
-	a := pts[0]
-	if len(pareto) < 2 {
-		return a.GPUHours
-	}
-	b := pareto[1]
-	slope := (b.GPUHours - a.GPUHours) / (b.SLOViolationMinutes - a.SLOViolationMinutes)
-	if !(slope < 0) {
-		return a.GPUHours
-	}
-	return a.GPUHours + slope*(x-a.SLOViolationMinutes)
-}
-
-func saving(hours, frontier float64) float64 {
-	if frontier > 0 {
-		return round(1 - hours/frontier)
-	}
-	return 0
-}
+// floorGPUHours is the least GPU-hours any reactive setting of the
+// frontier can spend on the demand: min_replicas (1) for its whole length.
+func floorGPUHours(d *Demand) float64 { return d.End.Hours() }
 
 func cmpFloat(a, b float64) int {
 	switch {

@@ -25,6 +25,9 @@ type Options struct {
 	Scale   float64       // multiplies the demand; default 1
 	Sample  time.Duration // how often ready pods report; default 5 s
 	SLOWait time.Duration // the longest acceptable wait; default 2 s
+	// Cold starts at min_replicas, none ready (spec section 2's -cold);
+	// the default is the warm start.
+	Cold bool
 	// CycleLength and CyclePeriod, when set, replace the demand by
 	// Demand.Cycled(CycleLength, CyclePeriod).
 	CycleLength, CyclePeriod time.Duration
@@ -70,7 +73,7 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Summary holds the figures of a run.
+// Summary holds the figures of a run (spec section 4).
 type Summary struct {
 	GPUHours            float64 `json:"gpu_hours"`
 	SLOViolationMinutes float64 `json:"slo_violation_minutes"`
@@ -79,6 +82,14 @@ type Summary struct {
 	ScaleUps            int     `json:"scale_ups"`
 	ScaleDowns          int     `json:"scale_downs"`
 	IdealGPUHours       float64 `json:"ideal_gpu_hours"`
+	// GPUHoursOverIdeal is gpu_hours / ideal_gpu_hours, which section 4
+	// also prints: how far from a clairvoyant autoscaler a run is.
+	GPUHoursOverIdeal float64 `json:"gpu_hours_over_ideal"`
+	// Start is "warm" or "cold" and InitialReplicas the replicas requested
+	// at t = 0 (section 2), so that a cold figure is never read as a warm
+	// one.
+	Start           string `json:"start"`
+	InitialReplicas int32  `json:"initial_replicas"`
 }
 
 // Evaluation is one line of the output: one evaluation of the connector.
@@ -112,6 +123,12 @@ var epoch = time.Unix(1767225600, 0).UTC()
 // Run simulates the demand under the settings and returns the figures. When
 // out is not nil, it gets one JSON line per evaluation and the summary last.
 func Run(settings component.Config, demand *Demand, opts Options, out io.Writer) (Summary, error) {
+	return run(settings, demand, opts, out, nil)
+}
+
+// run is Run; tap, when not nil, sees every batch the pods report, before
+// the connector does (the tests read the model's metrics there).
+func run(settings component.Config, demand *Demand, opts Options, out io.Writer, tap func(pmetric.Metrics)) (Summary, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return Summary{}, err
@@ -121,7 +138,19 @@ func Run(settings component.Config, demand *Demand, opts Options, out io.Writer)
 		return Summary{}, errors.New("targets: a what-if scales exactly one target")
 	}
 	target := cfg.Targets[0]
-	dep := NewDeployment(target.ScaleTargetRef.Name, target.MinReplicas, opts.Startup)
+	// Section 2: warm, the replicas the demand at t = 0 needs at 80 % load,
+	// all ready: a service that has been running, the same for every
+	// setting compared. Cold (-cold), min_replicas requested at t = 0 and,
+	// like any replica requested, ready a start-up later.
+	var (
+		initial = warmReplicas(target.MinReplicas, target.MaxReplicas, demand.Pods[0]*opts.Scale)
+		readyAt time.Duration
+		start   = "warm"
+	)
+	if opts.Cold {
+		initial, readyAt, start = target.MinReplicas, opts.Startup, "cold"
+	}
+	dep := NewDeployment(target.ScaleTargetRef.Name, initial, opts.Startup, readyAt)
 	sim, err := components.SimulateAutoscaler(cfg, dep)
 	if err != nil {
 		return Summary{}, err
@@ -151,18 +180,28 @@ func Run(settings component.Config, demand *Demand, opts Options, out io.Writer)
 		ready := dep.ready()
 		c := len(ready)
 		u := q.step(d, c, dt.Seconds())
+		dep.generate(ready, u, dt.Seconds())
 
+		// Section 4: the requested replicas are paid for, starting ones
+		// too; the ideal is max(min_replicas, ceil(demand)) with no delay.
 		gpuSec += float64(dep.Replicas()) * dt.Seconds()
-		idealSec += math.Max(float64(target.MinReplicas), math.Ceil(d)) * dt.Seconds()
+		idealSec += math.Max(float64(target.MinReplicas), ceil(d)) * dt.Seconds()
 		if q.wait(c) > slo {
 			sloSec += dt.Seconds()
 		}
 		backlogSec += q.backlog * dt.Seconds()
 
+		// Section 3: every sample interval each ready pod reports the
+		// step's values, stamped with the step's time; pods not ready
+		// report nothing.
 		if now >= nextSample {
 			nextSample = now + opts.Sample
 			if c > 0 {
-				if err := sim.ConsumeMetrics(pods.batch(epoch.Add(now), ready, u, q.backlog, c)); err != nil {
+				md := pods.batch(now, dep.replicas, ready, u, q.backlog)
+				if tap != nil {
+					tap(md)
+				}
+				if err := sim.ConsumeMetrics(md); err != nil {
 					return Summary{}, err
 				}
 			}
@@ -185,6 +224,10 @@ func Run(settings component.Config, demand *Demand, opts Options, out io.Writer)
 	sum.SLOViolationMinutes = round(sloSec / 60)
 	sum.BacklogPodHours = round(backlogSec / 3600)
 	sum.PeakReplicas, sum.ScaleUps, sum.ScaleDowns = dep.peak, dep.ups, dep.downs
+	if idealSec > 0 {
+		sum.GPUHoursOverIdeal = round(gpuSec / idealSec)
+	}
+	sum.Start, sum.InitialReplicas = start, initial
 	if w != nil {
 		line, _ := json.Marshal(sum)
 		w.Write(line)
@@ -210,12 +253,16 @@ type podEmitter struct {
 	ns, name string
 }
 
-// requestCost is one request's work in pod-seconds (spec section 3).
-const requestCost = 0.05
-
-func (p podEmitter) batch(at time.Time, ready []replica, u, backlog float64, c int) pmetric.Metrics {
-	ts := pcommon.NewTimestampFromTime(at)
-	perPod := backlog / math.Max(float64(c), 1)
+// batch is one sample of every ready pod (spec section 3), one resource
+// per pod. The five load signals are gauges, as section 3's table has
+// them and as vLLM exposes them (the connector's load metrics and its
+// serving queue read gauges); the token counter is a cumulative monotonic
+// sum whose start time is the pod's readiness, which is how a Prometheus
+// counter such as vLLM's reaches the collector.
+func (p podEmitter) batch(now time.Duration, replicas []replica, ready []int, u, backlog float64) pmetric.Metrics {
+	ts := pcommon.NewTimestampFromTime(epoch.Add(now))
+	size := requestSize(now)
+	perPod := backlog / math.Max(float64(len(ready)), 1)
 	values := []struct {
 		name  string
 		value float64
@@ -223,12 +270,13 @@ func (p podEmitter) batch(at time.Time, ready []replica, u, backlog float64, c i
 	}{
 		{metricnames.NvidiaGPUSMActive, 0.95 * u, false},
 		{metricnames.HWGPUUtilization, math.Min(1, u/0.15), true},
-		{"vllm:num_requests_waiting", perPod / requestCost, false},
-		{"vllm:num_requests_running", u / requestCost * 0.5, false},
+		{"vllm:num_requests_waiting", perPod / size, false},
+		{"vllm:num_requests_running", u / size * 0.5, false},
 		{"vllm:kv_cache_usage_perc", math.Min(1, 0.9*u+0.1*math.Min(1, perPod/10)), false},
 	}
 	md := pmetric.NewMetrics()
-	for _, r := range ready {
+	for _, i := range ready {
+		r := replicas[i]
 		rm := md.ResourceMetrics().AppendEmpty()
 		attrs := rm.Resource().Attributes()
 		attrs.PutStr(metricnames.AttrK8sNamespaceName, p.ns)
@@ -246,6 +294,18 @@ func (p podEmitter) batch(at time.Time, ready []replica, u, backlog float64, c i
 				dp.Attributes().PutStr(metricnames.AttrHWGPUTask, metricnames.AttrHWGPUTaskGeneral)
 			}
 		}
+		m := ms.AppendEmpty()
+		m.SetName(generationTokens)
+		sum := m.SetEmptySum()
+		sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		sum.SetIsMonotonic(true)
+		dp := sum.DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(pcommon.NewTimestampFromTime(epoch.Add(r.readyAt)))
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(r.tokens)
 	}
 	return md
 }
+
+// generationTokens is vLLM's counter of generated tokens (spec section 3).
+const generationTokens = "vllm:generation_tokens_total"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ type Scenario struct {
 type Row struct {
 	Scenario
 	Comparison
+	Summary  Summary // the settings' own figures
 	Frontier []Point
 }
 
@@ -41,9 +43,10 @@ func Grid(demands []string, scales []float64) []Scenario {
 }
 
 // CompareAll runs the settings and the frontier on every scenario, on
-// workers goroutines; rows come back in the scenarios' order. The cycle
-// options apply to every demand series.
-func CompareAll(settings component.Config, scenarios []Scenario, cycle Options, workers int) (rows []Row, lengths map[string]time.Duration, err error) {
+// workers goroutines; rows come back in the scenarios' order. Every option
+// but the scenario's scale and startup applies to every run: the sample
+// interval, the SLO wait, the start (warm, or cold) and the cycle.
+func CompareAll(settings component.Config, scenarios []Scenario, base Options, workers int) ([]Row, error) {
 	demands := map[string]*Demand{}
 	for _, s := range scenarios {
 		if demands[s.Demand] != nil {
@@ -51,20 +54,16 @@ func CompareAll(settings component.Config, scenarios []Scenario, cycle Options, 
 		}
 		f, err := os.Open(s.Demand)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		d, err := ReadDemand(f, s.Demand)
 		f.Close()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		demands[s.Demand] = cycle.demand(d)
+		demands[s.Demand] = base.demand(d)
 	}
-	lengths = map[string]time.Duration{}
-	for name, d := range demands {
-		lengths[name] = d.End
-	}
-	rows = make([]Row, len(scenarios))
+	rows := make([]Row, len(scenarios))
 	errs := make([]error, len(scenarios))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -74,18 +73,20 @@ func CompareAll(settings component.Config, scenarios []Scenario, cycle Options, 
 			defer wg.Done()
 			for i := range next {
 				s := scenarios[i]
-				opts := Options{Startup: s.Startup, Scale: s.Scale}
-				frontier, err := Frontier(demands[s.Demand], opts)
+				opts := base
+				opts.Startup, opts.Scale = s.Startup, s.Scale
+				d := demands[s.Demand]
+				frontier, err := Frontier(d, opts)
 				if err != nil {
 					errs[i] = err
 					continue
 				}
-				sum, err := Run(settings, demands[s.Demand], opts, nil)
+				sum, err := Run(settings, d, opts, nil)
 				if err != nil {
 					errs[i] = err
 					continue
 				}
-				rows[i] = Row{Scenario: s, Comparison: Compare(sum, frontier), Frontier: frontier}
+				rows[i] = Row{Scenario: s, Summary: sum, Comparison: Compare(sum, frontier, floorGPUHours(d)), Frontier: frontier}
 			}
 		}()
 	}
@@ -96,88 +97,80 @@ func CompareAll(settings component.Config, scenarios []Scenario, cycle Options, 
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return rows, lengths, nil
+	return rows, nil
 }
 
-// neverRecovers says that every reactive setting violated the SLO for at
-// least 90 % of the series: none catches up (from one replica, with slow
-// starts), so there is no frontier to compare with.
-func (r Row) neverRecovers(length time.Duration) bool {
-	for _, p := range r.Frontier {
-		if p.Summary.SLOViolationMinutes < 0.9*length.Minutes() {
-			return false
-		}
+// WriteTable writes the rows as a Markdown table after a line that says
+// how they were run, then the mean saving per series and over all rows.
+// No row is ever left out of a mean (spec section 5): a row whose
+// settings serve better than every reactive point is compared with the
+// point with the fewest minutes, one that serves worse with the
+// envelope's last segment extended, and each row says which.
+func WriteTable(w io.Writer, rows []Row, opts Options) {
+	opts = opts.withDefaults()
+	start := "warm start"
+	if opts.Cold {
+		start = "cold start (-cold: min_replicas, none ready)"
 	}
-	return true
-}
-
-// WriteTable writes the rows as a Markdown table, then the mean saving per
-// series and over all rows, leaving out the rows where the frontier never
-// recovers. Each row and mean gives both readings of a result with fewer
-// SLO minutes than every reactive point: the headline clamps to the point
-// with the fewest minutes, the linear reading extends the frontier
-// (Comparison.FrontierGPUHoursLinear).
-func WriteTable(w io.Writer, rows []Row, lengths map[string]time.Duration) {
-	fmt.Fprintln(w, "| demand | scale | startup | GPU-hours | SLO min | frontier GPU-hours at equal SLO | saving | linear reading: frontier GPU-hours, saving | reactive with the fewest SLO min: SLO min, GPU-hours |")
+	fmt.Fprintf(w, "%s, -sample %v, -slo-wait %v; frontier: the %d reactive settings of the contract's section 5\n\n",
+		start, opts.Sample, opts.SLOWait, len(reactiveSettings(1)))
+	fmt.Fprintln(w, "| demand | scale | startup | GPU-hours | SLO min | frontier GPU-hours at equal SLO | saving | GPU-hours / ideal | frontier points |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	var order []string
-	sums, linear := map[string][]float64{}, map[string][]float64{}
-	var all, allLinear []float64
-	skipped := 0
+	savings, ratios := map[string][]float64{}, map[string][]float64{}
+	var all, allRatios []float64
 	for _, r := range rows {
-		best := r.Frontier[0]
-		for _, p := range r.Frontier {
-			if s := p.Summary; s.SLOViolationMinutes < best.Summary.SLOViolationMinutes ||
-				(s.SLOViolationMinutes == best.Summary.SLOViolationMinutes && s.GPUHours < best.Summary.GPUHours) {
-				best = p
-			}
-		}
 		name := filepath.Base(r.Demand)
-		frontier, saving := fmt.Sprintf("%.2f", r.FrontierGPUHours), fmt.Sprintf("%.0f %%", 100*r.Saving)
-		lin := fmt.Sprintf("%.2f, %.0f %%", r.FrontierGPUHoursLinear, 100*r.SavingLinear)
-		if r.Outside != "below" {
-			lin = "same"
+		frontier := fmt.Sprintf("%.2f", r.FrontierGPUHours)
+		switch r.Outside {
+		case "below":
+			frontier += " (fewer SLO min than every reactive setting: the one with the fewest)"
+		case "above":
+			frontier += " (more SLO min than every reactive setting: extended)"
 		}
-		switch {
-		case r.neverRecovers(lengths[r.Demand]):
-			frontier, saving, lin = "none: every reactive setting violates ≥ 90 % of the time", "—", "—"
-			skipped++
-		case r.Outside == "below":
-			frontier += " (fewer SLO min than any reactive setting: its best)"
-			fallthrough
-		default:
-			if _, ok := sums[name]; !ok {
-				order = append(order, name)
-			}
-			sums[name] = append(sums[name], r.Saving)
-			linear[name] = append(linear[name], r.SavingLinear)
-			all = append(all, r.Saving)
-			allLinear = append(allLinear, r.SavingLinear)
+		if _, ok := savings[name]; !ok {
+			order = append(order, name)
 		}
-		fmt.Fprintf(w, "| %s | %g | %g s | %.2f | %.1f | %s | %s | %s | %.1f, %.2f (%s) |\n",
-			name, r.Scale, r.Startup.Seconds(), r.GPUHours, r.SLOViolationMinutes, frontier, saving, lin,
-			best.Summary.SLOViolationMinutes, best.Summary.GPUHours, best.Name)
-	}
-	mean := func(xs []float64) float64 {
-		t := 0.0
-		for _, x := range xs {
-			t += x
-		}
-		return t / float64(len(xs))
+		savings[name] = append(savings[name], r.Saving)
+		ratios[name] = append(ratios[name], r.Summary.GPUHoursOverIdeal)
+		all = append(all, r.Saving)
+		allRatios = append(allRatios, r.Summary.GPUHoursOverIdeal)
+		fmt.Fprintf(w, "| %s | %g | %g s | %.2f | %.1f | %s | %.1f %% | %.2f | %s |\n",
+			name, r.Scale, r.Startup.Seconds(), r.GPUHours, r.SLOViolationMinutes, frontier, 100*r.Saving,
+			r.Summary.GPUHoursOverIdeal, describe(r.Between, r.Frontier))
 	}
 	fmt.Fprintln(w)
 	for _, name := range order {
-		fmt.Fprintf(w, "- %s: mean saving %.0f %% (lowest %.0f %%) over %d rows; linear reading %.0f %% (lowest %.0f %%)\n",
-			name, 100*mean(sums[name]), 100*slices.Min(sums[name]), len(sums[name]), 100*mean(linear[name]), 100*slices.Min(linear[name]))
+		fmt.Fprintf(w, "- %s: mean saving %.1f %% (lowest %.1f %%) over %d rows; mean GPU-hours / ideal %.2f\n",
+			name, 100*mean(savings[name]), 100*slices.Min(savings[name]), len(savings[name]), mean(ratios[name]))
 	}
 	if len(all) > 0 {
-		fmt.Fprintf(w, "- all: mean saving %.0f %% over %d rows; linear reading %.0f %%", 100*mean(all), len(all), 100*mean(allLinear))
-		if skipped > 0 {
-			fmt.Fprintf(w, "; %d rows without a frontier left out", skipped)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "- all: mean saving %.1f %% (lowest %.1f %%) over all %d rows; mean GPU-hours / ideal %.2f\n",
+			100*mean(all), 100*slices.Min(all), len(all), mean(allRatios))
 	}
+}
+
+// describe names the frontier points a comparison used, with their SLO
+// minutes and GPU-hours.
+func describe(names []string, frontier []Point) string {
+	var parts []string
+	for _, n := range names {
+		for _, p := range frontier {
+			if p.Name == n {
+				parts = append(parts, fmt.Sprintf("%s: %.1f min, %.2f h", n, p.Summary.SLOViolationMinutes, p.Summary.GPUHours))
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func mean(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
 }
