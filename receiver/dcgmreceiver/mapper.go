@@ -54,7 +54,7 @@ func (m *mapper) Append(s *gpu.Sample) {
 	}
 	m.record(s, cs)
 	m.setResource(s.Device)
-	md := m.mb.Emit(metadata.WithResource(m.rb.Emit()))
+	md := m.mb.Emit(metadata.WithResourceMoved(m.rb.Emit()))
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		cs.setStartTimes(rms.At(i))
