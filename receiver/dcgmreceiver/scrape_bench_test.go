@@ -20,13 +20,25 @@ import (
 // runs the real go-dcgm code against the stand-in library at 32 GPUs, the
 // most one host engine serves (DCGM_MAX_NUM_DEVICES); its per-data-point
 // figures are what compare.
+//
+// The per_process variant is the same fleet with per-process series on:
+// every GPU is exclusive, one pod's, with one process, so that it measures
+// what the split costs a fleet that does not share its GPUs.
 func BenchmarkScrape(b *testing.B) {
-	b.Run("simulated/gpus=1024", func(b *testing.B) {
+	fleet := func() *Config {
 		cfg := createDefaultConfig().(*Config)
 		cfg.Backend = BackendSimulated
 		cfg.Simulated.Hosts, cfg.Simulated.GPUsPerHost = 64, 16
 		cfg.Simulated.Workloads[0].GPUs = "0-31/*"
 		cfg.Simulated.Workloads[1].GPUs = "32-63/*"
+		return cfg
+	}
+	b.Run("simulated/gpus=1024", func(b *testing.B) {
+		benchScrape(b, fleet())
+	})
+	b.Run("simulated/per_process/gpus=1024", func(b *testing.B) {
+		cfg := fleet()
+		cfg.PerProcess.Enabled = true
 		benchScrape(b, cfg)
 	})
 	b.Run("dcgm-standin/gpus=32", func(b *testing.B) {
