@@ -15,6 +15,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
@@ -22,6 +23,7 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlbackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlmock"
@@ -284,4 +286,76 @@ func TestPerProcessNVML(t *testing.T) {
 	procs, _ = splits(md)
 	require.Len(t, procs, 5)
 	require.Equal(t, 1, observed.FilterMessageSnippet("named by k8s.pod.uid only").Len(), "said once")
+}
+
+// fakeBackend is a backend that answers with no GPU, under a name.
+type fakeBackend struct{ name string }
+
+func (b fakeBackend) Name() string                { return b.name }
+func (fakeBackend) Connect(context.Context) error { return nil }
+func (fakeBackend) Close() error                  { return nil }
+func (fakeBackend) Collect(context.Context, time.Time, time.Duration) ([]gpu.Sample, error) {
+	return nil, nil
+}
+
+// TestPerProcessOnDCGM: with backend auto, a host where DCGM answers gets
+// no per-process series, and one warning says so; NVML gets none.
+func TestPerProcessOnDCGM(t *testing.T) {
+	for name, warns := range map[string]int{BackendDCGM: 1, BackendNVML: 0} {
+		cfg := createDefaultConfig().(*Config)
+		cfg.PerProcess.Enabled = true
+		require.NoError(t, confmap.Validate(cfg), "auto may fall back to NVML")
+		core, observed := observer.New(zap.InfoLevel)
+		set := receivertest.NewNopSettings(metadata.Type)
+		set.Logger = zap.New(core)
+		s := newGPUScraper(cfg, set)
+		require.NoError(t, s.startWith(context.Background(), &statusHost{}, []backend.Backend{fakeBackend{name}}))
+		for range 2 {
+			_, err := s.scrape(context.Background())
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.shutdown(context.Background()))
+		require.Equalf(t, warns, observed.FilterMessageSnippet("the dcgm backend does not read per-process data").Len(), "backend %s", name)
+	}
+}
+
+// TestLocalExample: the configuration `make run` uses (examples/local)
+// splits gpu-node-1/gpu7 between three pods with distinct values, beside
+// the one pod of every other busy GPU.
+func TestLocalExample(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "local", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("receivers::dcgm")
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	require.True(t, cfg.PerProcess.Enabled)
+
+	s := newGPUScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, s.start(context.Background(), &statusHost{}))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	procs, devices := splits(md)
+	require.Len(t, devices, 16)
+	var gpu7 string
+	for id, d := range devices {
+		if attr(d, "host.name") == "gpu-node-1" && attr(d, "hw.name") == "gpu7" {
+			gpu7 = id
+		}
+	}
+	values := map[float64]bool{}
+	pods := 0
+	for _, p := range procs {
+		if attr(p, "hw.id") != gpu7 {
+			continue
+		}
+		pods++
+		require.True(t, strings.HasPrefix(attr(p, "k8s.pod.name"), "shared-notebook-1-7-"))
+		values[num(point(t, p, "nvidia.gpu.process.utilization", general))] = true
+	}
+	require.Equal(t, 3, pods)
+	require.Len(t, values, 3, "distinct values")
+	require.Len(t, procs, 8+6+1+3, "the training pod on host 0's 8 GPUs, 6 serving pods, the idle notebook, 3 on gpu7")
 }
