@@ -107,6 +107,7 @@ func (m *mapper) state(s *gpu.Sample) *counterState {
 // setResource sets the device's resource attributes; name is d.Name().
 func (m *mapper) setResource(d *gpu.Device, name string) {
 	rb := m.rb
+	rb.EnsureCapacity(deviceAttributes)
 	rb.SetHwID(d.UUID)
 	rb.SetHwName(name)
 	rb.SetHwType("gpu")
@@ -126,6 +127,9 @@ func (m *mapper) setResource(d *gpu.Device, name string) {
 	setIf(rb.SetK8sContainerName, d.Pod.Container)
 	setIf(rb.SetK8sJobName, d.Pod.Job)
 }
+
+// deviceAttributes is how many attributes setResource sets at most.
+const deviceAttributes = 16
 
 func setIf(set func(string), v string) {
 	if v != "" {

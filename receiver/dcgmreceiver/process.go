@@ -106,6 +106,7 @@ func (m *mapper) appendProcesses(s *gpu.Sample, cs *counterState, name string) {
 			}
 			mb.RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint(ts, fraction(g.mc))
 		}
+		rb.EnsureCapacity(processAttributes)
 		rb.SetHwID(d.UUID)
 		rb.SetHwName(name)
 		setIf(rb.SetHostName, d.Host)
@@ -121,6 +122,10 @@ func (m *mapper) appendProcesses(s *gpu.Sample, cs *counterState, name string) {
 	}
 	m.processes = true
 }
+
+// processAttributes is how many attributes a per-process resource has at
+// most.
+const processAttributes = 9
 
 // fraction turns summed percentages into a fraction of the interval, at most
 // the whole.

@@ -17,3 +17,10 @@ func WithResourceMoved(res pcommon.Resource) ResourceMetricsOption {
 		res.MoveTo(rm.Resource())
 	})
 }
+
+// EnsureCapacity makes room for n attributes in the resource being built,
+// so that setting them grows its attribute list once instead of at every
+// doubling.
+func (rb *ResourceBuilder) EnsureCapacity(n int) {
+	rb.res.Attributes().EnsureCapacity(n)
+}
