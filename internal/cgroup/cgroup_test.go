@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"errors"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -142,7 +141,7 @@ func TestStartTime(t *testing.T) {
 	_, err = StartTime(procRoot, 1003)
 	require.ErrorIs(t, err, errStat)
 	require.ErrorContains(t, err, filepath.Join(procRoot, "1003", "stat"))
-	require.False(t, errors.Is(err, fs.ErrNotExist))
+	require.NotErrorIs(t, err, fs.ErrNotExist)
 
 	bt, err := BootTime(procRoot)
 	require.NoError(t, err)

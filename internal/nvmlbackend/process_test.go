@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func newFakeProc(t *testing.T) *fakeProc {
 // empty.
 func (p *fakeProc) run(pid uint32, start uint64, pod, ctr string) {
 	p.t.Helper()
-	dir := filepath.Join(p.root, fmt.Sprint(pid))
+	dir := filepath.Join(p.root, strconv.FormatUint(uint64(pid), 10))
 	require.NoError(p.t, os.MkdirAll(dir, 0o700))
 	stat := fmt.Sprintf("%d (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, start)
 	require.NoError(p.t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o600))
@@ -67,7 +68,7 @@ func (p *fakeProc) run(pid uint32, start uint64, pod, ctr string) {
 
 func (p *fakeProc) exit(pid uint32) {
 	p.t.Helper()
-	require.NoError(p.t, os.RemoveAll(filepath.Join(p.root, fmt.Sprint(pid))))
+	require.NoError(p.t, os.RemoveAll(filepath.Join(p.root, strconv.FormatUint(uint64(pid), 10))))
 }
 
 // startUS is when a process started start ticks after boot, on NVML's

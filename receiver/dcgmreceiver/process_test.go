@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,7 +180,7 @@ func TestPerProcessSplit(t *testing.T) {
 // on the host if pod is empty.
 func writeProc(t *testing.T, root string, pid uint32, pod, ctr string) {
 	t.Helper()
-	dir := filepath.Join(root, fmt.Sprint(pid))
+	dir := filepath.Join(root, strconv.FormatUint(uint64(pid), 10))
 	require.NoError(t, os.MkdirAll(dir, 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), fmt.Appendf(nil, "%d (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, 1000+pid), 0o600))
 	line := "0::/system.slice/sshd.service"

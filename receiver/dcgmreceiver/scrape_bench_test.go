@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,7 @@ func nvmlMockWithProcesses(b *testing.B, proc, logs string) *dgxa100.Server {
 		pid := uint32(1000 + i)
 		uid := fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)
 		ctr := strings.Repeat(fmt.Sprintf("%x", i%16), 64)
-		dir := filepath.Join(proc, fmt.Sprint(pid))
+		dir := filepath.Join(proc, strconv.FormatUint(uint64(pid), 10))
 		cgroup := "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + strings.ReplaceAll(uid, "-", "_") + ".slice/cri-containerd-" + ctr + ".scope\n"
 		stat := fmt.Sprintf("%d (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5000 0 0\n", pid)
 		link := filepath.Join(logs, fmt.Sprintf("job-%d_ml_main-%s.log", i, ctr))
