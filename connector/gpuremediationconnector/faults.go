@@ -88,6 +88,11 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 		node = str(attrs, attrHost)
 	}
 	gpu := str(attrs, attrGPU)
+	if _, split := attrs.Get(metricnames.AttrNvidiaGPUProcessOwner); split {
+		// A GPU's per-process split (the receiver's per_process): the
+		// GPU's own resource carries its faults and its pod.
+		return nil
+	}
 	if node == "" || gpu == "" {
 		r.bad.noGPU += evidencePoints(rm)
 		return nil

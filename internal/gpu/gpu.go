@@ -72,4 +72,65 @@ type Sample struct {
 	// The backend that produced the sample owns it; nothing downstream
 	// changes it.
 	Epoch uint64
+	// Processes is what each process did on the device over the interval
+	// since the device's previous sample, when the backend reads
+	// per-process data (the receiver's per_process setting); nil
+	// otherwise. A PID may appear twice: once for the process that holds
+	// it now and once for the one that held it earlier in the interval.
+	Processes []Process
+}
+
+// Owner says whose a process on a GPU is.
+type Owner uint8
+
+// Owners of processes.
+const (
+	// OwnerUnknown is a process that could not be placed: it exited
+	// before its cgroup was read, or its cgroup was unreadable or in a
+	// form not understood.
+	OwnerUnknown Owner = iota
+	// OwnerPod is a process in a Kubernetes pod.
+	OwnerPod
+	// OwnerHost is a process outside any pod: a system service, a user's
+	// shell, a container not run by the kubelet.
+	OwnerHost
+)
+
+// String returns the owner as the nvidia.gpu.process.owner attribute
+// spells it.
+func (o Owner) String() string {
+	switch o {
+	case OwnerPod:
+		return "pod"
+	case OwnerHost:
+		return "host"
+	default:
+		return "unknown"
+	}
+}
+
+// Process is one process's use of a GPU over a sample's interval.
+type Process struct {
+	PID   uint32
+	Owner Owner
+	// PodUID and ContainerID place a pod's process (OwnerPod); the
+	// container ID is empty for a process in the pod but in no container.
+	PodUID      string
+	ContainerID string
+	// Pod names the container where the source knows it (the simulated
+	// fleet); the receiver names the others through the kubelet.
+	Pod Pod
+	// MemoryBytes is the frame buffer memory the process holds. HasMemory
+	// is false where the source does not say: NVML cannot, or the process
+	// exited during the interval.
+	MemoryBytes uint64
+	HasMemory   bool
+	// SMUtil, MemUtil, EncUtil and DecUtil are the percentages of the
+	// interval the process kept the SMs, the memory controller, the
+	// encoder and the decoder busy (NVML's per-process utilization).
+	// HasUtilization is false where they are unknown (MIG, drivers
+	// without per-process utilization); a process that did nothing has
+	// HasUtilization and zeros.
+	SMUtil, MemUtil, EncUtil, DecUtil float64
+	HasUtilization                    bool
 }

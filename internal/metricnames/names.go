@@ -112,6 +112,18 @@ const (
 	// NvidiaGPUPowerLimit (receiver/dcgmreceiver): The power limit the driver enforces, the most the board may draw (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).
 	NvidiaGPUPowerLimit     = "nvidia.gpu.power.limit"
 	NvidiaGPUPowerLimitUnit = "W"
+	// NvidiaGPUProcessCount (receiver/dcgmreceiver): Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy).
+	NvidiaGPUProcessCount     = "nvidia.gpu.process.count"
+	NvidiaGPUProcessCountUnit = "{process}"
+	// NvidiaGPUProcessMemoryUsage (receiver/dcgmreceiver): The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, summed over the processes). The device's usage also counts memory no process holds.
+	NvidiaGPUProcessMemoryUsage     = "nvidia.gpu.process.memory.usage"
+	NvidiaGPUProcessMemoryUsageUnit = "By"
+	// NvidiaGPUProcessMemoryCopyUtilization (receiver/dcgmreceiver): The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).
+	NvidiaGPUProcessMemoryCopyUtilization     = "nvidia.gpu.process.memory_copy.utilization"
+	NvidiaGPUProcessMemoryCopyUtilizationUnit = "1"
+	// NvidiaGPUProcessUtilization (receiver/dcgmreceiver): The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, summed over the processes, at most 1).
+	NvidiaGPUProcessUtilization     = "nvidia.gpu.process.utilization"
+	NvidiaGPUProcessUtilizationUnit = "1"
 	// NvidiaGPURecoveryAction (receiver/dcgmreceiver): The recovery action the driver says the GPU needs, an nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain (DCGM_FI_DEV_GPU_RECOVERY_ACTION; NVML field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Absent where the driver does not report it.
 	NvidiaGPURecoveryAction     = "nvidia.gpu.recovery_action"
 	NvidiaGPURecoveryActionUnit = "{action}"
@@ -215,8 +227,10 @@ const (
 	AttrK8sNamespaceName = "k8s.namespace.name"
 	// AttrK8sNodeName (resource attribute, internal/metricnames): The node the GPU is on; set by the k8s_attributes processor.
 	AttrK8sNodeName = "k8s.node.name"
-	// AttrK8sPodName (resource attribute, receiver/dcgmreceiver): Name of the pod the device is allocated to.
+	// AttrK8sPodName (resource attribute, receiver/dcgmreceiver): Name of the pod the device is allocated to; on a per-process resource, the pod whose processes it describes.
 	AttrK8sPodName = "k8s.pod.name"
+	// AttrK8sPodUid (resource attribute, receiver/dcgmreceiver): On a per-process resource, the UID of the pod whose processes it describes, from their cgroup; the k8s_attributes processor can associate by it where the receiver could not name the pod.
+	AttrK8sPodUid = "k8s.pod.uid"
 	// AttrK8sReplicasetName (resource attribute, connector/gpuautoscaleconnector): The scale target's name, when it is a ReplicaSet.
 	AttrK8sReplicasetName = "k8s.replicaset.name"
 	// AttrK8sStatefulsetName (resource attribute, connector/gpuautoscaleconnector): The scale target's name, when it is a StatefulSet.
@@ -280,6 +294,8 @@ const (
 	AttrNvidiaGPUPipeFp64   = "fp64"
 	AttrNvidiaGPUPipeFp32   = "fp32"
 	AttrNvidiaGPUPipeFp16   = "fp16"
+	// AttrNvidiaGPUProcessOwner (resource attribute, receiver/dcgmreceiver): Set on per-process resources only, and marks them as a split of the GPU's readings, not a device: whose processes the resource describes: pod (the pod the k8s.* attributes name), host (processes outside any pod) or unknown (processes that could not be placed: exited before they were read, or a cgroup not understood).
+	AttrNvidiaGPUProcessOwner = "nvidia.gpu.process.owner"
 	// AttrNvidiaGPUThrottleReason (attribute, receiver/dcgmreceiver): Why the clocks were held below their target.
 	AttrNvidiaGPUThrottleReason        = "nvidia.gpu.throttle.reason"
 	AttrNvidiaGPUThrottleReasonPower   = "power"
@@ -335,6 +351,10 @@ var Metrics = [...]Metric{
 	{NvidiaGPUPCIeReplays, NvidiaGPUPCIeReplaysUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPipeActive, NvidiaGPUPipeActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPowerLimit, NvidiaGPUPowerLimitUnit, "receiver/dcgmreceiver"},
+	{NvidiaGPUProcessCount, NvidiaGPUProcessCountUnit, "receiver/dcgmreceiver"},
+	{NvidiaGPUProcessMemoryUsage, NvidiaGPUProcessMemoryUsageUnit, "receiver/dcgmreceiver"},
+	{NvidiaGPUProcessMemoryCopyUtilization, NvidiaGPUProcessMemoryCopyUtilizationUnit, "receiver/dcgmreceiver"},
+	{NvidiaGPUProcessUtilization, NvidiaGPUProcessUtilizationUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURecoveryAction, NvidiaGPURecoveryActionUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapFailure, NvidiaGPURowRemapFailureUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapRows, NvidiaGPURowRemapRowsUnit, "receiver/dcgmreceiver"},
@@ -376,6 +396,7 @@ var Attributes = [...]Attribute{
 	{AttrK8sNamespaceName, "receiver/dcgmreceiver"},
 	{AttrK8sNodeName, "internal/metricnames"},
 	{AttrK8sPodName, "receiver/dcgmreceiver"},
+	{AttrK8sPodUid, "receiver/dcgmreceiver"},
 	{AttrK8sReplicasetName, "connector/gpuautoscaleconnector"},
 	{AttrK8sStatefulsetName, "connector/gpuautoscaleconnector"},
 	{AttrNetworkIODirection, "receiver/dcgmreceiver"},
@@ -389,6 +410,7 @@ var Attributes = [...]Attribute{
 	{AttrNvidiaGPUMIGProfile, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUPCIBusID, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUPipe, "receiver/dcgmreceiver"},
+	{AttrNvidiaGPUProcessOwner, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUThrottleReason, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUUsageState, "processor/gpuanalyzerprocessor"},
 	{AttrNvidiaGPUXID, "receiver/dcgmreceiver"},

@@ -27,6 +27,12 @@ type Options struct {
 	Lib nvml.Interface
 	// Hostname is the host.name of the devices; empty means none.
 	Hostname string
+	// PerProcess reads each GPU's processes into gpu.Sample.Processes
+	// (process.go).
+	PerProcess bool
+	// ProcRoot is the host's /proc, where PIDs are placed in pods; empty
+	// means /proc.
+	ProcRoot string
 }
 
 // Backend is the NVML backend.
@@ -39,6 +45,9 @@ type Backend struct {
 	// epoch counts initializations: counters read after a reconnect are not
 	// comparable with those before (gpu.Sample.Epoch).
 	epoch uint64
+	// procs places the PIDs of per-process readings; nil unless
+	// Options.PerProcess.
+	procs *procTable
 }
 
 type device struct {
@@ -51,6 +60,12 @@ type device struct {
 	// fields is the request of the field values read through
 	// nvmlDeviceGetFieldValues, reused from read to read.
 	fields [1]nvml.FieldValue
+	// lastSeen is the newest timestamp of the per-process utilization
+	// samples read so far: the next read asks for those after it.
+	lastSeen uint64
+	// utilWarned is set once the GPU was found without per-process
+	// utilization.
+	utilWarned bool
 }
 
 // New returns an unconnected backend.
@@ -58,7 +73,14 @@ func New(opts Options) *Backend {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	return &Backend{opts: opts}
+	if opts.ProcRoot == "" {
+		opts.ProcRoot = "/proc"
+	}
+	b := &Backend{opts: opts}
+	if opts.PerProcess {
+		b.procs = newProcTable(opts.ProcRoot, opts.Logger)
+	}
+	return b
 }
 
 // Name implements backend.Backend.
@@ -158,10 +180,19 @@ func (b *Backend) Collect(_ context.Context, now time.Time, _ time.Duration) ([]
 		return nil, errors.New("not connected")
 	}
 	out := make([]gpu.Sample, 0, len(b.devices))
+	if b.procs != nil {
+		b.procs.begin()
+		defer b.procs.end()
+	}
 	for _, d := range b.devices {
 		s := gpu.Sample{Device: &d.dev, Time: now, Epoch: b.epoch}
 		if err := b.read(d, &s.Values); err != nil {
 			return nil, err
+		}
+		if b.procs != nil {
+			if err := b.readProcesses(d, &s); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, s)
 	}

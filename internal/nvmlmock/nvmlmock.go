@@ -22,8 +22,9 @@ const XIDDevice = 2
 // recovery action. Device 0 supports GPM, as a Hopper GPU would, so it
 // reports SM activity from its second collection on; device 3 has a
 // failed row remapping. No GPU runs a process (what the GPU reset actor
-// checks); a test that needs one sets the device's
-// GetComputeRunningProcessesFunc.
+// checks) and none has a per-process utilization sample (NOT_FOUND); a
+// test that needs one sets the device's GetComputeRunningProcessesFunc,
+// GetMPSComputeRunningProcessesFunc or GetProcessUtilizationFunc.
 func New() *dgxa100.Server {
 	s := dgxa100.New()
 	var pending []nvml.EventData
@@ -69,6 +70,10 @@ func New() *dgxa100.Server {
 		md.GetFieldValuesFunc = RecoveryAction(0, nvml.SUCCESS)
 		md.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS }
 		md.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED }
+		md.GetMPSComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS }
+		md.GetProcessUtilizationFunc = func(uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+			return nil, nvml.ERROR_NOT_FOUND
+		}
 	}
 	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS }
 	s.EventSetFreeFunc = func(nvml.EventSet) nvml.Return { return nvml.SUCCESS }

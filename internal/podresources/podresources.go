@@ -72,7 +72,10 @@ func (c *Cache) Refresh(ctx context.Context, now time.Time) {
 	c.mu.Unlock()
 }
 
-// Lookup returns the container a device UUID is allocated to.
+// Lookup returns the container a device UUID is allocated to. A device
+// that several pods share (time-slicing, MPS) is no one pod's: it is not
+// found, and its per-process series name its pods. A device that several
+// containers of one pod share is that pod's, in no one container.
 func (c *Cache) Lookup(uuid string) (gpu.Pod, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -109,9 +112,12 @@ func (c *Cache) list(ctx context.Context) (map[string]gpu.Pod, error) {
 }
 
 // devicesToPods indexes NVIDIA devices (whole GPUs and MIG instances) by
-// UUID. Shared GPUs (time-slicing) appear as UUID::N; they map to the UUID.
+// UUID. Shared GPUs (time-slicing, MPS) appear as UUID::N, one replica per
+// container holding a share; they map to the UUID, and to a pod only if
+// one pod holds every share (see Lookup).
 func devicesToPods(resp *podresourcesv1.ListPodResourcesResponse) map[string]gpu.Pod {
 	m := make(map[string]gpu.Pod)
+	var shared map[string]bool
 	for _, p := range resp.GetPodResources() {
 		for _, ctr := range p.GetContainers() {
 			for _, d := range ctr.GetDevices() {
@@ -120,10 +126,28 @@ func devicesToPods(resp *podresourcesv1.ListPodResourcesResponse) map[string]gpu
 				}
 				for _, id := range d.GetDeviceIds() {
 					id, _, _ = strings.Cut(id, "::")
-					m[id] = gpu.Pod{Namespace: p.GetNamespace(), Name: p.GetName(), Container: ctr.GetName()}
+					pod := gpu.Pod{Namespace: p.GetNamespace(), Name: p.GetName(), Container: ctr.GetName()}
+					prev, seen := m[id]
+					switch {
+					case !seen:
+						m[id] = pod
+					case prev.Namespace == pod.Namespace && prev.Name == pod.Name:
+						if prev.Container != pod.Container {
+							prev.Container = ""
+							m[id] = prev
+						}
+					default:
+						if shared == nil {
+							shared = map[string]bool{}
+						}
+						shared[id] = true
+					}
 				}
 			}
 		}
+	}
+	for id := range shared {
+		delete(m, id)
 	}
 	return m
 }

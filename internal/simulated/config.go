@@ -42,8 +42,10 @@ type Config struct {
 type Workload struct {
 	// Name names the pods, and the job for kind training.
 	Name string `mapstructure:"name"`
-	// Kind is training (one pod per host, all its GPUs in one job) or
-	// serving (one pod per GPU, no job).
+	// Kind is training (one pod per host, all its GPUs in one job),
+	// serving (one pod per GPU, no job) or time_sliced (Pods pods share
+	// each GPU, as with the device plugin's time-slicing or MPS, each with
+	// its own part of the GPU's load).
 	Kind      string `mapstructure:"kind"`
 	Namespace string `mapstructure:"namespace"`
 	// GPUs selects GPUs as HOSTS/GPUS, each "*", "N" or "N-M" (indexes).
@@ -51,6 +53,10 @@ type Workload struct {
 	// Phases repeat in order; each GPU's phases are offset by its index so
 	// that a serving fleet shows every phase at once.
 	Phases []Phase `mapstructure:"phases"`
+	// Pods is, for kind time_sliced, how many pods share each GPU: 2 to
+	// MaxSharingPods, default 3. Pod k of n does (n-k) parts of the
+	// GPU's work out of 1+2+…+n: with 3, a half, a third and a sixth.
+	Pods int `mapstructure:"pods"`
 }
 
 // Phase is a stretch of one behaviour.
@@ -159,6 +165,22 @@ const (
 	MaxGPUsPerHost = 64
 )
 
+// Workload kinds.
+const (
+	Training   = "training"
+	Serving    = "serving"
+	TimeSliced = "time_sliced"
+)
+
+// MaxSharingPods is the most pods a time_sliced workload puts on one GPU:
+// the replicas a device plugin's time-slicing would give a GPU are a
+// handful, and MPS's Volta limit is 48 clients, more than a demo shows.
+const MaxSharingPods = 16
+
+// DefaultSharingPods is a time_sliced workload's pods per GPU when Pods
+// is not set.
+const DefaultSharingPods = 3
+
 // Check checks the fleet; errors name the key under `simulated`. It is not
 // named Validate on purpose: the collector's config walk calls every nested
 // Validate, and the dcgm receiver must check this block only when its
@@ -183,8 +205,17 @@ func (c *Config) Check() error {
 		}
 	}
 	for i, w := range c.Workloads {
-		if w.Kind != "training" && w.Kind != "serving" {
-			errs = append(errs, fmt.Errorf("workloads[%d]::kind: unknown kind %q; want training or serving", i, w.Kind))
+		switch w.Kind {
+		case Training, Serving:
+			if w.Pods != 0 {
+				errs = append(errs, fmt.Errorf("workloads[%d]::pods: only a time_sliced workload shares GPUs between pods", i))
+			}
+		case TimeSliced:
+			if w.Pods != 0 && (w.Pods < 2 || w.Pods > MaxSharingPods) {
+				errs = append(errs, fmt.Errorf("workloads[%d]::pods must be 2 to %d, got %d", i, MaxSharingPods, w.Pods))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("workloads[%d]::kind: unknown kind %q; want training, serving or time_sliced", i, w.Kind))
 		}
 		if w.Name == "" {
 			errs = append(errs, fmt.Errorf("workloads[%d]::name must be set", i))

@@ -40,6 +40,8 @@ type Fleet struct {
 	faults  []fault
 	started bool
 	t0      time.Time
+	// processes makes samples carry per-process readings (EnableProcesses).
+	processes bool
 }
 
 type simGPU struct {
@@ -49,6 +51,10 @@ type simGPU struct {
 	model     model
 	workload  *Workload
 	phaseBase time.Duration // offset into the workload's phase cycle
+	// shares are the pods using the GPU, each with its part of the
+	// GPU's work: one holding the whole for an exclusive GPU, several
+	// for a time-sliced one; none for an idle GPU.
+	shares []share
 
 	last               time.Time
 	energyMJ           float64
@@ -60,6 +66,14 @@ type simGPU struct {
 type fault struct {
 	Fault
 	sel selector
+}
+
+// share is one pod's process on a GPU.
+type share struct {
+	pod        gpu.Pod
+	uid, ctrID string
+	pid        uint32
+	part       float64 // of the GPU's work and memory
 }
 
 // New builds the fleet. cfg must be valid.
@@ -110,19 +124,93 @@ func New(cfg Config) (*Fleet, error) {
 				g.workload = w
 				g.phaseBase = 0
 				g.dev.Pod = gpu.Pod{Namespace: w.Namespace, Container: "main"}
-				if w.Kind == "training" {
+				switch w.Kind {
+				case Training:
 					g.dev.Pod.Name = fmt.Sprintf("%s-worker-%d", w.Name, h)
 					g.dev.Pod.Container = "trainer"
 					g.dev.Pod.Job = w.Name
-				} else {
+				case TimeSliced:
+					// Several pods (shares): the GPU is no one pod's.
+				default:
 					g.dev.Pod.Name = fmt.Sprintf("%s-%d-%d", w.Name, h, i)
 					g.phaseBase = time.Duration(i) * phaseLen(w) / time.Duration(max(cfg.GPUsPerHost, 1))
 				}
+			}
+			g.shares = shares(uint64(cfg.Seed), g)
+			if g.workload != nil && g.workload.Kind == TimeSliced {
+				g.dev.Pod = gpu.Pod{} // as the receiver has a GPU several pods share
 			}
 			fl.gpus = append(fl.gpus, g)
 		}
 	}
 	return fl, nil
+}
+
+// shares places the pods using g: the pod it is allocated to, or for a
+// time-sliced GPU its Pods pods, pod k of n doing (n-k) parts out of
+// 1+2+…+n. UIDs, container IDs and PIDs are functions of the seed and
+// the GPU, drawn apart from the sequence the GPU UUIDs come from, so that
+// those stay as they were.
+func shares(seed uint64, g *simGPU) []share {
+	w := g.workload
+	if w == nil {
+		return nil
+	}
+	n := 1
+	if w.Kind == TimeSliced {
+		n = w.Pods
+		if n == 0 {
+			n = DefaultSharingPods
+		}
+	}
+	out := make([]share, n)
+	total := float64(n*(n+1)) / 2
+	for k := range out {
+		key := uint64(g.id)<<8 | uint64(k)
+		p := g.dev.Pod
+		switch w.Kind {
+		case TimeSliced:
+			p = gpu.Pod{Namespace: w.Namespace, Name: fmt.Sprintf("%s-%d-%d-%d", w.Name, g.host, g.idx, k), Container: "main"}
+		case Training:
+			// One pod, one container, on every GPU of its host.
+			key = uint64(g.host)<<32 | 1<<63
+		}
+		rng := splitmix(seed ^ 0x5eed ^ key)
+		a, b := rng.next(), rng.next()
+		out[k] = share{
+			pod:   p,
+			uid:   fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(a>>32), uint16(a>>16), uint16(a)&0xfff, uint16(b>>48)&0xfff, b&0xffffffffffff),
+			ctrID: fmt.Sprintf("%016x%016x%016x%016x", rng.next(), rng.next(), rng.next(), rng.next()),
+			pid:   uint32(10_000 + 100*g.idx + k),
+			part:  float64(n-k) / total,
+		}
+	}
+	return out
+}
+
+// EnableProcesses makes every sample carry its GPU's processes: one per
+// pod using it, with the pod's part of the GPU's utilization, memory
+// controller utilization and memory (gpu.Sample.Processes).
+func (fl *Fleet) EnableProcesses() { fl.processes = true }
+
+// processes splits the sample's readings between the GPU's pods.
+func (g *simGPU) processes(vs *f.Values) []gpu.Process {
+	if len(g.shares) == 0 {
+		return []gpu.Process{}
+	}
+	util, _ := vs.Get(f.GPUUtil)
+	memCopy, _ := vs.Get(f.MemCopyUtil)
+	used, _ := vs.Get(f.FBUsed)
+	out := make([]gpu.Process, len(g.shares))
+	for k := range g.shares {
+		sh := &g.shares[k]
+		out[k] = gpu.Process{
+			PID: sh.pid, Owner: gpu.OwnerPod, PodUID: sh.uid, ContainerID: sh.ctrID, Pod: sh.pod,
+			MemoryBytes: uint64(used * sh.part * (1 << 20)), HasMemory: true,
+			SMUtil: util * sh.part, MemUtil: memCopy * sh.part, HasUtilization: true,
+		}
+	}
+	return out
 }
 
 func phaseLen(w *Workload) time.Duration {
@@ -186,7 +274,11 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 	if g.model.profiling {
 		profilingValues(&vs, g.model, &c.lv, n)
 	}
-	return gpu.Sample{Device: &g.dev, Time: now, Values: vs, XIDs: c.xids, Epoch: 1}
+	smp := gpu.Sample{Device: &g.dev, Time: now, Values: vs, XIDs: c.xids, Epoch: 1}
+	if fl.processes {
+		smp.Processes = g.processes(&vs)
+	}
+	return smp
 }
 
 // xidRecoveryAction is the XID the driver logs when a GPU's recovery

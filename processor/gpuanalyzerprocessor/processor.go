@@ -118,6 +118,13 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 			unanalyzed += int64(dataPoints(rm))
 			continue
 		}
+		if _, split := attrs.Get(metricnames.AttrNvidiaGPUProcessOwner); split {
+			// One pod's (or the host's) part of a GPU's readings, the dcgm
+			// receiver's per_process series: its hw.id is the GPU's, whose
+			// own resource is analysed. Not a GPU, and not unanalysed
+			// data either: it passes through, counted nowhere.
+			continue
+		}
 		id := idv.Str()
 		s.Reset()
 		var fb deferred

@@ -19,7 +19,10 @@ func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
 		})
 	}
 	nvml := func() backend.Backend {
-		return nvmlbackend.New(nvmlbackend.Options{Hostname: cfg.Hostname, Logger: logger})
+		return nvmlbackend.New(nvmlbackend.Options{
+			Hostname: cfg.Hostname, Logger: logger,
+			PerProcess: cfg.PerProcess.Enabled, ProcRoot: cfg.PerProcess.ProcRoot,
+		})
 	}
 	switch cfg.Backend {
 	case BackendDCGM:
@@ -30,6 +33,9 @@ func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
 		fl, err := simulated.New(cfg.Simulated)
 		if err != nil {
 			return nil, err
+		}
+		if cfg.PerProcess.Enabled {
+			fl.EnableProcesses()
 		}
 		return []backend.Backend{fl}, nil
 	default:

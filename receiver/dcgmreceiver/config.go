@@ -3,6 +3,7 @@ package dcgmreceiver
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -52,6 +53,9 @@ type Config struct {
 	Reconnect ReconnectConfig `mapstructure:"reconnect"`
 	// PodResources attributes devices to pods through the kubelet.
 	PodResources PodResourcesConfig `mapstructure:"pod_resources"`
+	// PerProcess splits each GPU's utilization and memory between the
+	// pods whose processes use it (time-slicing, MPS).
+	PerProcess PerProcessConfig `mapstructure:"per_process"`
 	// Simulated configures the simulated fleet.
 	Simulated simulated.Config `mapstructure:"simulated"`
 
@@ -75,6 +79,20 @@ type PodResourcesConfig struct {
 	RefreshInterval time.Duration `mapstructure:"refresh_interval"`
 }
 
+// PerProcessConfig configures the per-process series.
+type PerProcessConfig struct {
+	// Enabled turns the per-process series on. Off by default: placing
+	// the processes NVML reports needs the host's /proc, so a collector in
+	// a pod needs hostPID: true.
+	Enabled bool `mapstructure:"enabled"`
+	// ProcRoot is where the host's /proc is seen: /proc with hostPID.
+	ProcRoot string `mapstructure:"proc_root"`
+	// ContainerLogsDir is the kubelet's container log directory, whose
+	// links name each container ID's pod, namespace and container; empty
+	// names the pods by k8s.pod.uid only.
+	ContainerLogsDir string `mapstructure:"container_logs_dir"`
+}
+
 // Validate checks the settings of this struct only: confmap.Validate, which
 // the collector runs, walks the nested structs and calls their Validate
 // itself (collection_interval is checked by scraperhelper.ControllerConfig,
@@ -94,6 +112,17 @@ func (cfg *Config) Validate() error {
 	if !cfg.Embedded && (cfg.Backend == BackendAuto || cfg.Backend == BackendDCGM) {
 		if _, _, err := dcgmbackend.ParseEndpoint(cfg.Endpoint); err != nil {
 			errs = append(errs, fmt.Errorf("endpoint: %w", err))
+		}
+	}
+	if cfg.PerProcess.Enabled {
+		// DCGM's per-PID fields are not read (yet): with backend dcgm the
+		// setting would do nothing. auto may fall back to NVML, and warns
+		// when it does not.
+		if cfg.Backend == BackendDCGM {
+			errs = append(errs, errors.New("per_process: enabled needs backend nvml, simulated or auto; the dcgm backend does not read per-process data"))
+		}
+		if cfg.Naming != NamingOTel {
+			errs = append(errs, fmt.Errorf("per_process: enabled needs naming otel; %s naming has no per-process series", cfg.Naming))
 		}
 	}
 	// The simulated block is read only by the simulated backend, so it is
@@ -131,6 +160,25 @@ func (c *PodResourcesConfig) Validate() error {
 	}
 	if c.RefreshInterval <= 0 {
 		problems = append(problems, fmt.Sprintf("refresh_interval must be positive, got %v", c.RefreshInterval))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Validate checks the per-process settings when they are enabled, on one
+// line as PodResourcesConfig does.
+func (c *PerProcessConfig) Validate() error {
+	if !c.Enabled {
+		return nil
+	}
+	var problems []string
+	if !filepath.IsAbs(c.ProcRoot) {
+		problems = append(problems, fmt.Sprintf("proc_root must be an absolute path, got %q", c.ProcRoot))
+	}
+	if c.ContainerLogsDir != "" && !filepath.IsAbs(c.ContainerLogsDir) {
+		problems = append(problems, fmt.Sprintf("container_logs_dir must be an absolute path or empty, got %q", c.ContainerLogsDir))
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))

@@ -43,6 +43,12 @@ func TestLoadConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, unix)
 	require.Equal(t, "/run/nvidia/nv-hostengine.sock", addr)
+
+	require.Equal(t, PerProcessConfig{ProcRoot: "/proc", ContainerLogsDir: "/var/log/containers"}, def.PerProcess, "off by default: it needs hostPID")
+	pp := loadConfig(t, "per_process")
+	require.NoError(t, confmap.Validate(pp))
+	require.Equal(t, PerProcessConfig{Enabled: true, ProcRoot: "/host/proc", ContainerLogsDir: "/host/var/log/containers"}, pp.PerProcess)
+	require.NoError(t, confmap.Validate(loadConfig(t, "per_process_off")), "a disabled block is not checked")
 }
 
 func TestConfigValidationErrors(t *testing.T) {
@@ -59,9 +65,14 @@ func TestConfigValidationErrors(t *testing.T) {
 		{"zero_backoff", []string{"reconnect: initial_interval must be positive, got 0s"}},
 		{"pods_without_socket", []string{"pod_resources: endpoint must be set when enabled is true"}},
 		{"pods_all_wrong", []string{"pod_resources: endpoint must be set when enabled is true; refresh_interval must be positive, got 0s"}},
+		{"per_process_relative", []string{`per_process: proc_root must be an absolute path, got "proc"; container_logs_dir must be an absolute path or empty, got "var/log/containers"`}},
+		{"per_process_dcgm", []string{
+			"per_process: enabled needs backend nvml, simulated or auto; the dcgm backend does not read per-process data",
+			"per_process: enabled needs naming otel; dcgm_exporter naming has no per-process series",
+		}},
 		{"bad_fleet", []string{
 			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4 or p100`,
-			`simulated: workloads[0]::kind: unknown kind "batch"; want training or serving`,
+			`simulated: workloads[0]::kind: unknown kind "batch"; want training, serving or time_sliced`,
 			`simulated: workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
 			`simulated: workloads[0]::phases[0]::kind: unknown phase "busy"`,
 			`simulated: faults[0]::kind: unknown fault "meltdown"`,

@@ -47,6 +47,11 @@ func createDefaultConfig() component.Config {
 			Endpoint:        "/var/lib/kubelet/pod-resources/kubelet.sock",
 			RefreshInterval: 30 * time.Second,
 		},
+		PerProcess: PerProcessConfig{
+			Enabled:          false,
+			ProcRoot:         "/proc",
+			ContainerLogsDir: "/var/log/containers",
+		},
 		Simulated: simulated.DefaultConfig(),
 	}
 }

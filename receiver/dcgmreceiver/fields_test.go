@@ -13,6 +13,7 @@ import (
 
 	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
@@ -77,11 +78,22 @@ func TestNeededFieldsKeepEveryMetric(t *testing.T) {
 		return m.Emit()
 	}
 
+	// The per-process metrics are made from the samples' processes, which
+	// the backends read apart from the DCGM fields (per_process), not from
+	// any field.
+	perProcess := map[string]bool{
+		metricnames.NvidiaGPUProcessCount: true, metricnames.NvidiaGPUProcessMemoryUsage: true,
+		metricnames.NvidiaGPUProcessMemoryCopyUtilization: true, metricnames.NvidiaGPUProcessUtilization: true,
+	}
 	n := reflect.TypeFor[metadata.MetricsConfig]().NumField()
 	for i := range n {
 		cfg, name := onlyMetric(i)
 		t.Run(name, func(t *testing.T) {
 			need := neededFields(cfg)
+			if perProcess[name] {
+				require.Empty(t, need, "a per-process metric needs no field watched")
+				return
+			}
 			require.NotEmpty(t, need, "every metric is made from some DCGM field")
 			want := mapAll(cfg, nil)
 			require.Positive(t, want.DataPointCount(), "the samples exercise %s", name)

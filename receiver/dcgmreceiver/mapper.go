@@ -30,6 +30,12 @@ type mapper struct {
 	// ttl drops the counter state of devices that stopped reporting.
 	ttl       time.Duration
 	lastSweep time.Time
+	// pmb builds the per-process resources (process.go); processes is set
+	// when it holds some.
+	pmb       *metadata.MetricsBuilder
+	processes bool
+	// groups is the scratch of appendProcesses.
+	groups []procGroup
 }
 
 // newMapper returns a mapper for the given metric settings and naming mode
@@ -38,6 +44,7 @@ func newMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Se
 	return &mapper{
 		naming:  naming,
 		mb:      metadata.NewMetricsBuilder(mbc, set),
+		pmb:     metadata.NewMetricsBuilder(mbc, set),
 		rb:      metadata.NewResourceBuilder(mbc.ResourceAttributes),
 		devices: make(map[string]*counterState),
 		out:     pmetric.NewMetrics(),
@@ -53,19 +60,27 @@ func (m *mapper) Append(s *gpu.Sample) {
 		return
 	}
 	m.record(s, cs)
-	m.setResource(s.Device)
-	md := m.mb.Emit(metadata.WithResource(m.rb.Emit()))
+	name := s.Device.Name()
+	m.setResource(s.Device, name)
+	md := m.mb.Emit(metadata.WithResourceMoved(m.rb.Emit()))
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		cs.setStartTimes(rms.At(i))
 	}
 	rms.MoveAndAppendTo(m.out.ResourceMetrics())
+	if len(s.Processes) > 0 {
+		m.appendProcesses(s, cs, name)
+	}
 }
 
 // Emit returns everything appended since the last Emit.
 func (m *mapper) Emit() pmetric.Metrics {
 	out := m.out
 	m.out = pmetric.NewMetrics()
+	if m.processes {
+		m.processes = false
+		m.pmb.Emit().ResourceMetrics().MoveAndAppendTo(out.ResourceMetrics())
+	}
 	return out
 }
 
@@ -89,10 +104,12 @@ func (m *mapper) state(s *gpu.Sample) *counterState {
 	return cs
 }
 
-func (m *mapper) setResource(d *gpu.Device) {
+// setResource sets the device's resource attributes; name is d.Name().
+func (m *mapper) setResource(d *gpu.Device, name string) {
 	rb := m.rb
+	rb.EnsureCapacity(deviceAttributes)
 	rb.SetHwID(d.UUID)
-	rb.SetHwName(d.Name())
+	rb.SetHwName(name)
 	rb.SetHwType("gpu")
 	rb.SetHwVendor(gpu.Vendor)
 	setIf(rb.SetHwModel, d.Model)
@@ -110,6 +127,9 @@ func (m *mapper) setResource(d *gpu.Device) {
 	setIf(rb.SetK8sContainerName, d.Pod.Container)
 	setIf(rb.SetK8sJobName, d.Pod.Job)
 }
+
+// deviceAttributes is how many attributes setResource sets at most.
+const deviceAttributes = 16
 
 func setIf(set func(string), v string) {
 	if v != "" {

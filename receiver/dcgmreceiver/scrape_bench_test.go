@@ -2,14 +2,24 @@ package dcgmreceiver
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlbackend"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlmock"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 
@@ -20,15 +30,46 @@ import (
 // runs the real go-dcgm code against the stand-in library at 32 GPUs, the
 // most one host engine serves (DCGM_MAX_NUM_DEVICES); its per-data-point
 // figures are what compare.
+//
+// The per_process variant is the same fleet with per-process series on:
+// every GPU is exclusive, one pod's, with one process, so that it measures
+// what the split costs a fleet that does not share its GPUs.
 func BenchmarkScrape(b *testing.B) {
-	b.Run("simulated/gpus=1024", func(b *testing.B) {
+	fleet := func() *Config {
 		cfg := createDefaultConfig().(*Config)
 		cfg.Backend = BackendSimulated
 		cfg.Simulated.Hosts, cfg.Simulated.GPUsPerHost = 64, 16
 		cfg.Simulated.Workloads[0].GPUs = "0-31/*"
 		cfg.Simulated.Workloads[1].GPUs = "32-63/*"
+		return cfg
+	}
+	b.Run("simulated/gpus=1024", func(b *testing.B) {
+		benchScrape(b, fleet())
+	})
+	b.Run("simulated/per_process/gpus=1024", func(b *testing.B) {
+		cfg := fleet()
+		cfg.PerProcess.Enabled = true
 		benchScrape(b, cfg)
 	})
+	// The NVML backend on go-nvml's mock, eight GPUs, each with one
+	// process in a pod of a fake /proc tree: without and with the split,
+	// so that the difference is what reading and placing the processes
+	// and mapping their series cost (the mock answers NVML's calls for
+	// nothing, so this is the receiver's part only).
+	for _, on := range []bool{false, true} {
+		name := "nvml-mock/gpus=8"
+		if on {
+			name = "nvml-mock/per_process/gpus=8"
+		}
+		b.Run(name, func(b *testing.B) {
+			proc, logs := b.TempDir(), b.TempDir()
+			srv := nvmlMockWithProcesses(b, proc, logs)
+			cfg := createDefaultConfig().(*Config)
+			cfg.Backend = BackendNVML
+			cfg.PerProcess = PerProcessConfig{Enabled: on, ProcRoot: proc, ContainerLogsDir: logs}
+			benchScrape(b, cfg, nvmlbackend.New(nvmlbackend.Options{Lib: srv, PerProcess: on, ProcRoot: proc}))
+		})
+	}
 	b.Run("dcgm-standin/gpus=32", func(b *testing.B) {
 		dir := b.TempDir()
 		state := filepath.Join(dir, "state")
@@ -46,12 +87,18 @@ func BenchmarkScrape(b *testing.B) {
 	})
 }
 
-func benchScrape(b *testing.B, cfg *Config) {
+// benchScrape measures cfg's scrape, on the given backends if any, else
+// on those cfg names.
+func benchScrape(b *testing.B, cfg *Config, backends ...backend.Backend) {
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.NewNop()
 	s := newGPUScraper(cfg, set)
 	ctx := context.Background()
-	if err := s.start(ctx, &statusHost{}); err != nil {
+	start := s.start
+	if len(backends) > 0 {
+		start = func(ctx context.Context, h component.Host) error { return s.startWith(ctx, h, backends) }
+	}
+	if err := start(ctx, &statusHost{}); err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = s.shutdown(ctx) }()
@@ -71,4 +118,38 @@ func benchScrape(b *testing.B, cfg *Config) {
 	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(perOp/float64(points), "ns/datapoint")
 	b.ReportMetric(float64(points), "datapoints/scrape")
+}
+
+// nvmlMockWithProcesses is the NVML mock with one process on each GPU, in
+// a pod of its own in the fake /proc tree proc, named in the container
+// log directory logs, busy at every scrape.
+func nvmlMockWithProcesses(b *testing.B, proc, logs string) *dgxa100.Server {
+	b.Helper()
+	if err := os.WriteFile(filepath.Join(proc, "stat"), []byte("btime 1767225000\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	srv := nvmlmock.New()
+	var ts uint64
+	for i, dev := range srv.Devices {
+		pid := uint32(1000 + i)
+		uid := fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)
+		ctr := strings.Repeat(fmt.Sprintf("%x", i%16), 64)
+		dir := filepath.Join(proc, strconv.FormatUint(uint64(pid), 10))
+		cgroup := "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + strings.ReplaceAll(uid, "-", "_") + ".slice/cri-containerd-" + ctr + ".scope\n"
+		stat := fmt.Sprintf("%d (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5000 0 0\n", pid)
+		link := filepath.Join(logs, fmt.Sprintf("job-%d_ml_main-%s.log", i, ctr))
+		if os.MkdirAll(dir, 0o700) != nil || os.WriteFile(filepath.Join(dir, "cgroup"), []byte(cgroup), 0o600) != nil ||
+			os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o600) != nil || os.Symlink("/var/log/pods/x/0.log", link) != nil {
+			b.Fatal("fake /proc tree")
+		}
+		d := dev.(*dgxa100.Device)
+		d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+			return []nvml.ProcessInfo{{Pid: pid, UsedGpuMemory: 8 << 30}}, nvml.SUCCESS
+		}
+		d.GetProcessUtilizationFunc = func(uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+			ts++
+			return []nvml.ProcessUtilizationSample{{Pid: pid, TimeStamp: ts, SmUtil: 70, MemUtil: 30}}, nvml.SUCCESS
+		}
+	}
+	return srv
 }

@@ -48,6 +48,12 @@ type gpuScraper struct {
 
 	mapper *mapper
 	pods   *podresources.Cache
+	// containers names the pods of per-process series; nil unless
+	// per_process has a container_logs_dir.
+	containers *podresources.ContainerIndex
+	// unnamedWarned is set once a process's pod could not be named; that
+	// is logged once.
+	unnamedWarned bool
 }
 
 func newGPUScraper(cfg *Config, set receiver.Settings) *gpuScraper {
@@ -62,14 +68,23 @@ func newGPUScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 }
 
 func (s *gpuScraper) start(ctx context.Context, host component.Host) error {
-	s.host = host
 	bs, err := newBackends(s.cfg, s.logger)
 	if err != nil {
 		return err
 	}
+	return s.startWith(ctx, host, bs)
+}
+
+// startWith starts the scraper on the given backends; tests pass backends
+// on mocks.
+func (s *gpuScraper) startWith(ctx context.Context, host component.Host, bs []backend.Backend) error {
+	s.host = host
 	s.candidates = bs
 	if s.cfg.PodResources.Enabled {
 		s.pods = podresources.NewCache(s.cfg.PodResources.Endpoint, s.cfg.PodResources.RefreshInterval, s.logger)
+	}
+	if s.cfg.PerProcess.Enabled && s.cfg.PerProcess.ContainerLogsDir != "" {
+		s.containers = podresources.NewContainerIndex(s.cfg.PerProcess.ContainerLogsDir, s.logger)
 	}
 	// Try once now so that a healthy host reports from the first scrape; a
 	// failure here is not fatal.
@@ -102,6 +117,10 @@ func (s *gpuScraper) connect(ctx context.Context) bool {
 			s.active = b
 			s.backoff = s.cfg.Reconnect.InitialInterval
 			s.logger.Info("Connected to GPU backend", zap.String("backend", b.Name()))
+			if s.cfg.PerProcess.Enabled && b.Name() == BackendDCGM {
+				s.logger.Warn("per_process is enabled but the dcgm backend does not read per-process data; " +
+					"no per-process series (backend: nvml reads them)")
+			}
 			s.reportOK()
 			return true
 		}
@@ -143,6 +162,9 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 func (s *gpuScraper) Map(samples []gpu.Sample) pmetric.Metrics {
 	for i := range samples {
 		smp := &samples[i]
+		if len(smp.Processes) > 0 {
+			s.nameProcesses(smp)
+		}
 		if s.pods != nil {
 			if p, ok := s.pods.Lookup(smp.Device.UUID); ok {
 				d := *smp.Device
@@ -154,6 +176,32 @@ func (s *gpuScraper) Map(samples []gpu.Sample) pmetric.Metrics {
 		s.mapper.Append(smp)
 	}
 	return s.mapper.Emit()
+}
+
+// nameProcesses names the pods of a sample's processes that the backend
+// placed by pod UID and container ID only (NVML), through the kubelet's
+// container log directory. A pod it cannot name keeps its UID, which the
+// k8s_attributes processor can associate by.
+func (s *gpuScraper) nameProcesses(smp *gpu.Sample) {
+	unnamed := 0
+	for j := range smp.Processes {
+		p := &smp.Processes[j]
+		if p.Owner != gpu.OwnerPod || p.Pod.Name != "" {
+			continue
+		}
+		if s.containers != nil && p.ContainerID != "" {
+			if pod, ok := s.containers.Lookup(p.ContainerID, smp.Time); ok {
+				p.Pod = pod
+				continue
+			}
+		}
+		unnamed++
+	}
+	if unnamed > 0 && !s.unnamedWarned {
+		s.unnamedWarned = true
+		s.logger.Info("Some GPU processes' pods are named by k8s.pod.uid only: their containers are not in the container log directory (per_process::container_logs_dir)",
+			zap.String("container_logs_dir", s.cfg.PerProcess.ContainerLogsDir), zap.String("hw.id", smp.Device.UUID))
+	}
 }
 
 func (s *gpuScraper) reportError(err error, retry time.Duration) {

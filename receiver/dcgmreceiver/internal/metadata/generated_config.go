@@ -605,6 +605,114 @@ func (ms *NvidiaGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error
 	return nil
 }
 
+// NvidiaGpuProcessCountMetricConfig provides config for the nvidia.gpu.process.count metric.
+type NvidiaGpuProcessCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *NvidiaGpuProcessCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// NvidiaGpuProcessMemoryUsageMetricConfig provides config for the nvidia.gpu.process.memory.usage metric.
+type NvidiaGpuProcessMemoryUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *NvidiaGpuProcessMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// NvidiaGpuProcessMemoryCopyUtilizationMetricConfig provides config for the nvidia.gpu.process.memory_copy.utilization metric.
+type NvidiaGpuProcessMemoryCopyUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *NvidiaGpuProcessMemoryCopyUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// NvidiaGpuProcessUtilizationMetricAttributeKey specifies the key of an attribute for the nvidia.gpu.process.utilization metric.
+type NvidiaGpuProcessUtilizationMetricAttributeKey string
+
+const (
+	NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask NvidiaGpuProcessUtilizationMetricAttributeKey = "hw.gpu.task"
+)
+
+// NvidiaGpuProcessUtilizationMetricConfig provides config for the nvidia.gpu.process.utilization metric.
+type NvidiaGpuProcessUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []NvidiaGpuProcessUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *NvidiaGpuProcessUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *NvidiaGpuProcessUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask:
+		default:
+			return fmt.Errorf("metric nvidia.gpu.process.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // NvidiaGpuRecoveryActionMetricConfig provides config for the nvidia.gpu.recovery_action metric.
 type NvidiaGpuRecoveryActionMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -831,33 +939,37 @@ func (ms *NvidiaGpuXidErrorsMetricConfig) Validate() error {
 
 // MetricsConfig provides config for dcgm metrics.
 type MetricsConfig struct {
-	HwEnergy                       HwEnergyMetricConfig                       `mapstructure:"hw.energy"`
-	HwErrors                       HwErrorsMetricConfig                       `mapstructure:"hw.errors"`
-	HwGpuIo                        HwGpuIoMetricConfig                        `mapstructure:"hw.gpu.io"`
-	HwGpuMemoryLimit               HwGpuMemoryLimitMetricConfig               `mapstructure:"hw.gpu.memory.limit"`
-	HwGpuMemoryUsage               HwGpuMemoryUsageMetricConfig               `mapstructure:"hw.gpu.memory.usage"`
-	HwGpuMemoryUtilization         HwGpuMemoryUtilizationMetricConfig         `mapstructure:"hw.gpu.memory.utilization"`
-	HwGpuUtilization               HwGpuUtilizationMetricConfig               `mapstructure:"hw.gpu.utilization"`
-	HwPower                        HwPowerMetricConfig                        `mapstructure:"hw.power"`
-	HwTemperature                  HwTemperatureMetricConfig                  `mapstructure:"hw.temperature"`
-	NvidiaGpuClockEventActive      NvidiaGpuClockEventActiveMetricConfig      `mapstructure:"nvidia.gpu.clock.event.active"`
-	NvidiaGpuClockEventReasons     NvidiaGpuClockEventReasonsMetricConfig     `mapstructure:"nvidia.gpu.clock.event_reasons"`
-	NvidiaGpuClockFrequency        NvidiaGpuClockFrequencyMetricConfig        `mapstructure:"nvidia.gpu.clock.frequency"`
-	NvidiaGpuDramActive            NvidiaGpuDramActiveMetricConfig            `mapstructure:"nvidia.gpu.dram.active"`
-	NvidiaGpuGraphicsEngineActive  NvidiaGpuGraphicsEngineActiveMetricConfig  `mapstructure:"nvidia.gpu.graphics_engine.active"`
-	NvidiaGpuMemoryTemperature     NvidiaGpuMemoryTemperatureMetricConfig     `mapstructure:"nvidia.gpu.memory.temperature"`
-	NvidiaGpuMemoryCopyUtilization NvidiaGpuMemoryCopyUtilizationMetricConfig `mapstructure:"nvidia.gpu.memory_copy.utilization"`
-	NvidiaGpuNvlinkIo              NvidiaGpuNvlinkIoMetricConfig              `mapstructure:"nvidia.gpu.nvlink.io"`
-	NvidiaGpuPcieReplays           NvidiaGpuPcieReplaysMetricConfig           `mapstructure:"nvidia.gpu.pcie.replays"`
-	NvidiaGpuPipeActive            NvidiaGpuPipeActiveMetricConfig            `mapstructure:"nvidia.gpu.pipe.active"`
-	NvidiaGpuPowerLimit            NvidiaGpuPowerLimitMetricConfig            `mapstructure:"nvidia.gpu.power.limit"`
-	NvidiaGpuRecoveryAction        NvidiaGpuRecoveryActionMetricConfig        `mapstructure:"nvidia.gpu.recovery_action"`
-	NvidiaGpuRowRemapFailure       NvidiaGpuRowRemapFailureMetricConfig       `mapstructure:"nvidia.gpu.row_remap.failure"`
-	NvidiaGpuRowRemapRows          NvidiaGpuRowRemapRowsMetricConfig          `mapstructure:"nvidia.gpu.row_remap.rows"`
-	NvidiaGpuSmActive              NvidiaGpuSmActiveMetricConfig              `mapstructure:"nvidia.gpu.sm.active"`
-	NvidiaGpuSmOccupancy           NvidiaGpuSmOccupancyMetricConfig           `mapstructure:"nvidia.gpu.sm.occupancy"`
-	NvidiaGpuThrottleTime          NvidiaGpuThrottleTimeMetricConfig          `mapstructure:"nvidia.gpu.throttle.time"`
-	NvidiaGpuXidErrors             NvidiaGpuXidErrorsMetricConfig             `mapstructure:"nvidia.gpu.xid.errors"`
+	HwEnergy                              HwEnergyMetricConfig                              `mapstructure:"hw.energy"`
+	HwErrors                              HwErrorsMetricConfig                              `mapstructure:"hw.errors"`
+	HwGpuIo                               HwGpuIoMetricConfig                               `mapstructure:"hw.gpu.io"`
+	HwGpuMemoryLimit                      HwGpuMemoryLimitMetricConfig                      `mapstructure:"hw.gpu.memory.limit"`
+	HwGpuMemoryUsage                      HwGpuMemoryUsageMetricConfig                      `mapstructure:"hw.gpu.memory.usage"`
+	HwGpuMemoryUtilization                HwGpuMemoryUtilizationMetricConfig                `mapstructure:"hw.gpu.memory.utilization"`
+	HwGpuUtilization                      HwGpuUtilizationMetricConfig                      `mapstructure:"hw.gpu.utilization"`
+	HwPower                               HwPowerMetricConfig                               `mapstructure:"hw.power"`
+	HwTemperature                         HwTemperatureMetricConfig                         `mapstructure:"hw.temperature"`
+	NvidiaGpuClockEventActive             NvidiaGpuClockEventActiveMetricConfig             `mapstructure:"nvidia.gpu.clock.event.active"`
+	NvidiaGpuClockEventReasons            NvidiaGpuClockEventReasonsMetricConfig            `mapstructure:"nvidia.gpu.clock.event_reasons"`
+	NvidiaGpuClockFrequency               NvidiaGpuClockFrequencyMetricConfig               `mapstructure:"nvidia.gpu.clock.frequency"`
+	NvidiaGpuDramActive                   NvidiaGpuDramActiveMetricConfig                   `mapstructure:"nvidia.gpu.dram.active"`
+	NvidiaGpuGraphicsEngineActive         NvidiaGpuGraphicsEngineActiveMetricConfig         `mapstructure:"nvidia.gpu.graphics_engine.active"`
+	NvidiaGpuMemoryTemperature            NvidiaGpuMemoryTemperatureMetricConfig            `mapstructure:"nvidia.gpu.memory.temperature"`
+	NvidiaGpuMemoryCopyUtilization        NvidiaGpuMemoryCopyUtilizationMetricConfig        `mapstructure:"nvidia.gpu.memory_copy.utilization"`
+	NvidiaGpuNvlinkIo                     NvidiaGpuNvlinkIoMetricConfig                     `mapstructure:"nvidia.gpu.nvlink.io"`
+	NvidiaGpuPcieReplays                  NvidiaGpuPcieReplaysMetricConfig                  `mapstructure:"nvidia.gpu.pcie.replays"`
+	NvidiaGpuPipeActive                   NvidiaGpuPipeActiveMetricConfig                   `mapstructure:"nvidia.gpu.pipe.active"`
+	NvidiaGpuPowerLimit                   NvidiaGpuPowerLimitMetricConfig                   `mapstructure:"nvidia.gpu.power.limit"`
+	NvidiaGpuProcessCount                 NvidiaGpuProcessCountMetricConfig                 `mapstructure:"nvidia.gpu.process.count"`
+	NvidiaGpuProcessMemoryUsage           NvidiaGpuProcessMemoryUsageMetricConfig           `mapstructure:"nvidia.gpu.process.memory.usage"`
+	NvidiaGpuProcessMemoryCopyUtilization NvidiaGpuProcessMemoryCopyUtilizationMetricConfig `mapstructure:"nvidia.gpu.process.memory_copy.utilization"`
+	NvidiaGpuProcessUtilization           NvidiaGpuProcessUtilizationMetricConfig           `mapstructure:"nvidia.gpu.process.utilization"`
+	NvidiaGpuRecoveryAction               NvidiaGpuRecoveryActionMetricConfig               `mapstructure:"nvidia.gpu.recovery_action"`
+	NvidiaGpuRowRemapFailure              NvidiaGpuRowRemapFailureMetricConfig              `mapstructure:"nvidia.gpu.row_remap.failure"`
+	NvidiaGpuRowRemapRows                 NvidiaGpuRowRemapRowsMetricConfig                 `mapstructure:"nvidia.gpu.row_remap.rows"`
+	NvidiaGpuSmActive                     NvidiaGpuSmActiveMetricConfig                     `mapstructure:"nvidia.gpu.sm.active"`
+	NvidiaGpuSmOccupancy                  NvidiaGpuSmOccupancyMetricConfig                  `mapstructure:"nvidia.gpu.sm.occupancy"`
+	NvidiaGpuThrottleTime                 NvidiaGpuThrottleTimeMetricConfig                 `mapstructure:"nvidia.gpu.throttle.time"`
+	NvidiaGpuXidErrors                    NvidiaGpuXidErrorsMetricConfig                    `mapstructure:"nvidia.gpu.xid.errors"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -936,6 +1048,20 @@ func DefaultMetricsConfig() MetricsConfig {
 		NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 			Enabled: true,
 		},
+		NvidiaGpuProcessCount: NvidiaGpuProcessCountMetricConfig{
+			Enabled: false,
+		},
+		NvidiaGpuProcessMemoryUsage: NvidiaGpuProcessMemoryUsageMetricConfig{
+			Enabled: true,
+		},
+		NvidiaGpuProcessMemoryCopyUtilization: NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{
+			Enabled: false,
+		},
+		NvidiaGpuProcessUtilization: NvidiaGpuProcessUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []NvidiaGpuProcessUtilizationMetricAttributeKey{NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask},
+		},
 		NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 			Enabled: true,
 		},
@@ -994,22 +1120,24 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for dcgm resource attributes.
 type ResourceAttributesConfig struct {
-	HostName             ResourceAttributeConfig `mapstructure:"host.name"`
-	HwDriverVersion      ResourceAttributeConfig `mapstructure:"hw.driver_version"`
-	HwID                 ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel              ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwName               ResourceAttributeConfig `mapstructure:"hw.name"`
-	HwType               ResourceAttributeConfig `mapstructure:"hw.type"`
-	HwVendor             ResourceAttributeConfig `mapstructure:"hw.vendor"`
-	K8sContainerName     ResourceAttributeConfig `mapstructure:"k8s.container.name"`
-	K8sJobName           ResourceAttributeConfig `mapstructure:"k8s.job.name"`
-	K8sNamespaceName     ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
-	K8sPodName           ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
-	NvidiaGpuIndex       ResourceAttributeConfig `mapstructure:"nvidia.gpu.index"`
-	NvidiaGpuMigInstance ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.instance"`
-	NvidiaGpuMigParentID ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.parent_id"`
-	NvidiaGpuMigProfile  ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.profile"`
-	NvidiaGpuPciBusID    ResourceAttributeConfig `mapstructure:"nvidia.gpu.pci_bus_id"`
+	HostName              ResourceAttributeConfig `mapstructure:"host.name"`
+	HwDriverVersion       ResourceAttributeConfig `mapstructure:"hw.driver_version"`
+	HwID                  ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel               ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwName                ResourceAttributeConfig `mapstructure:"hw.name"`
+	HwType                ResourceAttributeConfig `mapstructure:"hw.type"`
+	HwVendor              ResourceAttributeConfig `mapstructure:"hw.vendor"`
+	K8sContainerName      ResourceAttributeConfig `mapstructure:"k8s.container.name"`
+	K8sJobName            ResourceAttributeConfig `mapstructure:"k8s.job.name"`
+	K8sNamespaceName      ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
+	K8sPodName            ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
+	K8sPodUID             ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	NvidiaGpuIndex        ResourceAttributeConfig `mapstructure:"nvidia.gpu.index"`
+	NvidiaGpuMigInstance  ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.instance"`
+	NvidiaGpuMigParentID  ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.parent_id"`
+	NvidiaGpuMigProfile   ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.profile"`
+	NvidiaGpuPciBusID     ResourceAttributeConfig `mapstructure:"nvidia.gpu.pci_bus_id"`
+	NvidiaGpuProcessOwner ResourceAttributeConfig `mapstructure:"nvidia.gpu.process.owner"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
@@ -1047,6 +1175,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		K8sPodName: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		K8sPodUID: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		NvidiaGpuIndex: ResourceAttributeConfig{
 			Enabled: true,
 		},
@@ -1060,6 +1191,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		NvidiaGpuPciBusID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		NvidiaGpuProcessOwner: ResourceAttributeConfig{
 			Enabled: true,
 		},
 	}

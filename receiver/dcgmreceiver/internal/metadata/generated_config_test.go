@@ -100,6 +100,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 						Enabled: true,
 					},
+					NvidiaGpuProcessCount: NvidiaGpuProcessCountMetricConfig{
+						Enabled: true,
+					},
+					NvidiaGpuProcessMemoryUsage: NvidiaGpuProcessMemoryUsageMetricConfig{
+						Enabled: true,
+					},
+					NvidiaGpuProcessMemoryCopyUtilization: NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{
+						Enabled: true,
+					},
+					NvidiaGpuProcessUtilization: NvidiaGpuProcessUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []NvidiaGpuProcessUtilizationMetricAttributeKey{NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask},
+					},
 					NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 						Enabled: true,
 					},
@@ -129,22 +143,24 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					HostName:             ResourceAttributeConfig{Enabled: true},
-					HwDriverVersion:      ResourceAttributeConfig{Enabled: true},
-					HwID:                 ResourceAttributeConfig{Enabled: true},
-					HwModel:              ResourceAttributeConfig{Enabled: true},
-					HwName:               ResourceAttributeConfig{Enabled: true},
-					HwType:               ResourceAttributeConfig{Enabled: true},
-					HwVendor:             ResourceAttributeConfig{Enabled: true},
-					K8sContainerName:     ResourceAttributeConfig{Enabled: true},
-					K8sJobName:           ResourceAttributeConfig{Enabled: true},
-					K8sNamespaceName:     ResourceAttributeConfig{Enabled: true},
-					K8sPodName:           ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuIndex:       ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuMigInstance: ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuMigParentID: ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuMigProfile:  ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuPciBusID:    ResourceAttributeConfig{Enabled: true},
+					HostName:              ResourceAttributeConfig{Enabled: true},
+					HwDriverVersion:       ResourceAttributeConfig{Enabled: true},
+					HwID:                  ResourceAttributeConfig{Enabled: true},
+					HwModel:               ResourceAttributeConfig{Enabled: true},
+					HwName:                ResourceAttributeConfig{Enabled: true},
+					HwType:                ResourceAttributeConfig{Enabled: true},
+					HwVendor:              ResourceAttributeConfig{Enabled: true},
+					K8sContainerName:      ResourceAttributeConfig{Enabled: true},
+					K8sJobName:            ResourceAttributeConfig{Enabled: true},
+					K8sNamespaceName:      ResourceAttributeConfig{Enabled: true},
+					K8sPodName:            ResourceAttributeConfig{Enabled: true},
+					K8sPodUID:             ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuIndex:        ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuMigInstance:  ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuMigParentID:  ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuMigProfile:   ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuPciBusID:     ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuProcessOwner: ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -226,6 +242,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 						Enabled: false,
 					},
+					NvidiaGpuProcessCount: NvidiaGpuProcessCountMetricConfig{
+						Enabled: false,
+					},
+					NvidiaGpuProcessMemoryUsage: NvidiaGpuProcessMemoryUsageMetricConfig{
+						Enabled: false,
+					},
+					NvidiaGpuProcessMemoryCopyUtilization: NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{
+						Enabled: false,
+					},
+					NvidiaGpuProcessUtilization: NvidiaGpuProcessUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []NvidiaGpuProcessUtilizationMetricAttributeKey{NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask},
+					},
 					NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 						Enabled: false,
 					},
@@ -255,22 +285,24 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					HostName:             ResourceAttributeConfig{Enabled: false},
-					HwDriverVersion:      ResourceAttributeConfig{Enabled: false},
-					HwID:                 ResourceAttributeConfig{Enabled: false},
-					HwModel:              ResourceAttributeConfig{Enabled: false},
-					HwName:               ResourceAttributeConfig{Enabled: false},
-					HwType:               ResourceAttributeConfig{Enabled: false},
-					HwVendor:             ResourceAttributeConfig{Enabled: false},
-					K8sContainerName:     ResourceAttributeConfig{Enabled: false},
-					K8sJobName:           ResourceAttributeConfig{Enabled: false},
-					K8sNamespaceName:     ResourceAttributeConfig{Enabled: false},
-					K8sPodName:           ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuIndex:       ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuMigInstance: ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuMigParentID: ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuMigProfile:  ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuPciBusID:    ResourceAttributeConfig{Enabled: false},
+					HostName:              ResourceAttributeConfig{Enabled: false},
+					HwDriverVersion:       ResourceAttributeConfig{Enabled: false},
+					HwID:                  ResourceAttributeConfig{Enabled: false},
+					HwModel:               ResourceAttributeConfig{Enabled: false},
+					HwName:                ResourceAttributeConfig{Enabled: false},
+					HwType:                ResourceAttributeConfig{Enabled: false},
+					HwVendor:              ResourceAttributeConfig{Enabled: false},
+					K8sContainerName:      ResourceAttributeConfig{Enabled: false},
+					K8sJobName:            ResourceAttributeConfig{Enabled: false},
+					K8sNamespaceName:      ResourceAttributeConfig{Enabled: false},
+					K8sPodName:            ResourceAttributeConfig{Enabled: false},
+					K8sPodUID:             ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuIndex:        ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuMigInstance:  ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuMigParentID:  ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuMigProfile:   ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuPciBusID:     ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuProcessOwner: ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -278,7 +310,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -368,6 +400,18 @@ func TestNvidiaGpuPipeActiveMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestNvidiaGpuProcessUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().NvidiaGpuProcessUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []NvidiaGpuProcessUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric nvidia.gpu.process.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
+
+	cfg = DefaultMetricsConfig().NvidiaGpuProcessUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestNvidiaGpuRowRemapRowsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().NvidiaGpuRowRemapRows
 	require.NoError(t, cfg.Validate())
@@ -426,43 +470,47 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				HostName:             ResourceAttributeConfig{Enabled: true},
-				HwDriverVersion:      ResourceAttributeConfig{Enabled: true},
-				HwID:                 ResourceAttributeConfig{Enabled: true},
-				HwModel:              ResourceAttributeConfig{Enabled: true},
-				HwName:               ResourceAttributeConfig{Enabled: true},
-				HwType:               ResourceAttributeConfig{Enabled: true},
-				HwVendor:             ResourceAttributeConfig{Enabled: true},
-				K8sContainerName:     ResourceAttributeConfig{Enabled: true},
-				K8sJobName:           ResourceAttributeConfig{Enabled: true},
-				K8sNamespaceName:     ResourceAttributeConfig{Enabled: true},
-				K8sPodName:           ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuIndex:       ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuMigInstance: ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuMigParentID: ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuMigProfile:  ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuPciBusID:    ResourceAttributeConfig{Enabled: true},
+				HostName:              ResourceAttributeConfig{Enabled: true},
+				HwDriverVersion:       ResourceAttributeConfig{Enabled: true},
+				HwID:                  ResourceAttributeConfig{Enabled: true},
+				HwModel:               ResourceAttributeConfig{Enabled: true},
+				HwName:                ResourceAttributeConfig{Enabled: true},
+				HwType:                ResourceAttributeConfig{Enabled: true},
+				HwVendor:              ResourceAttributeConfig{Enabled: true},
+				K8sContainerName:      ResourceAttributeConfig{Enabled: true},
+				K8sJobName:            ResourceAttributeConfig{Enabled: true},
+				K8sNamespaceName:      ResourceAttributeConfig{Enabled: true},
+				K8sPodName:            ResourceAttributeConfig{Enabled: true},
+				K8sPodUID:             ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuIndex:        ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuMigInstance:  ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuMigParentID:  ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuMigProfile:   ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuPciBusID:     ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuProcessOwner: ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				HostName:             ResourceAttributeConfig{Enabled: false},
-				HwDriverVersion:      ResourceAttributeConfig{Enabled: false},
-				HwID:                 ResourceAttributeConfig{Enabled: false},
-				HwModel:              ResourceAttributeConfig{Enabled: false},
-				HwName:               ResourceAttributeConfig{Enabled: false},
-				HwType:               ResourceAttributeConfig{Enabled: false},
-				HwVendor:             ResourceAttributeConfig{Enabled: false},
-				K8sContainerName:     ResourceAttributeConfig{Enabled: false},
-				K8sJobName:           ResourceAttributeConfig{Enabled: false},
-				K8sNamespaceName:     ResourceAttributeConfig{Enabled: false},
-				K8sPodName:           ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuIndex:       ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuMigInstance: ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuMigParentID: ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuMigProfile:  ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuPciBusID:    ResourceAttributeConfig{Enabled: false},
+				HostName:              ResourceAttributeConfig{Enabled: false},
+				HwDriverVersion:       ResourceAttributeConfig{Enabled: false},
+				HwID:                  ResourceAttributeConfig{Enabled: false},
+				HwModel:               ResourceAttributeConfig{Enabled: false},
+				HwName:                ResourceAttributeConfig{Enabled: false},
+				HwType:                ResourceAttributeConfig{Enabled: false},
+				HwVendor:              ResourceAttributeConfig{Enabled: false},
+				K8sContainerName:      ResourceAttributeConfig{Enabled: false},
+				K8sJobName:            ResourceAttributeConfig{Enabled: false},
+				K8sNamespaceName:      ResourceAttributeConfig{Enabled: false},
+				K8sPodName:            ResourceAttributeConfig{Enabled: false},
+				K8sPodUID:             ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuIndex:        ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuMigInstance:  ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuMigParentID:  ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuMigProfile:   ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuPciBusID:     ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuProcessOwner: ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

@@ -309,6 +309,19 @@ var MetricsInfo = metricsInfo{
 	NvidiaGpuPowerLimit: metricInfo{
 		Name: "nvidia.gpu.power.limit",
 	},
+	NvidiaGpuProcessCount: metricInfo{
+		Name: "nvidia.gpu.process.count",
+	},
+	NvidiaGpuProcessMemoryUsage: metricInfo{
+		Name: "nvidia.gpu.process.memory.usage",
+	},
+	NvidiaGpuProcessMemoryCopyUtilization: metricInfo{
+		Name: "nvidia.gpu.process.memory_copy.utilization",
+	},
+	NvidiaGpuProcessUtilization: metricInfo{
+		Name:       "nvidia.gpu.process.utilization",
+		Attributes: []string{"hw.gpu.task"},
+	},
 	NvidiaGpuRecoveryAction: metricInfo{
 		Name: "nvidia.gpu.recovery_action",
 	},
@@ -336,33 +349,37 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	HwEnergy                       metricInfo
-	HwErrors                       metricInfo
-	HwGpuIo                        metricInfo
-	HwGpuMemoryLimit               metricInfo
-	HwGpuMemoryUsage               metricInfo
-	HwGpuMemoryUtilization         metricInfo
-	HwGpuUtilization               metricInfo
-	HwPower                        metricInfo
-	HwTemperature                  metricInfo
-	NvidiaGpuClockEventActive      metricInfo
-	NvidiaGpuClockEventReasons     metricInfo
-	NvidiaGpuClockFrequency        metricInfo
-	NvidiaGpuDramActive            metricInfo
-	NvidiaGpuGraphicsEngineActive  metricInfo
-	NvidiaGpuMemoryTemperature     metricInfo
-	NvidiaGpuMemoryCopyUtilization metricInfo
-	NvidiaGpuNvlinkIo              metricInfo
-	NvidiaGpuPcieReplays           metricInfo
-	NvidiaGpuPipeActive            metricInfo
-	NvidiaGpuPowerLimit            metricInfo
-	NvidiaGpuRecoveryAction        metricInfo
-	NvidiaGpuRowRemapFailure       metricInfo
-	NvidiaGpuRowRemapRows          metricInfo
-	NvidiaGpuSmActive              metricInfo
-	NvidiaGpuSmOccupancy           metricInfo
-	NvidiaGpuThrottleTime          metricInfo
-	NvidiaGpuXidErrors             metricInfo
+	HwEnergy                              metricInfo
+	HwErrors                              metricInfo
+	HwGpuIo                               metricInfo
+	HwGpuMemoryLimit                      metricInfo
+	HwGpuMemoryUsage                      metricInfo
+	HwGpuMemoryUtilization                metricInfo
+	HwGpuUtilization                      metricInfo
+	HwPower                               metricInfo
+	HwTemperature                         metricInfo
+	NvidiaGpuClockEventActive             metricInfo
+	NvidiaGpuClockEventReasons            metricInfo
+	NvidiaGpuClockFrequency               metricInfo
+	NvidiaGpuDramActive                   metricInfo
+	NvidiaGpuGraphicsEngineActive         metricInfo
+	NvidiaGpuMemoryTemperature            metricInfo
+	NvidiaGpuMemoryCopyUtilization        metricInfo
+	NvidiaGpuNvlinkIo                     metricInfo
+	NvidiaGpuPcieReplays                  metricInfo
+	NvidiaGpuPipeActive                   metricInfo
+	NvidiaGpuPowerLimit                   metricInfo
+	NvidiaGpuProcessCount                 metricInfo
+	NvidiaGpuProcessMemoryUsage           metricInfo
+	NvidiaGpuProcessMemoryCopyUtilization metricInfo
+	NvidiaGpuProcessUtilization           metricInfo
+	NvidiaGpuRecoveryAction               metricInfo
+	NvidiaGpuRowRemapFailure              metricInfo
+	NvidiaGpuRowRemapRows                 metricInfo
+	NvidiaGpuSmActive                     metricInfo
+	NvidiaGpuSmOccupancy                  metricInfo
+	NvidiaGpuThrottleTime                 metricInfo
+	NvidiaGpuXidErrors                    metricInfo
 }
 
 type metricInfo struct {
@@ -1657,6 +1674,249 @@ func newMetricNvidiaGpuPowerLimit(cfg NvidiaGpuPowerLimitMetricConfig) metricNvi
 	return m
 }
 
+type metricNvidiaGpuProcessCount struct {
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   NvidiaGpuProcessCountMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
+}
+
+// init fills nvidia.gpu.process.count metric with initial data.
+func (m *metricNvidiaGpuProcessCount) init() {
+	m.data.SetName("nvidia.gpu.process.count")
+	m.data.SetDescription("Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy).")
+	m.data.SetUnit("{process}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricNvidiaGpuProcessCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricNvidiaGpuProcessCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricNvidiaGpuProcessCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricNvidiaGpuProcessCount(cfg NvidiaGpuProcessCountMetricConfig) metricNvidiaGpuProcessCount {
+	m := metricNvidiaGpuProcessCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricNvidiaGpuProcessMemoryUsage struct {
+	data     pmetric.Metric                          // data buffer for generated metric.
+	config   NvidiaGpuProcessMemoryUsageMetricConfig // metric config provided by user.
+	capacity int                                     // max observed number of data points added to the metric.
+}
+
+// init fills nvidia.gpu.process.memory.usage metric with initial data.
+func (m *metricNvidiaGpuProcessMemoryUsage) init() {
+	m.data.SetName("nvidia.gpu.process.memory.usage")
+	m.data.SetDescription("The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, summed over the processes). The device's usage also counts memory no process holds.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricNvidiaGpuProcessMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricNvidiaGpuProcessMemoryUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricNvidiaGpuProcessMemoryUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricNvidiaGpuProcessMemoryUsage(cfg NvidiaGpuProcessMemoryUsageMetricConfig) metricNvidiaGpuProcessMemoryUsage {
+	m := metricNvidiaGpuProcessMemoryUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricNvidiaGpuProcessMemoryCopyUtilization struct {
+	data     pmetric.Metric                                    // data buffer for generated metric.
+	config   NvidiaGpuProcessMemoryCopyUtilizationMetricConfig // metric config provided by user.
+	capacity int                                               // max observed number of data points added to the metric.
+}
+
+// init fills nvidia.gpu.process.memory_copy.utilization metric with initial data.
+func (m *metricNvidiaGpuProcessMemoryCopyUtilization) init() {
+	m.data.SetName("nvidia.gpu.process.memory_copy.utilization")
+	m.data.SetDescription("The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricNvidiaGpuProcessMemoryCopyUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricNvidiaGpuProcessMemoryCopyUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricNvidiaGpuProcessMemoryCopyUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricNvidiaGpuProcessMemoryCopyUtilization(cfg NvidiaGpuProcessMemoryCopyUtilizationMetricConfig) metricNvidiaGpuProcessMemoryCopyUtilization {
+	m := metricNvidiaGpuProcessMemoryCopyUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricNvidiaGpuProcessUtilization struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        NvidiaGpuProcessUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills nvidia.gpu.process.utilization metric with initial data.
+func (m *metricNvidiaGpuProcessUtilization) init() {
+	m.data.SetName("nvidia.gpu.process.utilization")
+	m.data.SetDescription("The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, summed over the processes, at most 1).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricNvidiaGpuProcessUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask) {
+		dp.Attributes().PutStr("hw.gpu.task", hwGpuTaskAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricNvidiaGpuProcessUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricNvidiaGpuProcessUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricNvidiaGpuProcessUtilization(cfg NvidiaGpuProcessUtilizationMetricConfig) metricNvidiaGpuProcessUtilization {
+	m := metricNvidiaGpuProcessUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricNvidiaGpuRecoveryAction struct {
 	data     pmetric.Metric                      // data buffer for generated metric.
 	config   NvidiaGpuRecoveryActionMetricConfig // metric config provided by user.
@@ -2133,40 +2393,44 @@ func newMetricNvidiaGpuXidErrors(cfg NvidiaGpuXidErrorsMetricConfig) metricNvidi
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                               MetricsBuilderConfig // config of the metrics builder.
-	startTime                            pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                      int                  // maximum observed number of metrics per resource.
-	metricsBuffer                        pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                            component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter       map[string]filter.Filter
-	resourceAttributeExcludeFilter       map[string]filter.Filter
-	metricHwEnergy                       metricHwEnergy
-	metricHwErrors                       metricHwErrors
-	metricHwGpuIo                        metricHwGpuIo
-	metricHwGpuMemoryLimit               metricHwGpuMemoryLimit
-	metricHwGpuMemoryUsage               metricHwGpuMemoryUsage
-	metricHwGpuMemoryUtilization         metricHwGpuMemoryUtilization
-	metricHwGpuUtilization               metricHwGpuUtilization
-	metricHwPower                        metricHwPower
-	metricHwTemperature                  metricHwTemperature
-	metricNvidiaGpuClockEventActive      metricNvidiaGpuClockEventActive
-	metricNvidiaGpuClockEventReasons     metricNvidiaGpuClockEventReasons
-	metricNvidiaGpuClockFrequency        metricNvidiaGpuClockFrequency
-	metricNvidiaGpuDramActive            metricNvidiaGpuDramActive
-	metricNvidiaGpuGraphicsEngineActive  metricNvidiaGpuGraphicsEngineActive
-	metricNvidiaGpuMemoryTemperature     metricNvidiaGpuMemoryTemperature
-	metricNvidiaGpuMemoryCopyUtilization metricNvidiaGpuMemoryCopyUtilization
-	metricNvidiaGpuNvlinkIo              metricNvidiaGpuNvlinkIo
-	metricNvidiaGpuPcieReplays           metricNvidiaGpuPcieReplays
-	metricNvidiaGpuPipeActive            metricNvidiaGpuPipeActive
-	metricNvidiaGpuPowerLimit            metricNvidiaGpuPowerLimit
-	metricNvidiaGpuRecoveryAction        metricNvidiaGpuRecoveryAction
-	metricNvidiaGpuRowRemapFailure       metricNvidiaGpuRowRemapFailure
-	metricNvidiaGpuRowRemapRows          metricNvidiaGpuRowRemapRows
-	metricNvidiaGpuSmActive              metricNvidiaGpuSmActive
-	metricNvidiaGpuSmOccupancy           metricNvidiaGpuSmOccupancy
-	metricNvidiaGpuThrottleTime          metricNvidiaGpuThrottleTime
-	metricNvidiaGpuXidErrors             metricNvidiaGpuXidErrors
+	config                                      MetricsBuilderConfig // config of the metrics builder.
+	startTime                                   pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                             int                  // maximum observed number of metrics per resource.
+	metricsBuffer                               pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                   component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter              map[string]filter.Filter
+	resourceAttributeExcludeFilter              map[string]filter.Filter
+	metricHwEnergy                              metricHwEnergy
+	metricHwErrors                              metricHwErrors
+	metricHwGpuIo                               metricHwGpuIo
+	metricHwGpuMemoryLimit                      metricHwGpuMemoryLimit
+	metricHwGpuMemoryUsage                      metricHwGpuMemoryUsage
+	metricHwGpuMemoryUtilization                metricHwGpuMemoryUtilization
+	metricHwGpuUtilization                      metricHwGpuUtilization
+	metricHwPower                               metricHwPower
+	metricHwTemperature                         metricHwTemperature
+	metricNvidiaGpuClockEventActive             metricNvidiaGpuClockEventActive
+	metricNvidiaGpuClockEventReasons            metricNvidiaGpuClockEventReasons
+	metricNvidiaGpuClockFrequency               metricNvidiaGpuClockFrequency
+	metricNvidiaGpuDramActive                   metricNvidiaGpuDramActive
+	metricNvidiaGpuGraphicsEngineActive         metricNvidiaGpuGraphicsEngineActive
+	metricNvidiaGpuMemoryTemperature            metricNvidiaGpuMemoryTemperature
+	metricNvidiaGpuMemoryCopyUtilization        metricNvidiaGpuMemoryCopyUtilization
+	metricNvidiaGpuNvlinkIo                     metricNvidiaGpuNvlinkIo
+	metricNvidiaGpuPcieReplays                  metricNvidiaGpuPcieReplays
+	metricNvidiaGpuPipeActive                   metricNvidiaGpuPipeActive
+	metricNvidiaGpuPowerLimit                   metricNvidiaGpuPowerLimit
+	metricNvidiaGpuProcessCount                 metricNvidiaGpuProcessCount
+	metricNvidiaGpuProcessMemoryUsage           metricNvidiaGpuProcessMemoryUsage
+	metricNvidiaGpuProcessMemoryCopyUtilization metricNvidiaGpuProcessMemoryCopyUtilization
+	metricNvidiaGpuProcessUtilization           metricNvidiaGpuProcessUtilization
+	metricNvidiaGpuRecoveryAction               metricNvidiaGpuRecoveryAction
+	metricNvidiaGpuRowRemapFailure              metricNvidiaGpuRowRemapFailure
+	metricNvidiaGpuRowRemapRows                 metricNvidiaGpuRowRemapRows
+	metricNvidiaGpuSmActive                     metricNvidiaGpuSmActive
+	metricNvidiaGpuSmOccupancy                  metricNvidiaGpuSmOccupancy
+	metricNvidiaGpuThrottleTime                 metricNvidiaGpuThrottleTime
+	metricNvidiaGpuXidErrors                    metricNvidiaGpuXidErrors
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2188,39 +2452,43 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                               mbc,
-		startTime:                            pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                        pmetric.NewMetrics(),
-		buildInfo:                            settings.BuildInfo,
-		metricHwEnergy:                       newMetricHwEnergy(mbc.Metrics.HwEnergy),
-		metricHwErrors:                       newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwGpuIo:                        newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
-		metricHwGpuMemoryLimit:               newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
-		metricHwGpuMemoryUsage:               newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
-		metricHwGpuMemoryUtilization:         newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
-		metricHwGpuUtilization:               newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
-		metricHwPower:                        newMetricHwPower(mbc.Metrics.HwPower),
-		metricHwTemperature:                  newMetricHwTemperature(mbc.Metrics.HwTemperature),
-		metricNvidiaGpuClockEventActive:      newMetricNvidiaGpuClockEventActive(mbc.Metrics.NvidiaGpuClockEventActive),
-		metricNvidiaGpuClockEventReasons:     newMetricNvidiaGpuClockEventReasons(mbc.Metrics.NvidiaGpuClockEventReasons),
-		metricNvidiaGpuClockFrequency:        newMetricNvidiaGpuClockFrequency(mbc.Metrics.NvidiaGpuClockFrequency),
-		metricNvidiaGpuDramActive:            newMetricNvidiaGpuDramActive(mbc.Metrics.NvidiaGpuDramActive),
-		metricNvidiaGpuGraphicsEngineActive:  newMetricNvidiaGpuGraphicsEngineActive(mbc.Metrics.NvidiaGpuGraphicsEngineActive),
-		metricNvidiaGpuMemoryTemperature:     newMetricNvidiaGpuMemoryTemperature(mbc.Metrics.NvidiaGpuMemoryTemperature),
-		metricNvidiaGpuMemoryCopyUtilization: newMetricNvidiaGpuMemoryCopyUtilization(mbc.Metrics.NvidiaGpuMemoryCopyUtilization),
-		metricNvidiaGpuNvlinkIo:              newMetricNvidiaGpuNvlinkIo(mbc.Metrics.NvidiaGpuNvlinkIo),
-		metricNvidiaGpuPcieReplays:           newMetricNvidiaGpuPcieReplays(mbc.Metrics.NvidiaGpuPcieReplays),
-		metricNvidiaGpuPipeActive:            newMetricNvidiaGpuPipeActive(mbc.Metrics.NvidiaGpuPipeActive),
-		metricNvidiaGpuPowerLimit:            newMetricNvidiaGpuPowerLimit(mbc.Metrics.NvidiaGpuPowerLimit),
-		metricNvidiaGpuRecoveryAction:        newMetricNvidiaGpuRecoveryAction(mbc.Metrics.NvidiaGpuRecoveryAction),
-		metricNvidiaGpuRowRemapFailure:       newMetricNvidiaGpuRowRemapFailure(mbc.Metrics.NvidiaGpuRowRemapFailure),
-		metricNvidiaGpuRowRemapRows:          newMetricNvidiaGpuRowRemapRows(mbc.Metrics.NvidiaGpuRowRemapRows),
-		metricNvidiaGpuSmActive:              newMetricNvidiaGpuSmActive(mbc.Metrics.NvidiaGpuSmActive),
-		metricNvidiaGpuSmOccupancy:           newMetricNvidiaGpuSmOccupancy(mbc.Metrics.NvidiaGpuSmOccupancy),
-		metricNvidiaGpuThrottleTime:          newMetricNvidiaGpuThrottleTime(mbc.Metrics.NvidiaGpuThrottleTime),
-		metricNvidiaGpuXidErrors:             newMetricNvidiaGpuXidErrors(mbc.Metrics.NvidiaGpuXidErrors),
-		resourceAttributeIncludeFilter:       make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:       make(map[string]filter.Filter),
+		config:                                      mbc,
+		startTime:                                   pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                               pmetric.NewMetrics(),
+		buildInfo:                                   settings.BuildInfo,
+		metricHwEnergy:                              newMetricHwEnergy(mbc.Metrics.HwEnergy),
+		metricHwErrors:                              newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwGpuIo:                               newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
+		metricHwGpuMemoryLimit:                      newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
+		metricHwGpuMemoryUsage:                      newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
+		metricHwGpuMemoryUtilization:                newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
+		metricHwGpuUtilization:                      newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
+		metricHwPower:                               newMetricHwPower(mbc.Metrics.HwPower),
+		metricHwTemperature:                         newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricNvidiaGpuClockEventActive:             newMetricNvidiaGpuClockEventActive(mbc.Metrics.NvidiaGpuClockEventActive),
+		metricNvidiaGpuClockEventReasons:            newMetricNvidiaGpuClockEventReasons(mbc.Metrics.NvidiaGpuClockEventReasons),
+		metricNvidiaGpuClockFrequency:               newMetricNvidiaGpuClockFrequency(mbc.Metrics.NvidiaGpuClockFrequency),
+		metricNvidiaGpuDramActive:                   newMetricNvidiaGpuDramActive(mbc.Metrics.NvidiaGpuDramActive),
+		metricNvidiaGpuGraphicsEngineActive:         newMetricNvidiaGpuGraphicsEngineActive(mbc.Metrics.NvidiaGpuGraphicsEngineActive),
+		metricNvidiaGpuMemoryTemperature:            newMetricNvidiaGpuMemoryTemperature(mbc.Metrics.NvidiaGpuMemoryTemperature),
+		metricNvidiaGpuMemoryCopyUtilization:        newMetricNvidiaGpuMemoryCopyUtilization(mbc.Metrics.NvidiaGpuMemoryCopyUtilization),
+		metricNvidiaGpuNvlinkIo:                     newMetricNvidiaGpuNvlinkIo(mbc.Metrics.NvidiaGpuNvlinkIo),
+		metricNvidiaGpuPcieReplays:                  newMetricNvidiaGpuPcieReplays(mbc.Metrics.NvidiaGpuPcieReplays),
+		metricNvidiaGpuPipeActive:                   newMetricNvidiaGpuPipeActive(mbc.Metrics.NvidiaGpuPipeActive),
+		metricNvidiaGpuPowerLimit:                   newMetricNvidiaGpuPowerLimit(mbc.Metrics.NvidiaGpuPowerLimit),
+		metricNvidiaGpuProcessCount:                 newMetricNvidiaGpuProcessCount(mbc.Metrics.NvidiaGpuProcessCount),
+		metricNvidiaGpuProcessMemoryUsage:           newMetricNvidiaGpuProcessMemoryUsage(mbc.Metrics.NvidiaGpuProcessMemoryUsage),
+		metricNvidiaGpuProcessMemoryCopyUtilization: newMetricNvidiaGpuProcessMemoryCopyUtilization(mbc.Metrics.NvidiaGpuProcessMemoryCopyUtilization),
+		metricNvidiaGpuProcessUtilization:           newMetricNvidiaGpuProcessUtilization(mbc.Metrics.NvidiaGpuProcessUtilization),
+		metricNvidiaGpuRecoveryAction:               newMetricNvidiaGpuRecoveryAction(mbc.Metrics.NvidiaGpuRecoveryAction),
+		metricNvidiaGpuRowRemapFailure:              newMetricNvidiaGpuRowRemapFailure(mbc.Metrics.NvidiaGpuRowRemapFailure),
+		metricNvidiaGpuRowRemapRows:                 newMetricNvidiaGpuRowRemapRows(mbc.Metrics.NvidiaGpuRowRemapRows),
+		metricNvidiaGpuSmActive:                     newMetricNvidiaGpuSmActive(mbc.Metrics.NvidiaGpuSmActive),
+		metricNvidiaGpuSmOccupancy:                  newMetricNvidiaGpuSmOccupancy(mbc.Metrics.NvidiaGpuSmOccupancy),
+		metricNvidiaGpuThrottleTime:                 newMetricNvidiaGpuThrottleTime(mbc.Metrics.NvidiaGpuThrottleTime),
+		metricNvidiaGpuXidErrors:                    newMetricNvidiaGpuXidErrors(mbc.Metrics.NvidiaGpuXidErrors),
+		resourceAttributeIncludeFilter:              make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:              make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.HostName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["host.name"] = filter.CreateFilter(mbc.ResourceAttributes.HostName.MetricsInclude)
@@ -2288,6 +2556,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.K8sPodName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["k8s.pod.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodName.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.K8sPodUID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.K8sPodUID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsExclude)
+	}
 	if mbc.ResourceAttributes.NvidiaGpuIndex.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["nvidia.gpu.index"] = filter.CreateFilter(mbc.ResourceAttributes.NvidiaGpuIndex.MetricsInclude)
 	}
@@ -2317,6 +2591,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.NvidiaGpuPciBusID.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["nvidia.gpu.pci_bus_id"] = filter.CreateFilter(mbc.ResourceAttributes.NvidiaGpuPciBusID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.NvidiaGpuProcessOwner.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["nvidia.gpu.process.owner"] = filter.CreateFilter(mbc.ResourceAttributes.NvidiaGpuProcessOwner.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.NvidiaGpuProcessOwner.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["nvidia.gpu.process.owner"] = filter.CreateFilter(mbc.ResourceAttributes.NvidiaGpuProcessOwner.MetricsExclude)
 	}
 
 	for _, op := range options {
@@ -2407,6 +2687,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricNvidiaGpuPcieReplays.emit(ils.Metrics())
 	mb.metricNvidiaGpuPipeActive.emit(ils.Metrics())
 	mb.metricNvidiaGpuPowerLimit.emit(ils.Metrics())
+	mb.metricNvidiaGpuProcessCount.emit(ils.Metrics())
+	mb.metricNvidiaGpuProcessMemoryUsage.emit(ils.Metrics())
+	mb.metricNvidiaGpuProcessMemoryCopyUtilization.emit(ils.Metrics())
+	mb.metricNvidiaGpuProcessUtilization.emit(ils.Metrics())
 	mb.metricNvidiaGpuRecoveryAction.emit(ils.Metrics())
 	mb.metricNvidiaGpuRowRemapFailure.emit(ils.Metrics())
 	mb.metricNvidiaGpuRowRemapRows.emit(ils.Metrics())
@@ -2543,6 +2827,26 @@ func (mb *MetricsBuilder) RecordNvidiaGpuPipeActiveDataPoint(ts pcommon.Timestam
 // RecordNvidiaGpuPowerLimitDataPoint adds a data point to nvidia.gpu.power.limit metric.
 func (mb *MetricsBuilder) RecordNvidiaGpuPowerLimitDataPoint(ts pcommon.Timestamp, val float64) {
 	mb.metricNvidiaGpuPowerLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordNvidiaGpuProcessCountDataPoint adds a data point to nvidia.gpu.process.count metric.
+func (mb *MetricsBuilder) RecordNvidiaGpuProcessCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricNvidiaGpuProcessCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordNvidiaGpuProcessMemoryUsageDataPoint adds a data point to nvidia.gpu.process.memory.usage metric.
+func (mb *MetricsBuilder) RecordNvidiaGpuProcessMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricNvidiaGpuProcessMemoryUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint adds a data point to nvidia.gpu.process.memory_copy.utilization metric.
+func (mb *MetricsBuilder) RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricNvidiaGpuProcessMemoryCopyUtilization.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordNvidiaGpuProcessUtilizationDataPoint adds a data point to nvidia.gpu.process.utilization metric.
+func (mb *MetricsBuilder) RecordNvidiaGpuProcessUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask) {
+	mb.metricNvidiaGpuProcessUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String())
 }
 
 // RecordNvidiaGpuRecoveryActionDataPoint adds a data point to nvidia.gpu.recovery_action metric.

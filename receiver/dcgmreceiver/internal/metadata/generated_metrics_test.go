@@ -74,6 +74,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["nvidia.gpu.clock.frequency"] = mb.metricNvidiaGpuClockFrequency.config.AggregationStrategy
 			aggMap["nvidia.gpu.nvlink.io"] = mb.metricNvidiaGpuNvlinkIo.config.AggregationStrategy
 			aggMap["nvidia.gpu.pipe.active"] = mb.metricNvidiaGpuPipeActive.config.AggregationStrategy
+			aggMap["nvidia.gpu.process.utilization"] = mb.metricNvidiaGpuProcessUtilization.config.AggregationStrategy
 			aggMap["nvidia.gpu.row_remap.rows"] = mb.metricNvidiaGpuRowRemapRows.config.AggregationStrategy
 			aggMap["nvidia.gpu.throttle.time"] = mb.metricNvidiaGpuThrottleTime.config.AggregationStrategy
 			aggMap["nvidia.gpu.xid.errors"] = mb.metricNvidiaGpuXidErrors.config.AggregationStrategy
@@ -166,6 +167,21 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordNvidiaGpuPowerLimitDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordNvidiaGpuProcessCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordNvidiaGpuProcessMemoryUsageDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordNvidiaGpuProcessUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral)
+			if tt.name == "reaggregate_set" {
+				mb.RecordNvidiaGpuProcessUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordNvidiaGpuRecoveryActionDataPoint(ts, 1)
@@ -209,11 +225,13 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetK8sJobName("k8s.job.name-val")
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
 			rb.SetK8sPodName("k8s.pod.name-val")
+			rb.SetK8sPodUID("k8s.pod.uid-val")
 			rb.SetNvidiaGpuIndex(16)
 			rb.SetNvidiaGpuMigInstance("nvidia.gpu.mig.instance-val")
 			rb.SetNvidiaGpuMigParentID("nvidia.gpu.mig.parent_id-val")
 			rb.SetNvidiaGpuMigProfile("nvidia.gpu.mig.profile-val")
 			rb.SetNvidiaGpuPciBusID("nvidia.gpu.pci_bus_id-val")
+			rb.SetNvidiaGpuProcessOwner("nvidia.gpu.process.owner-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
@@ -224,6 +242,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricNvidiaGpuClockFrequency.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuNvlinkIo.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuPipeActive.aggDataPoints)
+				assert.Empty(t, mb.metricNvidiaGpuProcessUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuRowRemapRows.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuThrottleTime.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuXidErrors.aggDataPoints)
@@ -710,6 +729,86 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "nvidia.gpu.process.count":
+					assert.False(t, validatedMetrics["nvidia.gpu.process.count"], "Found a duplicate in the metrics slice: nvidia.gpu.process.count")
+					validatedMetrics["nvidia.gpu.process.count"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy).", mi.Description())
+					assert.Equal(t, "{process}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "nvidia.gpu.process.memory.usage":
+					assert.False(t, validatedMetrics["nvidia.gpu.process.memory.usage"], "Found a duplicate in the metrics slice: nvidia.gpu.process.memory.usage")
+					validatedMetrics["nvidia.gpu.process.memory.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, summed over the processes). The device's usage also counts memory no process holds.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "nvidia.gpu.process.memory_copy.utilization":
+					assert.False(t, validatedMetrics["nvidia.gpu.process.memory_copy.utilization"], "Found a duplicate in the metrics slice: nvidia.gpu.process.memory_copy.utilization")
+					validatedMetrics["nvidia.gpu.process.memory_copy.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "nvidia.gpu.process.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["nvidia.gpu.process.utilization"], "Found a duplicate in the metrics slice: nvidia.gpu.process.utilization")
+						validatedMetrics["nvidia.gpu.process.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, summed over the processes, at most 1).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwGpuTaskAttrVal, ok := dp.Attributes().Get("hw.gpu.task")
+						assert.True(t, ok)
+						assert.Equal(t, "general", hwGpuTaskAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["nvidia.gpu.process.utilization"], "Found a duplicate in the metrics slice: nvidia.gpu.process.utilization")
+						validatedMetrics["nvidia.gpu.process.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, summed over the processes, at most 1).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["nvidia.gpu.process.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.task")
+						assert.False(t, ok)
+					}
 				case "nvidia.gpu.recovery_action":
 					assert.False(t, validatedMetrics["nvidia.gpu.recovery_action"], "Found a duplicate in the metrics slice: nvidia.gpu.recovery_action")
 					validatedMetrics["nvidia.gpu.recovery_action"] = true

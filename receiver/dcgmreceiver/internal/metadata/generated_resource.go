@@ -98,6 +98,13 @@ func (rb *ResourceBuilder) SetK8sPodName(val string) {
 	}
 }
 
+// SetK8sPodUID sets provided value as "k8s.pod.uid" attribute.
+func (rb *ResourceBuilder) SetK8sPodUID(val string) {
+	if rb.config.K8sPodUID.Enabled {
+		rb.res.Attributes().PutStr("k8s.pod.uid", val)
+	}
+}
+
 // SetNvidiaGpuIndex sets provided value as "nvidia.gpu.index" attribute.
 func (rb *ResourceBuilder) SetNvidiaGpuIndex(val int64) {
 	if rb.config.NvidiaGpuIndex.Enabled {
@@ -130,6 +137,13 @@ func (rb *ResourceBuilder) SetNvidiaGpuMigProfile(val string) {
 func (rb *ResourceBuilder) SetNvidiaGpuPciBusID(val string) {
 	if rb.config.NvidiaGpuPciBusID.Enabled {
 		rb.res.Attributes().PutStr("nvidia.gpu.pci_bus_id", val)
+	}
+}
+
+// SetNvidiaGpuProcessOwner sets provided value as "nvidia.gpu.process.owner" attribute.
+func (rb *ResourceBuilder) SetNvidiaGpuProcessOwner(val string) {
+	if rb.config.NvidiaGpuProcessOwner.Enabled {
+		rb.res.Attributes().PutStr("nvidia.gpu.process.owner", val)
 	}
 }
 

@@ -24,20 +24,22 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetK8sJobName("k8s.job.name-val")
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
 			rb.SetK8sPodName("k8s.pod.name-val")
+			rb.SetK8sPodUID("k8s.pod.uid-val")
 			rb.SetNvidiaGpuIndex(16)
 			rb.SetNvidiaGpuMigInstance("nvidia.gpu.mig.instance-val")
 			rb.SetNvidiaGpuMigParentID("nvidia.gpu.mig.parent_id-val")
 			rb.SetNvidiaGpuMigProfile("nvidia.gpu.mig.profile-val")
 			rb.SetNvidiaGpuPciBusID("nvidia.gpu.pci_bus_id-val")
+			rb.SetNvidiaGpuProcessOwner("nvidia.gpu.process.owner-val")
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 16, res.Attributes().Len())
+				assert.Equal(t, 18, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 16, res.Attributes().Len())
+				assert.Equal(t, 18, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -99,6 +101,11 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "k8s.pod.name-val", k8sPodNameAttrVal.Str())
 			}
+			k8sPodUIDAttrVal, ok := res.Attributes().Get("k8s.pod.uid")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+			}
 			nvidiaGpuIndexAttrVal, ok := res.Attributes().Get("nvidia.gpu.index")
 			assert.True(t, ok)
 			if ok {
@@ -123,6 +130,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "nvidia.gpu.pci_bus_id-val", nvidiaGpuPciBusIDAttrVal.Str())
+			}
+			nvidiaGpuProcessOwnerAttrVal, ok := res.Attributes().Get("nvidia.gpu.process.owner")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "nvidia.gpu.process.owner-val", nvidiaGpuProcessOwnerAttrVal.Str())
 			}
 		})
 	}
