@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
@@ -129,4 +130,25 @@ func TestShadowDecisions(t *testing.T) {
 	for _, d := range ds {
 		require.True(t, d.DryRun)
 	}
+}
+
+// A GPU's per-process split (the receiver's per_process) names one of its
+// pods under the GPU's hw.id: it is not fault evidence, and it does not
+// move the GPU's pod.
+func TestPerProcessSplitIgnored(t *testing.T) {
+	r := shadow(t)
+	ts := pcommon.NewTimestampFromTime(time.Unix(1000, 0))
+	md := pmetric.NewMetrics()
+	own := resource("n", "GPU-1", func(ms pmetric.MetricSlice) { temp(ms, ts) })
+	own.Resource().Attributes().PutStr("k8s.namespace.name", "ml")
+	own.Resource().Attributes().PutStr("k8s.pod.name", "trainer")
+	own.CopyTo(md.ResourceMetrics().AppendEmpty())
+	split := resource("n", "GPU-1", func(ms pmetric.MetricSlice) { xid(ms, 79, 1, ts, ts) })
+	split.Resource().Attributes().PutStr("k8s.namespace.name", "ml")
+	split.Resource().Attributes().PutStr("k8s.pod.name", "notebook")
+	split.Resource().Attributes().PutStr(metricnames.AttrNvidiaGPUProcessOwner, "pod")
+	split.CopyTo(md.ResourceMetrics().AppendEmpty())
+	require.NoError(t, r.consume(t.Context(), md))
+	require.Empty(t, r.pending)
+	require.Equal(t, "ml/trainer", r.gpus["GPU-1"].pod)
 }
