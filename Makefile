@@ -143,7 +143,8 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
 	processor/fromdcgmexporterprocessor:FuzzConfig processor/fromdcgmexporterprocessor:FuzzConsume \
 	connector/gpuautoscaleconnector:FuzzConfig connector/gpuautoscaleconnector:FuzzConsume \
 	connector/gpuremediationconnector:FuzzConfig connector/gpuremediationconnector:FuzzConsume \
-	extension/gpuresetextension:FuzzConfig
+	extension/gpuresetextension:FuzzConfig \
+	internal/kmsg:FuzzParse internal/cgroup:FuzzParseLine
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
