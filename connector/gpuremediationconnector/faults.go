@@ -159,41 +159,21 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 					}
 				}
 			case metricRowRemap:
-				if m.Type() != pmetric.MetricTypeGauge {
-					r.bad.wrongType += int64(metricpoints.Count(m))
-					continue
-				}
-				dps := m.Gauge().DataPoints()
-				for k := 0; k < dps.Len(); k++ {
-					dp := dps.At(k)
-					if !r.bad.level(dp) {
-						continue
-					}
-					g.see(dp.Timestamp(), r)
+				r.levels(m, g, func(dp pmetric.NumberDataPoint) {
 					failed := value(dp) >= 1
 					if failed && !g.remap {
 						add(dp.Timestamp(), policy.Fault{Kind: policy.RowRemapFailure}, g.remapKnown)
 					}
 					g.remap, g.remapKnown = failed, true
-				}
+				})
 			case metricRecovery:
-				if m.Type() != pmetric.MetricTypeGauge {
-					r.bad.wrongType += int64(metricpoints.Count(m))
-					continue
-				}
-				dps := m.Gauge().DataPoints()
-				for k := 0; k < dps.Len(); k++ {
-					dp := dps.At(k)
-					if !r.bad.level(dp) {
-						continue
-					}
-					g.see(dp.Timestamp(), r)
+				r.levels(m, g, func(dp pmetric.NumberDataPoint) {
 					action := int(value(dp))
 					if action != policy.ActionNone && action != g.recovery {
 						add(dp.Timestamp(), policy.Fault{Kind: policy.RecoveryAction, Code: action}, g.recoveryKnown)
 					}
 					g.recovery, g.recoveryKnown = action, true
-				}
+				})
 			case metricVerdict:
 				if m.Type() != pmetric.MetricTypeGauge {
 					r.bad.wrongType += int64(metricpoints.Count(m))
@@ -220,6 +200,25 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 		}
 	}
 	return out
+}
+
+// levels hands each valid point of a level gauge (row-remap failure, the
+// recovery action) to each, after noting that the GPU reported; a metric
+// of another type, or a point that is not a number, is counted as refused.
+func (r *remediator) levels(m pmetric.Metric, g *gpuState, each func(pmetric.NumberDataPoint)) {
+	if m.Type() != pmetric.MetricTypeGauge {
+		r.bad.wrongType += int64(metricpoints.Count(m))
+		return
+	}
+	dps := m.Gauge().DataPoints()
+	for k := 0; k < dps.Len(); k++ {
+		dp := dps.At(k)
+		if !r.bad.level(dp) {
+			continue
+		}
+		g.see(dp.Timestamp(), r)
+		each(dp)
+	}
 }
 
 func value(dp pmetric.NumberDataPoint) float64 {

@@ -42,7 +42,6 @@ type nodeAPI interface {
 	Request(ctx context.Context, name, key, value string) error
 	Restore(ctx context.Context, name, message string) (bool, error)
 	RequestReset(ctx context.Context, name, gpu, incident string) error
-	RecordIncident(ctx context.Context, name, incident string) error
 	Breaker(ctx context.Context, ns, lease string) (string, error)
 	SetBreaker(ctx context.Context, ns, lease, reason string) error
 	LeaseAnnotation(ctx context.Context, ns, lease, key string) (string, error)

@@ -66,7 +66,6 @@ func (a *recordingAPI) SetBreaker(context.Context, string, string, string) error
 func (a *recordingAPI) RequestReset(context.Context, string, string, string) error {
 	return a.call("request")
 }
-func (a *recordingAPI) RecordIncident(context.Context, string, string) error { return a.call("record") }
 func (a *recordingAPI) LeaseAnnotation(context.Context, string, string, string) (string, error) {
 	return "", nil
 }

@@ -34,15 +34,6 @@ func (c *Client) RequestReset(ctx context.Context, name, gpu, incident string) e
 	})
 }
 
-// RecordIncident adds an incident's id to the ownership annotation, so
-// that a replica taking over knows the incident already wrote to the node.
-func (c *Client) RecordIncident(ctx context.Context, name, incident string) error {
-	return c.annotateOwned(ctx, name, func(_ *corev1.Node, own *Ownership) map[string]*string {
-		own.Incidents = appendNew(own.Incidents, incident)
-		return nil
-	})
-}
-
 // LeaseAnnotation reads one annotation of the Lease: "" when absent (or
 // when there is no Lease yet).
 func (c *Client) LeaseAnnotation(ctx context.Context, ns, lease, key string) (string, error) {
