@@ -294,7 +294,7 @@ connectors:
         min_replicas: 1
         max_replicas: 64
         mode: serving
-        serving: {queue_metric: "vllm:num_requests_waiting", pod_throughput: 20}
+        serving: {queue_metric: "vllm:num_requests_waiting", token_metrics: [{name: "vllm:generation_tokens_total"}]}
         dry_run: true
   gpu_remediation:
     dry_run: true

@@ -527,6 +527,9 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 	d := t.decide(o)
 	a.tb.ConnectorGpuAutoscaleEvaluations.Add(ctx, 1)
 	t.last = offline.Evaluation{Time: now, Target: t.ref.String(), Current: o.Current, Desired: d.Desired, Reason: string(d.Reason), Metric: d.Metric, Value: d.Value}
+	if t.serving != nil {
+		t.last.Serving = servingDetail(t.serving.last)
+	}
 	if d.Desired != o.Current {
 		switch {
 		case t.cfg.DryRun:
@@ -674,6 +677,18 @@ func (a *autoscaler) logAction(ld plog.Logs, now time.Time, t *target, before in
 	at.PutBool("gpu.autoscale.dry_run", dry)
 	if t.cfg.Mode == "predictive" {
 		at.PutDouble("gpu.autoscale.metric.forecast", d.Forecast)
+	}
+	if t.serving != nil && t.serving.last != nil {
+		e := t.serving.last
+		at.PutDouble("gpu.autoscale.serving.arrival", e.Arrival)
+		at.PutDouble("gpu.autoscale.serving.capacity", e.Capacity)
+		at.PutStr("gpu.autoscale.serving.capacity_from", e.CapacityFrom)
+		at.PutDouble("gpu.autoscale.serving.need", e.Need)
+		at.PutDouble("gpu.autoscale.serving.forecast", e.Forecast)
+		at.PutDouble("gpu.autoscale.serving.headroom", e.Headroom)
+		at.PutInt("gpu.autoscale.serving.slo_pods", int64(e.SLOPods))
+		at.PutInt("gpu.autoscale.serving.keep", int64(e.Keep))
+		at.PutStr("gpu.autoscale.serving.rule", e.Reason)
 	}
 }
 

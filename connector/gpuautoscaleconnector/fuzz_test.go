@@ -33,7 +33,7 @@ func FuzzConfig(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(serving)
 	f.Add([]byte("interval: -1s\ntargets: [{scale_target_ref: {kind: Deployment}, target_value: .nan, min_replicas: -1, max_replicas: 2147483647, metrics: [{name: '', target_value: .inf}]}]"))
-	f.Add([]byte("targets: [{mode: serving, serving: {pod_throughput: 0, headroom_quantile: 2, headroom_max_ratio: -1}, behavior: {scale_up: {policies: [{type: Percent, value: 0, period: 0s}]}}}]"))
+	f.Add([]byte("targets: [{mode: serving, serving: {pod_capacity: -1, headroom_quantile: 2, burst_cap: -1, token_metrics: [{name: '', weight: 0}]}, behavior: {scale_up: {policies: [{type: Percent, value: 0, period: 0s}]}}}]"))
 	configfuzz.Fuzz(f, func() component.Config { return createDefaultConfig() }, nil)
 }
 

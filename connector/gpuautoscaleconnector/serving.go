@@ -9,57 +9,115 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/serving"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
-// ServingConfig tunes mode serving: sizing an inference service on the work
-// its pods serve plus the growth and size of their request queues.
+// ServingConfig tunes mode serving: sizing an inference service for its
+// latency objective on the tokens its pods serve (see
+// internal/serving for the rules and their sources).
 type ServingConfig struct {
-	// QueueMetric is the per-pod gauge of requests waiting.
-	QueueMetric string `mapstructure:"queue_metric"`
-	// PodThroughput is the requests per second one pod serves at full
-	// load (a benchmark of the model server tells): it turns queued
-	// requests into work.
-	PodThroughput float64 `mapstructure:"pod_throughput"`
-	// StableWindow averages the arrival rate (Knative's stable window).
-	StableWindow time.Duration `mapstructure:"stable_window"`
-	// PanicWindow sees bursts (Knative's panic window); a window shorter
-	// than the interval is the last interval.
-	PanicWindow time.Duration `mapstructure:"panic_window"`
-	// PanicThreshold: the panic window decides when it asks for this
-	// multiple of the ready pods or more (Knative's 200 % is 2.0).
-	PanicThreshold float64 `mapstructure:"panic_threshold"`
-	// DrainTime is the time in which the backlog is to be served.
-	DrainTime time.Duration `mapstructure:"drain_time"`
-	// HeadroomWindow and HeadroomQuantile: the capacity covers this
-	// quantile of the arrival rates of each interval within the window
-	// (0 disables). Set the window to at least the pods' start-up time.
-	HeadroomWindow   time.Duration `mapstructure:"headroom_window"`
+	// TokenMetrics are the pods' token counters, each weighed by its cost:
+	// vLLM's generation_tokens_total (1) and, where prefill is a real part
+	// of the work, prompt_tokens_total at its cost relative to a generated
+	// token. Their weighed sum is the work, in tokens.
+	TokenMetrics []TokenMetricConfig `mapstructure:"token_metrics"`
+	// QueueMetric and RunningMetric are the per-pod gauges of requests
+	// waiting and running.
+	QueueMetric   string `mapstructure:"queue_metric"`
+	RunningMetric string `mapstructure:"running_metric"`
+	// KVMetric is the per-pod KV cache use (0 to 1) and KVTarget the use
+	// to stay under (0 turns the KV rule off).
+	KVMetric string  `mapstructure:"kv_metric"`
+	KVTarget float64 `mapstructure:"kv_target"`
+	// SLOWait is the longest a newly arriving request may wait.
+	SLOWait time.Duration `mapstructure:"slo_wait"`
+	// Startup is the pods' start-up time, from being asked for to serving
+	// (the connector raises it to the longest it observes).
+	Startup time.Duration `mapstructure:"startup"`
+	// Lookback is how far back the peak need is taken (at least startup).
+	Lookback time.Duration `mapstructure:"lookback"`
+	// PeakQuantile is the quantile of the recent needs that forecasts the
+	// need (1: the lookback's peak).
+	PeakQuantile float64 `mapstructure:"peak_quantile"`
+	// BurstCap caps the forecast with its headroom at this multiple of
+	// the lookback's mean arrival (0: no cap).
+	BurstCap float64 `mapstructure:"burst_cap"`
+	// HeadroomQuantile is the quantile of the forecast's relative error the
+	// headroom covers; ErrorHistory how long errors are kept; ColdHeadroom
+	// the headroom until enough errors matured.
 	HeadroomQuantile float64       `mapstructure:"headroom_quantile"`
-	// HeadroomMaxRatio caps the headroom and the panic window's estimate
-	// at this multiple of the mean arrival rate over headroom_window (0:
-	// no cap): bursts far above the mean wait in the queue instead of
-	// being paid for at their peak.
-	HeadroomMaxRatio float64 `mapstructure:"headroom_max_ratio"`
+	ErrorHistory     time.Duration `mapstructure:"error_history"`
+	ColdHeadroom     float64       `mapstructure:"cold_headroom"`
+	// PodCapacity is a first guess of one pod's tokens per second, used
+	// until a pod with a queue shows what it serves (0: none).
+	PodCapacity float64 `mapstructure:"pod_capacity"`
+	// RequestTime is how long a request runs once scheduled (the mean of
+	// vLLM's request_inference_time_seconds): it turns queued requests
+	// into tokens. 0: a queue only marks a pod busy.
+	RequestTime time.Duration `mapstructure:"request_time"`
+	// DrainTime is the time in which a backlog is to be served.
+	DrainTime time.Duration `mapstructure:"drain_time"`
+	// ScaleDownTolerance: the forecast must fall this fraction below the
+	// running pods' capacity before one is let go.
+	ScaleDownTolerance float64 `mapstructure:"scale_down_tolerance"`
+	// ScaleDownDelay keeps a pod this long after the rules last asked for
+	// it (Knative's scale-down-delay).
+	ScaleDownDelay time.Duration `mapstructure:"scale_down_delay"`
+	// Seasonal shapes the forecast by the time of day once a day of
+	// demand has been seen.
+	Seasonal *bool `mapstructure:"seasonal"`
 }
 
-// withDefaults fills the unset keys (targets are list elements, which
-// the configuration decodes from zero values): Knative's windows and
-// threshold, vLLM's queue gauge.
+// TokenMetricConfig is one token counter and its weight.
+type TokenMetricConfig struct {
+	Name   string  `mapstructure:"name"`
+	Weight float64 `mapstructure:"weight"`
+}
+
+// withDefaults fills the unset keys (targets are list elements, which the
+// configuration decodes from zero values): vLLM's metric names.
 func (s ServingConfig) withDefaults() ServingConfig {
+	if len(s.TokenMetrics) == 0 {
+		s.TokenMetrics = []TokenMetricConfig{{Name: "vllm:generation_tokens_total", Weight: 1}}
+	}
+	for i := range s.TokenMetrics {
+		if s.TokenMetrics[i].Weight == 0 {
+			s.TokenMetrics[i].Weight = 1
+		}
+	}
 	if s.QueueMetric == "" {
 		s.QueueMetric = "vllm:num_requests_waiting"
 	}
-	if s.StableWindow == 0 {
-		s.StableWindow = 60 * time.Second
+	if s.RunningMetric == "" {
+		s.RunningMetric = "vllm:num_requests_running"
 	}
-	if s.PanicWindow == 0 {
-		s.PanicWindow = 6 * time.Second
+	if s.KVMetric == "" {
+		s.KVMetric = "vllm:kv_cache_usage_perc"
 	}
-	if s.PanicThreshold == 0 {
-		s.PanicThreshold = 2
+	if s.SLOWait == 0 {
+		s.SLOWait = 2 * time.Second
+	}
+	if s.Startup == 0 {
+		s.Startup = 3 * time.Minute
+	}
+	if s.PeakQuantile == 0 {
+		s.PeakQuantile = 1
+	}
+	if s.HeadroomQuantile == 0 {
+		s.HeadroomQuantile = 0.9
+	}
+	if s.ErrorHistory == 0 {
+		s.ErrorHistory = 24 * time.Hour
+	}
+	if s.ColdHeadroom == 0 {
+		s.ColdHeadroom = 1.1
 	}
 	if s.DrainTime == 0 {
 		s.DrainTime = time.Minute
+	}
+	if s.Seasonal == nil {
+		on := true
+		s.Seasonal = &on
 	}
 	return s
 }
@@ -68,49 +126,92 @@ func (s ServingConfig) withDefaults() ServingConfig {
 // reporting each problem to bad.
 func (t *TargetConfig) validateServing(bad func(string, ...any)) {
 	s := t.Serving.withDefaults()
-	if s.QueueMetric == "" {
-		bad("serving::queue_metric must name the per-pod gauge of waiting requests")
-	}
-	if !(s.PodThroughput > 0) || math.IsInf(s.PodThroughput, 0) {
-		bad("serving::pod_throughput must be positive (requests per second one pod serves at full load), got %v", s.PodThroughput)
-	}
-	if s.StableWindow <= 0 || s.StableWindow > time.Hour {
-		bad("serving::stable_window must be between 1s and 1h, got %v", s.StableWindow)
-	}
-	if s.PanicWindow <= 0 || s.PanicWindow > s.StableWindow {
-		bad("serving::panic_window must be positive and at most stable_window, got %v", s.PanicWindow)
-	}
-	if !(s.PanicThreshold >= 1) || math.IsInf(s.PanicThreshold, 0) {
-		bad("serving::panic_threshold must be at least 1 (a multiple of the ready pods), got %v", s.PanicThreshold)
+	for i, m := range s.TokenMetrics {
+		if m.Name == "" {
+			bad("serving::token_metrics::%d::name must name a token counter", i)
+		}
+		if !(m.Weight > 0) || math.IsInf(m.Weight, 0) {
+			bad("serving::token_metrics::%d::weight must be positive, got %v", i, m.Weight)
+		}
 	}
 	if len(t.metrics()) != 1 {
-		bad("mode serving sizes on one load metric (metric and target_value, or one entry of metrics)")
+		bad("mode serving falls back to the HPA on one load metric (metric and target_value, or one entry of metrics)")
+	}
+	if s.SLOWait <= 0 || s.SLOWait > time.Hour {
+		bad("serving::slo_wait must be between 1ms and 1h, got %v", s.SLOWait)
+	}
+	if s.Startup <= 0 || s.Startup > 2*time.Hour {
+		bad("serving::startup must be between 1s and 2h, got %v", s.Startup)
+	}
+	if s.Lookback < 0 || s.Lookback > 24*time.Hour {
+		bad("serving::lookback must be between 0 (the start-up) and 24h, got %v", s.Lookback)
+	}
+	if !(s.PeakQuantile > 0 && s.PeakQuantile <= 1) {
+		bad("serving::peak_quantile must be in (0, 1], got %v", s.PeakQuantile)
+	}
+	if !(s.BurstCap == 0 || (s.BurstCap >= 1 && !math.IsInf(s.BurstCap, 0))) {
+		bad("serving::burst_cap must be 0 (no cap) or at least 1 (a multiple of the mean arrival), got %v", s.BurstCap)
+	}
+	if !(s.HeadroomQuantile > 0 && s.HeadroomQuantile <= 1) {
+		bad("serving::headroom_quantile must be in (0, 1], got %v", s.HeadroomQuantile)
+	}
+	if s.ErrorHistory < time.Minute || s.ErrorHistory > 30*24*time.Hour {
+		bad("serving::error_history must be between 1m and 720h, got %v", s.ErrorHistory)
+	}
+	if !(s.ColdHeadroom >= 1 && s.ColdHeadroom <= 10) {
+		bad("serving::cold_headroom must be between 1 and 10, got %v", s.ColdHeadroom)
+	}
+	if s.PodCapacity < 0 || math.IsInf(s.PodCapacity, 0) || math.IsNaN(s.PodCapacity) {
+		bad("serving::pod_capacity must be 0 (learned) or positive tokens per second, got %v", s.PodCapacity)
+	}
+	if s.RequestTime < 0 || s.RequestTime > time.Hour {
+		bad("serving::request_time must be between 0 and 1h, got %v", s.RequestTime)
 	}
 	if s.DrainTime <= 0 || s.DrainTime > time.Hour {
 		bad("serving::drain_time must be between 1s and 1h, got %v", s.DrainTime)
 	}
-	if s.HeadroomWindow < 0 || s.HeadroomWindow > 24*time.Hour {
-		bad("serving::headroom_window must be between 0 and 24h, got %v", s.HeadroomWindow)
+	if !(s.ScaleDownTolerance >= 0 && s.ScaleDownTolerance <= 1) {
+		bad("serving::scale_down_tolerance must be in [0, 1], got %v", s.ScaleDownTolerance)
 	}
-	if !(s.HeadroomQuantile >= 0 && s.HeadroomQuantile <= 1) {
-		bad("serving::headroom_quantile must be in [0, 1], got %v", s.HeadroomQuantile)
+	if s.ScaleDownDelay < 0 || s.ScaleDownDelay > time.Hour {
+		bad("serving::scale_down_delay must be between 0 and 1h, got %v", s.ScaleDownDelay)
 	}
-	if !(s.HeadroomMaxRatio == 0 || (s.HeadroomMaxRatio >= 1 && !math.IsInf(s.HeadroomMaxRatio, 0))) {
-		bad("serving::headroom_max_ratio must be 0 (no cap) or at least 1 (a multiple of the mean arrival rate), got %v", s.HeadroomMaxRatio)
+	if !(s.KVTarget >= 0 && s.KVTarget <= 1) {
+		bad("serving::kv_target must be in [0, 1] (0: off), got %v", s.KVTarget)
 	}
-	if s.HeadroomMaxRatio > 0 && s.HeadroomWindow == 0 {
-		bad("serving::headroom_max_ratio needs headroom_window, over which the mean arrival rate is taken")
-	}
+}
+
+// podServing is a pod's latest serving values.
+type podServing struct {
+	tokens    map[string]seriesValue // by counter
+	start     time.Time              // the latest start of its counters
+	waiting   seriesValue
+	running   seriesValue
+	kv        seriesValue
+	hasKV     bool
+	hasTokens bool
+	// busy is the tokens per second served between consecutive samples
+	// with requests waiting at both: what a saturated pod serves. Taken
+	// by the next evaluation.
+	busy []float64
+	// prev is the previous sample's weighed tokens, time and queue.
+	prevTokens  float64
+	prevAt      time.Time
+	prevWaiting float64
 }
 
 // servingTarget is a target's state in serving mode.
 type servingTarget struct {
-	cfg   ServingConfig
-	est   *serving.Estimator
-	queue map[string]seriesValue // the latest queue length, by pod; guarded by autoscaler.mu
-	// waiting is the fresh queue lengths by pod, copied under autoscaler.mu
-	// for the evaluation that follows.
-	waiting map[string]float64
+	cfg  ServingConfig
+	est  *serving.Estimator
+	pods map[string]*podServing // guarded by autoscaler.mu
+	// fresh is the pods' values, copied under autoscaler.mu for the
+	// evaluation that follows.
+	fresh map[string]serving.Pod
+	// asked is when each pod was first listed without values, to observe
+	// the start-up.
+	asked map[string]time.Time
+	last  *serving.Estimate
 }
 
 func newServingTarget(t *TargetConfig) *servingTarget {
@@ -120,114 +221,226 @@ func newServingTarget(t *TargetConfig) *servingTarget {
 	c := t.Serving.withDefaults()
 	return &servingTarget{
 		cfg:   c,
-		queue: map[string]seriesValue{},
+		pods:  map[string]*podServing{},
+		asked: map[string]time.Time{},
 		est: serving.New(serving.Params{
-			Target:         t.metrics()[0].TargetValue,
-			PodThroughput:  c.PodThroughput,
-			StableWindow:   c.StableWindow,
-			PanicWindow:    c.PanicWindow,
-			PanicThreshold: c.PanicThreshold,
-			DrainTime:      c.DrainTime,
-			HeadroomWindow: c.HeadroomWindow, HeadroomQuantile: c.HeadroomQuantile,
-			HeadroomMaxRatio: c.HeadroomMaxRatio,
+			SLOWait: c.SLOWait, Startup: c.Startup, Lookback: c.Lookback,
+			Peak: c.PeakQuantile, BurstCap: c.BurstCap, Quantile: c.HeadroomQuantile, ErrorHistory: c.ErrorHistory, ColdHeadroom: c.ColdHeadroom,
+			Capacity: c.PodCapacity, RequestTime: c.RequestTime, DrainTime: c.DrainTime,
+			KVTarget: c.KVTarget, ScaleDownDelay: c.ScaleDownDelay, DownTolerance: c.ScaleDownTolerance, Seasonal: *c.Seasonal,
 		}),
 	}
 }
 
-// ingest keeps the latest queue length of a pod (its data points summed).
+// ingest keeps a pod's latest token counters and gauges.
 func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string, now time.Time, maxAge time.Duration, bad *rejected) {
 	if s == nil || pod == "" {
 		return
 	}
+	ps := s.pods[pod]
 	sms := rm.ScopeMetrics()
 	for i := 0; i < sms.Len(); i++ {
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			m := ms.At(j)
-			if m.Name() != s.cfg.QueueMetric {
-				continue
+			name := m.Name()
+			var gauge *seriesValue
+			counter := false
+			switch name {
+			case s.cfg.QueueMetric, s.cfg.RunningMetric, s.cfg.KVMetric:
+			default:
+				counter = s.weight(name) > 0
+				if !counter {
+					continue
+				}
 			}
 			dps, ok := metricpoints.Of(m)
-			if !ok {
+			if !ok || (counter && (m.Type() != pmetric.MetricTypeSum || m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative)) {
 				bad.wrongType += int64(metricpoints.Count(m))
 				continue
 			}
+			if ps == nil {
+				ps = &podServing{tokens: map[string]seriesValue{}}
+				s.pods[pod] = ps
+			}
+			switch name {
+			case s.cfg.QueueMetric:
+				gauge = &ps.waiting
+			case s.cfg.RunningMetric:
+				gauge = &ps.running
+			case s.cfg.KVMetric:
+				gauge, ps.hasKV = &ps.kv, true
+			}
 			for k := 0; k < dps.Len(); k++ {
-				v, at, ok := bad.value(dps.At(k), now, maxAge)
+				dp := dps.At(k)
+				v, at, ok := bad.value(dp, now, maxAge)
 				if !ok {
 					continue
 				}
-				if prev, ok := s.queue[pod]; !ok || at.After(prev.at) {
-					s.queue[pod] = seriesValue{pod: pod, value: v, at: at}
+				if counter {
+					if prev, ok := ps.tokens[name]; !ok || !at.Before(prev.at) {
+						ps.tokens[name] = seriesValue{pod: pod, value: v, at: at}
+						ps.hasTokens = true
+						if st := dp.StartTimestamp().AsTime(); dp.StartTimestamp() != 0 && st.After(ps.start) {
+							ps.start = st
+						}
+					}
+					continue
+				}
+				if at.After(gauge.at) {
+					*gauge = seriesValue{pod: pod, value: v, at: at}
 				}
 			}
 		}
 	}
+	if ps != nil {
+		ps.sampleBusy(s)
+	}
 }
 
-// snapshot copies the fresh queue lengths and forgets pods silent for
-// long. Called with autoscaler.mu held.
+// sampleBusy notes the rate of a sample whose queue, and the previous
+// one's, held requests: the pod served all it could between the two.
+func (ps *podServing) sampleBusy(s *servingTarget) {
+	if len(ps.tokens) != len(s.cfg.TokenMetrics) {
+		return
+	}
+	var total float64
+	var at time.Time
+	for name, v := range ps.tokens {
+		total += s.weight(name) * v.value
+		if at.IsZero() || v.at.Before(at) {
+			at = v.at
+		}
+	}
+	if !at.After(ps.prevAt) || !ps.waiting.at.Equal(at) {
+		return // no new sample, or its queue not read with it
+	}
+	if !ps.prevAt.IsZero() && ps.prevWaiting > 0 && ps.waiting.value > 0 && total >= ps.prevTokens {
+		ps.busy = append(ps.busy, (total-ps.prevTokens)/at.Sub(ps.prevAt).Seconds())
+		if len(ps.busy) > 64 {
+			ps.busy = ps.busy[1:]
+		}
+	}
+	ps.prevTokens, ps.prevAt, ps.prevWaiting = total, at, ps.waiting.value
+}
+
+func (s *servingTarget) weight(name string) float64 {
+	for _, m := range s.cfg.TokenMetrics {
+		if m.Name == name {
+			return m.Weight
+		}
+	}
+	return 0
+}
+
+// snapshot copies the fresh values and forgets pods silent for long.
+// Called with autoscaler.mu held.
 func (s *servingTarget) snapshot(now time.Time, maxAge time.Duration) {
 	if s == nil {
 		return
 	}
-	s.waiting = make(map[string]float64, len(s.queue))
-	for pod, q := range s.queue {
-		age := now.Sub(q.at)
-		if age > 10*maxAge || age < -10*maxAge {
-			delete(s.queue, pod)
+	fresh := func(v seriesValue) bool {
+		age := now.Sub(v.at)
+		return !v.at.IsZero() && age <= maxAge && age >= -maxAge
+	}
+	s.fresh = make(map[string]serving.Pod, len(s.pods))
+	for name, ps := range s.pods {
+		p := serving.Pod{Name: name, TokensStart: ps.start}
+		latest := time.Time{}
+		for _, v := range ps.tokens {
+			latest = later(latest, v.at)
+		}
+		if age := now.Sub(latest); ps.hasTokens && (age > 10*maxAge || age < -10*maxAge) {
+			delete(s.pods, name)
 			continue
 		}
-		if age <= maxAge && age >= -maxAge {
-			s.waiting[pod] = q.value
+		if ps.hasTokens && fresh(seriesValue{at: latest}) && len(ps.tokens) == len(s.cfg.TokenMetrics) {
+			p.HasTokens, p.At = true, latest
+			for counter, v := range ps.tokens {
+				p.Tokens += s.weight(counter) * v.value
+			}
 		}
+		if fresh(ps.waiting) {
+			p.Waiting = max(0, ps.waiting.value)
+		}
+		if fresh(ps.running) {
+			p.Running = max(0, ps.running.value)
+		}
+		if ps.hasKV && fresh(ps.kv) {
+			p.KV, p.HasKV = min(1, max(0, ps.kv.value)), true
+		}
+		p.Busy, ps.busy = ps.busy, nil
+		s.fresh[name] = p
 	}
 }
 
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // decide evaluates a target: the HPA's algorithm, or in serving mode the
-// estimator's capacity within the HPA's tolerance, through the HPA's
-// stabilization, policies and bounds.
+// estimator's replicas through the HPA's stabilization, policies and
+// bounds.
 func (t *target) decide(o hpa.Observation) hpa.Decision {
 	s := t.serving
 	if s == nil {
 		return t.hpa.Evaluate(o)
 	}
-	// The load (the first metric) and the queue of the pods the target
-	// lists now, as the HPA counts only those: a pod removed by a
-	// scale-down is gone, whatever its last value.
-	var load, waiting float64
-	ready := 0
-	var values map[string]float64
-	if len(o.Values) > 0 {
-		values = o.Values[0]
-	}
+	var pods []serving.Pod
+	listed := make(map[string]bool, len(o.Pods))
 	for _, p := range o.Pods {
 		if p.Deleting || p.Phase == hpa.Failed {
 			continue
 		}
-		if v, ok := values[p.Name]; ok {
-			load += v
-			ready++
-			waiting += max(0, s.waiting[p.Name])
+		listed[p.Name] = true
+		v, ok := s.fresh[p.Name]
+		if !ok || !v.HasTokens {
+			// Listed, not serving yet: the start-up runs from here.
+			if _, seen := s.asked[p.Name]; !seen {
+				s.asked[p.Name] = o.Now
+			}
+			continue
+		}
+		if at, seen := s.asked[p.Name]; seen && !at.IsZero() {
+			s.est.ObserveStartup(o.Now.Sub(at))
+		}
+		s.asked[p.Name] = time.Time{} // serving: not waited for
+		pods = append(pods, v)
+	}
+	for name := range s.asked {
+		if !listed[name] {
+			delete(s.asked, name)
 		}
 	}
 	spec := t.cfg.spec()
-	if ready == 0 || o.Current == 0 || o.Current < spec.MinReplicas || o.Current > spec.MaxReplicas {
+	if len(pods) == 0 || o.Current == 0 || o.Current < spec.MinReplicas || o.Current > spec.MaxReplicas {
 		// No value, scaled to zero by someone else, or outside the bounds:
 		// exactly as the HPA.
+		s.last = nil
 		return t.hpa.Evaluate(o)
 	}
-	e := s.est.Observe(serving.Observation{Now: o.Now, Ready: ready, Load: load, Waiting: waiting})
-	d := hpa.Decision{Metric: t.metrics[0].Name, Value: load / float64(ready)}
-	rec, reason := int32(math.Ceil(e.Pods-1e-9)), hpa.ReasonScaled
-	if e.Panic {
-		reason = hpa.ReasonPanic
-	}
-	b := spec.Behavior
-	if ratio := e.Pods / float64(o.Current); 1-b.ScaleDown.Tolerance <= ratio && ratio <= 1+b.ScaleUp.Tolerance {
-		rec, reason = o.Current, hpa.ReasonWithinTolerance
-	}
+	e := s.est.Observe(serving.Observation{Now: o.Now, Pods: pods, Current: int(o.Current)})
+	s.last = &e
+	d := hpa.Decision{Metric: s.cfg.TokenMetrics[0].Name, Value: e.Served / float64(len(pods))}
+	rec := int32(min(e.Pods, math.MaxInt32))
 	d.Recommendation = rec
-	d.Desired, d.Reason = t.hpa.Apply(o.Now, o.Current, rec, reason)
+	d.Desired, d.Reason = t.hpa.Apply(o.Now, o.Current, rec, hpa.Reason(e.Reason))
 	return d
+}
+
+// servingDetail is the estimate as gpureplay prints it.
+func servingDetail(e *serving.Estimate) *offline.ServingDetail {
+	if e == nil {
+		return nil
+	}
+	return &offline.ServingDetail{
+		Served: e.Served, Arrival: e.Arrival, Backlog: e.Backlog,
+		Capacity: e.Capacity, CapacityFrom: e.CapacityFrom,
+		Need: e.Need, Forecast: e.Forecast, Headroom: e.Headroom, Seasonal: e.Seasonal,
+		SLOPods: e.SLOPods, BacklogPods: e.BacklogPods, KVPods: e.KVPods, Keep: e.Keep,
+		Rule: e.Reason, StartupSeconds: e.Startup.Seconds(), Errors: e.Errors,
+	}
 }

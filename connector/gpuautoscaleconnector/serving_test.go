@@ -31,12 +31,18 @@ func servingConfig(t *testing.T, serving map[string]any, extra map[string]any) (
 }
 
 func TestServingConfigDefaults(t *testing.T) {
-	cfg, err := servingConfig(t, map[string]any{"pod_throughput": 20}, nil)
+	cfg, err := servingConfig(t, map[string]any{}, nil)
 	require.NoError(t, err)
 	s := cfg.Targets[0].Serving.withDefaults()
+	on := true
 	require.Equal(t, ServingConfig{
-		QueueMetric: "vllm:num_requests_waiting", PodThroughput: 20,
-		StableWindow: time.Minute, PanicWindow: 6 * time.Second, PanicThreshold: 2, DrainTime: time.Minute,
+		TokenMetrics:  []TokenMetricConfig{{Name: "vllm:generation_tokens_total", Weight: 1}},
+		QueueMetric:   "vllm:num_requests_waiting",
+		RunningMetric: "vllm:num_requests_running",
+		KVMetric:      "vllm:kv_cache_usage_perc",
+		SLOWait:       2 * time.Second, Startup: 3 * time.Minute,
+		PeakQuantile: 1, HeadroomQuantile: 0.9, ErrorHistory: 24 * time.Hour, ColdHeadroom: 1.1,
+		DrainTime: time.Minute, Seasonal: &on,
 	}, s)
 }
 
@@ -45,23 +51,30 @@ func TestServingConfigErrorsNameTheKey(t *testing.T) {
 		serving, extra map[string]any
 		want           string
 	}{
-		{map[string]any{}, nil, "targets::0: serving::pod_throughput must be positive"},
-		{map[string]any{"pod_throughput": 20, "stable_window": "2h"}, nil, "targets::0: serving::stable_window must be between 1s and 1h"},
-		{map[string]any{"pod_throughput": 20, "panic_window": "2m"}, nil, "targets::0: serving::panic_window must be positive and at most stable_window"},
-		{map[string]any{"pod_throughput": 20, "panic_threshold": 0.5}, nil, "targets::0: serving::panic_threshold must be at least 1"},
-		{map[string]any{"pod_throughput": 20, "drain_time": "-1s"}, nil, "targets::0: serving::drain_time must be between 1s and 1h"},
-		{map[string]any{"pod_throughput": 20, "headroom_quantile": 1.5}, nil, "targets::0: serving::headroom_quantile must be in [0, 1]"},
-		{map[string]any{"pod_throughput": 20, "headroom_window": "-1m"}, nil, "targets::0: serving::headroom_window must be between 0 and 24h"},
-		{map[string]any{"pod_throughput": 20, "headroom_window": "10m", "headroom_max_ratio": 0.5}, nil, "targets::0: serving::headroom_max_ratio must be 0 (no cap) or at least 1"},
-		{map[string]any{"pod_throughput": 20, "headroom_max_ratio": 2}, nil, "targets::0: serving::headroom_max_ratio needs headroom_window"},
-		{map[string]any{"pod_throughput": 20}, map[string]any{"target_value": 0, "metrics": []any{
+		{map[string]any{"token_metrics": []any{map[string]any{"name": "", "weight": -1}}}, nil, "targets::0: serving::token_metrics::0::name must name a token counter"},
+		{map[string]any{"token_metrics": []any{map[string]any{"name": "t", "weight": -1}}}, nil, "targets::0: serving::token_metrics::0::weight must be positive"},
+		{map[string]any{"slo_wait": "2h"}, nil, "targets::0: serving::slo_wait must be between 1ms and 1h"},
+		{map[string]any{"startup": "-1s"}, nil, "targets::0: serving::startup must be between 1s and 2h"},
+		{map[string]any{"lookback": "25h"}, nil, "targets::0: serving::lookback must be between 0 (the start-up) and 24h"},
+		{map[string]any{"peak_quantile": 1.5}, nil, "targets::0: serving::peak_quantile must be in (0, 1]"},
+		{map[string]any{"burst_cap": 0.5}, nil, "targets::0: serving::burst_cap must be 0 (no cap) or at least 1"},
+		{map[string]any{"headroom_quantile": 1.5}, nil, "targets::0: serving::headroom_quantile must be in (0, 1]"},
+		{map[string]any{"error_history": "1s"}, nil, "targets::0: serving::error_history must be between 1m and 720h"},
+		{map[string]any{"cold_headroom": 0.5}, nil, "targets::0: serving::cold_headroom must be between 1 and 10"},
+		{map[string]any{"pod_capacity": -1}, nil, "targets::0: serving::pod_capacity must be 0 (learned) or positive"},
+		{map[string]any{"request_time": "-1s"}, nil, "targets::0: serving::request_time must be between 0 and 1h"},
+		{map[string]any{"drain_time": "-1s"}, nil, "targets::0: serving::drain_time must be between 1s and 1h"},
+		{map[string]any{"scale_down_tolerance": 2}, nil, "targets::0: serving::scale_down_tolerance must be in [0, 1]"},
+		{map[string]any{"scale_down_delay": "2h"}, nil, "targets::0: serving::scale_down_delay must be between 0 and 1h"},
+		{map[string]any{"kv_target": 1.5}, nil, "targets::0: serving::kv_target must be in [0, 1] (0: off)"},
+		{map[string]any{}, map[string]any{"target_value": 0, "metrics": []any{
 			map[string]any{"name": "nvidia.gpu.sm.active", "target_value": 0.8},
 			map[string]any{"name": "vllm:kv_cache_usage_perc", "target_value": 0.8},
-		}}, "targets::0: mode serving sizes on one load metric"},
+		}}, "targets::0: mode serving falls back to the HPA on one load metric"},
 	} {
 		_, err := servingConfig(t, tc.serving, tc.extra)
 		require.ErrorContains(t, err, tc.want)
 	}
-	_, err := servingConfig(t, map[string]any{"pod_throughput": 20}, map[string]any{"mode": "serve"})
+	_, err := servingConfig(t, map[string]any{}, map[string]any{"mode": "serve"})
 	require.ErrorContains(t, err, `targets::0: mode: unknown mode "serve"; want reactive, predictive or serving`)
 }

@@ -54,6 +54,29 @@ type Evaluation struct {
 	// (empty and 0 when no metric was consulted).
 	Metric string  `json:",omitempty"`
 	Value  float64 `json:",omitempty"`
+	// Serving is what serving mode's rules found (nil in other modes).
+	Serving *ServingDetail `json:",omitempty"`
+}
+
+// ServingDetail is one evaluation of serving mode: the figures each rule
+// rests on, in tokens per second (see the connector's internal/serving).
+type ServingDetail struct {
+	Served         float64 `json:"served"`
+	Arrival        float64 `json:"arrival"`
+	Backlog        float64 `json:"backlog"`
+	Capacity       float64 `json:"capacity"`
+	CapacityFrom   string  `json:"capacity_from"`
+	Need           float64 `json:"need"`
+	Forecast       float64 `json:"forecast"`
+	Headroom       float64 `json:"headroom"`
+	Seasonal       float64 `json:"seasonal"`
+	SLOPods        int     `json:"slo_pods"`
+	BacklogPods    int     `json:"backlog_pods"`
+	KVPods         int     `json:"kv_pods"`
+	Keep           int     `json:"keep"`
+	Rule           string  `json:"rule"`
+	StartupSeconds float64 `json:"startup_seconds"`
+	Errors         int     `json:"errors"`
 }
 
 // ScaleTarget is what a simulation scales: an in-memory stand-in for the

@@ -394,11 +394,11 @@ func TestReadDemandErrors(t *testing.T) {
 
 func TestSettingsErrorsNameTheKey(t *testing.T) {
 	path := t.TempDir() + "/s.yaml"
-	require.NoError(t, writeFile(path, target+"    min_replicas: 1\n    max_replicas: 4\n    mode: serving\n"))
+	require.NoError(t, writeFile(path, target+"    min_replicas: 1\n    max_replicas: 4\n    mode: serving\n    serving: {burst_cap: 0.5}\n"))
 	cfg, err := LoadSettings(path)
 	require.NoError(t, err)
 	_, err = Run(cfg, demand(t, "t_seconds,demand_pods\n0,1\n"), Options{}, nil)
-	require.ErrorContains(t, err, "targets::0: serving::pod_throughput must be positive")
+	require.ErrorContains(t, err, "targets::0: serving::burst_cap must be 0 (no cap) or at least 1")
 
 	require.NoError(t, writeFile(path, target+"    min_replicas: 1\n    max_replicas: 4\n    target_vlaue: 3\n"))
 	_, err = LoadSettings(path)

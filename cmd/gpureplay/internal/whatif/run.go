@@ -17,6 +17,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
 // Options are the model's parameters.
@@ -100,6 +101,9 @@ type Evaluation struct {
 	Reason  string  `json:"reason"`
 	Metric  string  `json:"metric,omitempty"` // the metric that decided
 	Value   float64 `json:"value"`            // its average per pod
+	// Serving is what serving mode's rules found: forecast, capacity
+	// estimate, the SLO rule's replicas and the rule that decided.
+	Serving *offline.ServingDetail `json:"serving,omitempty"`
 }
 
 // LoadSettings reads the connector's settings (the keys under
@@ -212,7 +216,7 @@ func run(settings component.Config, demand *Demand, opts Options, out io.Writer,
 			if w != nil {
 				line, _ := json.Marshal(Evaluation{
 					Time: int64(now / time.Second), Current: e.Current, Desired: e.Desired,
-					Reason: e.Reason, Metric: e.Metric, Value: round(e.Value),
+					Reason: e.Reason, Metric: e.Metric, Value: round(e.Value), Serving: rounded(e.Serving),
 				})
 				w.Write(line)
 				w.WriteByte('\n')
@@ -237,6 +241,18 @@ func run(settings component.Config, demand *Demand, opts Options, out io.Writer,
 		}
 	}
 	return sum, nil
+}
+
+// rounded is the detail with its figures rounded as round does.
+func rounded(d *offline.ServingDetail) *offline.ServingDetail {
+	if d == nil {
+		return nil
+	}
+	r := *d
+	for _, x := range []*float64{&r.Served, &r.Arrival, &r.Backlog, &r.Capacity, &r.Need, &r.Forecast, &r.Headroom, &r.Seasonal, &r.StartupSeconds} {
+		*x = round(*x)
+	}
+	return &r
 }
 
 // round keeps six decimals, so that the output reads well and float noise

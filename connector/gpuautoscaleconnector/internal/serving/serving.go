@@ -1,13 +1,36 @@
-// Package serving sizes an inference service from what its pods report:
-// the work they serve and the requests waiting in their queues. It
-// estimates the arrival rate as served work plus the queue's growth, the
-// way Knative's autoscaler counts queued requests as demand, over a stable
-// window, and reacts to bursts through a short panic window with Knative's
-// panic threshold. The backlog adds the pods that drain it within a set
-// time.
+// Package serving sizes an inference service for its latency objective
+// from what its pods report: the tokens they serve, the requests they
+// queue and run, and their KV cache.
 //
-// Knative's Pod Autoscaler, whose windows and threshold this follows:
-// https://knative.dev/docs/serving/autoscaling/kpa-specific/
+// Each evaluation it
+//
+//  1. measures the work arriving, in tokens per second: the tokens the pods
+//     generated since the last evaluation (vLLM's generation_tokens_total),
+//     plus the growth of their queues when a request's size is known;
+//  2. learns a pod's capacity in tokens per second from what busy pods (a
+//     queue behind them) actually serve, instead of a configured throughput:
+//     NVIDIA Dynamo's planner and TokenScale size by token rate over a pod's
+//     token velocity the same way, from offline profiles;
+//  3. finds the least capacity that would have kept every queued token's
+//     wait under the objective over each recent stretch: work arriving in
+//     any window of length w must be served within w plus the allowed
+//     wait (the token-bucket condition of a fluid queue, which is what
+//     Erlang C and square-root staffing approximate for random arrivals;
+//     measured, it shrinks relative to load exactly as much as the real
+//     traffic's bursts do, where a formula assumes Poisson);
+//  4. forecasts that need over the start-up horizon (the pods asked for now
+//     serve only a start-up from now): the peak need over a lookback window,
+//     raised by the daily profile once a day of history exists, times an
+//     upper quantile of how far the need a start-up later has exceeded such
+//     forecasts (Dynamo's planner forecasts one interval ahead with no
+//     error term; SageServe takes the peak of a 20 to 60 minute forecast);
+//  5. keeps a pod while the forecast says it is needed again before a new
+//     one could serve (the ski-rental rule: rent while it costs less than
+//     buying back), and never below what the queue and the KV cache ask now.
+//
+// References: NVIDIA Dynamo's SLA planner (components/planner, "planner
+// design"), Knative's KPA windows (knative.dev/docs/serving/autoscaling),
+// SageServe (arXiv 2502.14617), TokenScale (arXiv 2512.03416).
 // Time is passed in, so a replay gives the same decisions.
 package serving
 
@@ -19,177 +42,472 @@ import (
 
 // Params are the estimator's settings.
 type Params struct {
-	// Target is the load metric's value per pod to size for (SM activity
-	// of 0.8, say); the metric reads about 1.0 for a pod at full load.
-	Target float64
-	// PodThroughput is the requests per second one pod serves at full
-	// load: it turns queued requests into pod-seconds of work.
-	PodThroughput float64
-	// StableWindow averages the arrival rate for ordinary decisions
-	// (Knative: 60 s).
-	StableWindow time.Duration
-	// PanicWindow is the short window that sees a burst (Knative: 6 s,
-	// 10 % of the stable window); at least one evaluation interval here.
-	PanicWindow time.Duration
-	// PanicThreshold: when the panic window asks for this multiple of the
-	// ready pods or more, its estimate is used (Knative: 2.0, 200 %).
-	PanicThreshold float64
-	// DrainTime is the time in which the backlog is to be served: the
-	// backlog adds backlog / DrainTime pods of work.
+	// SLOWait is the longest a newly arriving request may wait for a pod.
+	SLOWait time.Duration
+	// Startup is how long a pod takes from being asked for to serving; the
+	// estimator raises it to the longest start-up it observes.
+	Startup time.Duration
+	// Lookback is how far back the peak need is taken; at least Startup.
+	Lookback time.Duration
+	// Peak is the quantile of the needs over the lookback that forecasts
+	// the need (1: their maximum).
+	Peak float64
+	// BurstCap caps the forecast with its headroom at this multiple of
+	// the mean arrival over the lookback (0: no cap). A burst many times
+	// the mean is over long before a pod asked for now serves; paying for
+	// its peak all the time buys little, so it waits in the queue.
+	BurstCap float64
+	// Quantile of the forecast's relative error that the headroom covers.
+	Quantile float64
+	// ErrorHistory is how long matured forecast errors are kept.
+	ErrorHistory time.Duration
+	// ColdHeadroom multiplies the forecast until enough errors matured.
+	ColdHeadroom float64
+	// Capacity is a first guess of one pod's tokens per second, used until
+	// a busy pod shows what it serves (0: the most any pod served so far).
+	Capacity float64
+	// RequestTime is how long a request runs once scheduled (vLLM's
+	// request_inference_time_seconds, mean): with the running gauge it
+	// turns queued requests into tokens (Little's law). 0: queued
+	// requests only mark a pod busy.
+	RequestTime time.Duration
+	// DrainTime is the time in which a backlog is to be served.
 	DrainTime time.Duration
-	// HeadroomWindow and HeadroomQuantile size the headroom: the capacity
-	// covers this quantile of the arrival rates measured over each
-	// interval of the window. Set the window to at least the pods'
-	// start-up time: demand can vary that much before new pods serve.
-	HeadroomWindow   time.Duration
-	HeadroomQuantile float64
-	// HeadroomMaxRatio caps the headroom and the panic window's estimate
-	// at this multiple of the mean interval arrival rate of the headroom
-	// window (0: no cap). A burst far above the mean is over before a pod
-	// that takes minutes to start serves it: paying for its peak all the
-	// time buys little service, so the queue absorbs it and the drain
-	// term serves it. The stable window's rate is never capped.
-	HeadroomMaxRatio float64
+	// DownTolerance: the rules must ask for this fraction fewer pods than
+	// run before one is let go.
+	DownTolerance float64
+	// ScaleDownDelay is how long a pod is kept after the rules last asked
+	// for it.
+	ScaleDownDelay time.Duration
+	// KVTarget is the KV cache use per pod to stay under (0: not used).
+	KVTarget float64
+	// Seasonal turns the daily profile on.
+	Seasonal bool
+}
+
+// Pod is one ready pod's latest values.
+type Pod struct {
+	Name string
+	// Tokens is the pod's token counter, counting since TokensStart, read
+	// at At; HasTokens is false when it reported none.
+	Tokens      float64
+	TokensStart time.Time
+	At          time.Time
+	HasTokens   bool
+	// Waiting and Running are its queued and running requests.
+	Waiting, Running float64
+	// KV is its KV cache use (0 to 1), HasKV when reported.
+	KV    float64
+	HasKV bool
+	// Busy are the pod's token rates between consecutive samples that both
+	// had requests waiting, since the last evaluation: all it can serve.
+	Busy []float64
 }
 
 // Observation is what the pods reported at one evaluation.
 type Observation struct {
 	Now time.Time
-	// Ready is how many pods reported fresh values.
-	Ready int
-	// Load is the sum of the load metric over the pods (about 1.0 per pod
-	// at full load).
-	Load float64
-	// Waiting is the sum of the requests waiting over the pods.
-	Waiting float64
+	// Pods are the ready pods; Current the pods asked for.
+	Pods    []Pod
+	Current int
 }
 
-// Estimate is one evaluation's result.
+// Reasons say which rule decided.
+const (
+	ReasonForecast = "Forecast" // the SLO rule on the forecast need
+	ReasonBacklog  = "Backlog"  // the queue now, drained in DrainTime
+	ReasonKV       = "KVCache"  // the KV cache use now
+	ReasonHold     = "Hold"     // a pod kept: needed again within a start-up
+	ReasonNoData   = "NoData"   // no token rate yet: the pods asked for
+)
+
+// Estimate is one evaluation's result, every figure it rests on, for the
+// log and gpureplay's lines.
 type Estimate struct {
-	// Pods is the capacity wanted, in pods at the target (not rounded).
-	Pods float64
-	// Arrival is the estimated work arriving per second, in pods at full
-	// load; Backlog the work waiting, in pod-seconds.
-	Arrival, Backlog float64
-	// Panic says the panic window asked for at least the threshold times
-	// the ready pods (Knative's panic mode).
-	Panic bool
+	// Pods is the replicas wanted.
+	Pods int
+	// Reason names the rule that decided (Reason* constants).
+	Reason string
+	// Served is the tokens per second the pods served since the last
+	// evaluation; Arrival that plus the queue's growth; Backlog the
+	// queued tokens (0 without RequestTime).
+	Served, Arrival, Backlog float64
+	// Capacity is one pod's tokens per second; CapacityFrom says how it is
+	// known: "busy" pods, "observed" (the most any pod served: a lower
+	// bound) or "configured".
+	Capacity     float64
+	CapacityFrom string
+	// Need is the capacity, in tokens per second, that kept every wait of
+	// the recent past under the objective; Forecast the need expected a
+	// start-up from now (peak over the lookback, daily profile), Headroom
+	// the error quantile it is multiplied by.
+	Need, Forecast, Headroom float64
+	// Seasonal is the daily profile's factor (1 without one).
+	Seasonal float64
+	// SLOPods, BacklogPods and KVPods are each rule's replicas; Keep the
+	// replicas the hold rule keeps.
+	SLOPods, BacklogPods, KVPods, Keep int
+	// Startup is the start-up horizon in use; Errors how many forecast
+	// errors have matured.
+	Startup time.Duration
+	Errors  int
 }
 
-type point struct {
-	at            time.Time
-	load, backlog float64
-}
-
-type rate struct {
+// interval is one evaluation's measured work.
+type interval struct {
 	at      time.Time
-	arrival float64
+	seconds float64 // since the previous evaluation
+	arrival float64 // tokens per second
+	need    float64 // the SLO need of the windows ending here
+}
+
+// forecastAt is a forecast made at a time, to be compared with the need
+// that came a start-up later.
+type forecastAt struct {
+	at       time.Time
+	forecast float64
+}
+
+type counter struct {
+	value float64
+	start time.Time
+	at    time.Time
+	rate  float64
 }
 
 // Estimator keeps the history of one target.
 type Estimator struct {
-	p       Params
-	history []point
-	rates   []rate // the arrival rate over each interval, for the headroom
-	sorted  []float64
+	p        Params
+	counters map[string]counter
+	history  []interval   // within Lookback plus the longest window
+	pending  []forecastAt // forecasts not yet matured
+	errors   []ratioAt    // matured forecast errors, within ErrorHistory
+	sorted   []float64
+	capacity float64 // from busy pods; 0 until one was busy
+	observed float64 // the most one pod served
+	backlog  float64 // queued tokens at the last evaluation
+	last     time.Time
+	first    time.Time
+	startup  time.Duration
+	day      *profile
+	wants    []wantAt // the rules' replicas within the scale-down delay
+}
+
+type wantAt struct {
+	at time.Time
+	n  int
+}
+
+type ratioAt struct {
+	at    time.Time
+	ratio float64
 }
 
 // New returns an estimator.
-func New(p Params) *Estimator { return &Estimator{p: p} }
+func New(p Params) *Estimator {
+	e := &Estimator{p: p, counters: map[string]counter{}, startup: p.Startup}
+	if p.Seasonal {
+		e.day = newProfile()
+	}
+	return e
+}
 
-// Observe adds an observation and returns the capacity wanted.
+// ObserveStartup reports one pod's start-up as observed: the horizon is
+// the longest seen, never below the configured one.
+func (e *Estimator) ObserveStartup(d time.Duration) {
+	e.startup = max(e.startup, d)
+}
+
+// windowMax is the longest window of the token-bucket rule: beyond a few
+// minutes, a window's mean is what sizes, and the lookback covers it.
+const windowMax = 10 * time.Minute
+
+// Observe adds an observation and returns the replicas wanted.
 func (e *Estimator) Observe(o Observation) Estimate {
 	p := &e.p
-	backlog := o.Waiting / p.PodThroughput
-	e.history = append(e.history, point{o.Now, o.Load, backlog})
-	// Keep the windows and the observation just before them, from which
-	// the growth is measured.
-	keep := 0
-	for i, h := range e.history {
-		if o.Now.Sub(h.at) <= max(p.StableWindow, p.PanicWindow) {
-			keep = max(i-1, 0)
-			break
-		}
+	est := Estimate{Startup: e.startup, Headroom: 1, Seasonal: 1}
+	served, rated, busyRates, backlog := e.measure(o)
+	if rated == 0 {
+		est.Pods, est.Reason = max(o.Current, 1), ReasonNoData
+		return est
 	}
-	e.history = e.history[keep:]
+	// Pods without a rate yet (just ready) serve like the others.
+	served *= float64(len(o.Pods)) / float64(rated)
+	e.learnCapacity(busyRates)
+	est.Capacity, est.CapacityFrom = e.podCapacity()
 
-	// The stable window's rate, or the headroom's when higher.
-	arrival := e.arrival(o.Now, p.StableWindow)
-	panicking := e.arrival(o.Now, p.PanicWindow)
-	if len(e.history) > 1 {
-		e.rates = append(e.rates, rate{o.Now, e.arrival(o.Now, 0)})
+	seconds := 0.0
+	if !e.last.IsZero() {
+		seconds = o.Now.Sub(e.last).Seconds()
 	}
-	for len(e.rates) > 0 && o.Now.Sub(e.rates[0].at) > p.HeadroomWindow {
-		e.rates = e.rates[1:]
+	arrival := served
+	if seconds > 0 && p.RequestTime > 0 {
+		arrival = max(0, served+(backlog-e.backlog)/seconds)
 	}
-	headroom, limit := e.quantile(), e.limit()
-	arrival = max(arrival, min(headroom, limit))
-	panicking = min(panicking, max(arrival, limit))
-	drain := backlog / max(p.DrainTime.Seconds(), 1)
-	est := Estimate{Arrival: arrival, Backlog: backlog}
-	est.Pods = (arrival + drain) / p.Target
-	// Knative panics when the panic window asks for the threshold times
-	// the ready pods, and then provisions for the larger of the two.
-	if panicPods := (panicking + drain) / p.Target; o.Ready > 0 && panicPods >= p.PanicThreshold*float64(o.Ready) {
-		est.Panic = true
-		if panicPods > est.Pods {
-			est.Pods, est.Arrival = panicPods, panicking
+	e.last, e.backlog = o.Now, backlog
+	est.Served, est.Arrival, est.Backlog = served, arrival, backlog
+	if seconds <= 0 {
+		// The first evaluation: its rate covers an unknown span.
+		seconds = 15
+	}
+	e.history = append(e.history, interval{at: o.Now, seconds: seconds, arrival: arrival})
+	need := e.need()
+	e.history[len(e.history)-1].need = need
+	e.forget(o.Now)
+	if e.day != nil {
+		e.day.add(o.Now, arrival, seconds)
+	}
+
+	// The forecast: the peak need of the lookback, shaped by the day.
+	forecast := e.peak(o.Now)
+	if e.day != nil {
+		est.Seasonal = e.day.factor(o.Now, e.lookback(), e.startup+e.lookback())
+		forecast *= est.Seasonal
+	}
+	e.mature(o.Now, need)
+	if !e.first.IsZero() && o.Now.Sub(e.first) >= e.lookback() {
+		// A forecast from less than a lookback of history says nothing of
+		// the forecasts to come.
+		e.pending = append(e.pending, forecastAt{o.Now, forecast})
+	}
+	if e.first.IsZero() {
+		e.first = o.Now
+	}
+	est.Need, est.Forecast, est.Errors = need, forecast, len(e.errors)
+	est.Headroom = e.headroom()
+	want := est.Headroom * forecast
+	if p.BurstCap > 0 {
+		want = min(want, p.BurstCap*e.mean(o.Now)*est.Seasonal)
+	}
+	c := est.Capacity
+	est.SLOPods = pods(want / c)
+	// The queue now: the arrival plus the backlog served within DrainTime.
+	est.BacklogPods = pods((arrival + backlog/max(p.DrainTime.Seconds(), 1)) / c)
+	if p.KVTarget > 0 {
+		kv, n := 0.0, 0
+		for _, pod := range o.Pods {
+			if pod.HasKV {
+				kv += pod.KV
+				n++
+			}
+		}
+		if n > 0 {
+			// Pods without a value hold as much as the average.
+			est.KVPods = pods(kv * float64(len(o.Pods)) / float64(n) / p.KVTarget)
 		}
 	}
+	want2, reason := est.SLOPods, ReasonForecast
+	if want2 < o.Current {
+		// Scale down only past a tolerance, so that a forecast or a
+		// capacity estimate that hovers at a pod's edge does not let a pod
+		// go and ask for it again, a start-up later, over and over.
+		want2 = min(o.Current, pods(want*(1+p.DownTolerance)/c))
+	}
+	if est.BacklogPods > want2 {
+		want2, reason = est.BacklogPods, ReasonBacklog
+	}
+	if est.KVPods > want2 {
+		want2, reason = est.KVPods, ReasonKV
+	}
+	want2 = max(want2, 1)
+	// The hold: a pod is let go only when no rule asked for it within
+	// the scale-down delay (Knative's scale-down-delay, a maximum over a
+	// trailing window): a pod let go and asked for again pays a whole
+	// start-up. The forecast is already the lookback's peak.
+	e.wants = append(e.wants, wantAt{o.Now, want2})
+	for len(e.wants) > 1 && o.Now.Sub(e.wants[0].at) > p.ScaleDownDelay {
+		e.wants = e.wants[1:]
+	}
+	est.Keep = want2
+	for _, w := range e.wants {
+		est.Keep = max(est.Keep, w.n)
+	}
+	if est.Keep > want2 && o.Current > want2 {
+		want2, reason = min(est.Keep, o.Current), ReasonHold
+	}
+	est.Pods, est.Reason = want2, reason
 	return est
 }
 
-// arrival estimates the work arriving per second over the window before
-// now: the average load served plus the backlog's growth (Little's
-// balance: what arrives is served or waits).
-func (e *Estimator) arrival(now time.Time, window time.Duration) float64 {
-	last := e.history[len(e.history)-1]
-	first := len(e.history) - 1
-	for i := len(e.history) - 2; i >= 0; i-- {
-		if now.Sub(e.history[i].at) > window {
-			break
-		}
-		first = i
-	}
-	// The served load, averaged over the window's observations; the
-	// growth, since the observation just before the window.
-	sum := 0.0
-	for _, h := range e.history[first:] {
-		sum += h.load
-	}
-	served := sum / float64(len(e.history)-first)
-	from := max(first-1, 0)
-	growth := 0.0
-	if dt := last.at.Sub(e.history[from].at).Seconds(); dt > 0 {
-		growth = (last.backlog - e.history[from].backlog) / dt
-	}
-	return math.Max(0, served+growth)
-}
-
-// limit is HeadroomMaxRatio times the mean interval arrival rate of the
-// headroom window, +Inf without a cap or a rate.
-func (e *Estimator) limit() float64 {
-	if e.p.HeadroomMaxRatio <= 0 || len(e.rates) == 0 {
-		return math.Inf(1)
-	}
-	sum := 0.0
-	for _, r := range e.rates {
-		sum += r.arrival
-	}
-	return e.p.HeadroomMaxRatio * sum / float64(len(e.rates))
-}
-
-// quantile is the headroom quantile of the interval arrival rates of the
-// headroom window (nearest rank), 0 without any.
-func (e *Estimator) quantile() float64 {
-	if len(e.rates) == 0 || e.p.HeadroomQuantile <= 0 {
+// pods is the replicas that serve x pods of work: x rounded up, with float
+// noise from the sums ignored.
+func pods(x float64) int {
+	if !(x > 0) || math.IsInf(x, 0) {
 		return 0
 	}
-	e.sorted = e.sorted[:0]
-	for _, r := range e.rates {
-		e.sorted = append(e.sorted, r.arrival)
+	return int(math.Ceil(x * (1 - 1e-9)))
+}
+
+// measure reads the pods' token counters: the tokens per second served
+// since each pod's previous reading, summed; the rates of the busy pods
+// (a queue behind them); and the queued tokens.
+func (e *Estimator) measure(o Observation) (served float64, rated int, busy []float64, backlog float64) {
+	seen := make(map[string]bool, len(o.Pods))
+	for _, pod := range o.Pods {
+		seen[pod.Name] = true
+		if !pod.HasTokens {
+			continue
+		}
+		prev, ok := e.counters[pod.Name]
+		c := counter{value: pod.Tokens, start: pod.TokensStart, at: pod.At, rate: -1}
+		switch {
+		case ok && prev.start.Equal(pod.TokensStart) && pod.At.After(prev.at) && pod.Tokens >= prev.value:
+			c.rate = (pod.Tokens - prev.value) / pod.At.Sub(prev.at).Seconds()
+		case ok && pod.At.Equal(prev.at):
+			// No new sample: the previous rate stands.
+			c = prev
+		case !pod.TokensStart.IsZero() && pod.At.After(pod.TokensStart) && (!ok || !prev.start.Equal(pod.TokensStart)):
+			// A new pod, or a restarted counter: its rate since its start.
+			c.rate = pod.Tokens / pod.At.Sub(pod.TokensStart).Seconds()
+		}
+		e.counters[pod.Name] = c
+		if c.rate < 0 {
+			continue
+		}
+		served += c.rate
+		rated++
+		e.observed = max(e.observed, c.rate)
+		busy = append(busy, pod.Busy...)
+		if e.p.RequestTime > 0 && pod.Waiting > 0 && pod.Running > 0 {
+			// Little's law: running requests finish every RequestTime, so
+			// one is rate × RequestTime / running tokens.
+			backlog += pod.Waiting * c.rate * e.p.RequestTime.Seconds() / pod.Running
+		}
 	}
-	slices.Sort(e.sorted)
-	i := int(math.Ceil(e.p.HeadroomQuantile*float64(len(e.sorted)))) - 1
-	return e.sorted[min(max(i, 0), len(e.sorted)-1)]
+	for name := range e.counters {
+		if !seen[name] {
+			delete(e.counters, name)
+		}
+	}
+	return served, rated, busy, backlog
+}
+
+// learnCapacity moves the capacity towards the median rate of the busy
+// pods: a pod with a queue serves all it can.
+func (e *Estimator) learnCapacity(busy []float64) {
+	if len(busy) == 0 {
+		return
+	}
+	slices.Sort(busy)
+	m := busy[len(busy)/2]
+	if len(busy)%2 == 0 {
+		m = (busy[len(busy)/2-1] + m) / 2
+	}
+	if e.capacity == 0 {
+		e.capacity = m
+		return
+	}
+	const alpha = 0.2
+	e.capacity += alpha * (m - e.capacity)
+}
+
+// podCapacity is one pod's tokens per second and where it comes from.
+func (e *Estimator) podCapacity() (float64, string) {
+	switch {
+	case e.capacity > 0:
+		// Only busy pods say what a pod can serve: a pod without a queue
+		// that served more is a faster one, not the typical one.
+		return e.capacity, "busy"
+	case e.p.Capacity > 0 && e.p.Capacity >= e.observed:
+		return e.p.Capacity, "configured"
+	}
+	return max(e.observed, 1e-9), "observed"
+}
+
+// need is the token-bucket rule over the windows ending at the latest
+// interval: the least rate r with work(w) ≤ r × (w + SLOWait) for every
+// window w up to windowMax.
+func (e *Estimator) need() float64 {
+	slo := e.p.SLOWait.Seconds()
+	work, span, need := 0.0, 0.0, 0.0
+	for i := len(e.history) - 1; i >= 0 && span < windowMax.Seconds(); i-- {
+		h := e.history[i]
+		work += h.arrival * h.seconds
+		span += h.seconds
+		need = max(need, work/(span+slo))
+	}
+	return need
+}
+
+// mean is the mean arrival over the lookback.
+func (e *Estimator) mean(now time.Time) float64 {
+	work, secs := 0.0, 0.0
+	for _, h := range e.history {
+		if now.Sub(h.at) <= e.lookback() {
+			work += h.arrival * h.seconds
+			secs += h.seconds
+		}
+	}
+	if secs == 0 {
+		return 0
+	}
+	return work / secs
+}
+
+// peak is the Peak quantile of the needs over the lookback.
+func (e *Estimator) peak(now time.Time) float64 {
+	e.sorted = e.sorted[:0]
+	for _, h := range e.history {
+		if now.Sub(h.at) <= e.lookback() {
+			e.sorted = append(e.sorted, h.need)
+		}
+	}
+	return quantile(e.sorted, e.p.Peak)
+}
+
+// quantile sorts xs and returns its q quantile (nearest rank), 0 if empty.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	i := int(math.Ceil(q*float64(len(xs)))) - 1
+	return xs[min(max(i, 0), len(xs)-1)]
+}
+
+func (e *Estimator) lookback() time.Duration { return max(e.p.Lookback, e.startup) }
+
+// forget drops what no rule reads any more.
+func (e *Estimator) forget(now time.Time) {
+	keep := e.lookback() + windowMax
+	i := 0
+	for i < len(e.history)-1 && now.Sub(e.history[i].at) > keep {
+		i++
+	}
+	e.history = e.history[i:]
+	j := 0
+	for j < len(e.errors) && now.Sub(e.errors[j].at) > e.p.ErrorHistory {
+		j++
+	}
+	e.errors = e.errors[j:]
+}
+
+// mature compares the forecasts made a start-up ago with the need now.
+func (e *Estimator) mature(now time.Time, need float64) {
+	i := 0
+	for i < len(e.pending) && now.Sub(e.pending[i].at) >= e.startup {
+		f := e.pending[i]
+		i++
+		if f.forecast <= 0 {
+			continue
+		}
+		e.errors = append(e.errors, ratioAt{now, need / f.forecast})
+	}
+	e.pending = e.pending[i:]
+}
+
+// minErrors is how many matured errors the quantile needs.
+const minErrors = 20
+
+// headroom is the Quantile of the matured errors' ratios, at least 1, or
+// ColdHeadroom before there are enough.
+func (e *Estimator) headroom() float64 {
+	if len(e.errors) < minErrors {
+		return max(1, e.p.ColdHeadroom)
+	}
+	e.sorted = e.sorted[:0]
+	for _, r := range e.errors {
+		e.sorted = append(e.sorted, r.ratio)
+	}
+	return max(1, quantile(e.sorted, e.p.Quantile))
 }

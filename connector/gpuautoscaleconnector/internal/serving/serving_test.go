@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -9,108 +10,246 @@ import (
 
 var t0 = time.Unix(1767225600, 0)
 
-func params() Params {
-	return Params{
-		Target: 0.8, PodThroughput: 20, StableWindow: 60 * time.Second, PanicWindow: 6 * time.Second,
-		PanicThreshold: 2, DrainTime: 100 * time.Second,
-	}
-}
-
 func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 
-// A steady load without a queue asks for the load at the target.
-func TestSteadyLoad(t *testing.T) {
-	e := New(params())
-	for s := 0; s <= 60; s += 15 {
-		est := e.Observe(Observation{Now: at(s), Ready: 4, Load: 3.2})
-		require.InDelta(t, 3.2/0.8, est.Pods, 1e-9)
-		require.False(t, est.Panic)
+func params() Params {
+	return Params{
+		SLOWait: 2 * time.Second, Startup: 3 * time.Minute, Lookback: 3 * time.Minute,
+		Peak: 1, Quantile: 0.9, ErrorHistory: time.Hour, ColdHeadroom: 1, DrainTime: time.Minute,
 	}
 }
 
-// A growing queue is work arriving that the pods do not serve: one pod,
-// saturated, and 2,000 requests (100 pod-seconds at 20 requests/s) more
-// after 15 s means 100/15 more pods of work arrive, and the backlog adds
-// 100/100 s. The panic window (the last interval) sees 8.67 pods against
-// 1 ready: a panic, as in Knative.
-func TestQueueGrowthIsArrival(t *testing.T) {
-	e := New(params())
-	e.Observe(Observation{Now: at(0), Ready: 1, Load: 1})
-	est := e.Observe(Observation{Now: at(15), Ready: 1, Load: 1, Waiting: 2000})
-	require.InDelta(t, 1+100.0/15, est.Arrival, 1e-9)
-	require.InDelta(t, 100, est.Backlog, 1e-9)
-	require.InDelta(t, (1+100.0/15+1)/0.8, est.Pods, 1e-9)
-	require.True(t, est.Panic)
-
-	// The queue stops growing: the stable window (60 s) averages the
-	// growth, 100 pod-seconds over the 30 s since its first observation.
-	est = e.Observe(Observation{Now: at(30), Ready: 1, Load: 1, Waiting: 2000})
-	require.InDelta(t, 1+100.0/30, est.Arrival, 1e-9)
-	require.InDelta(t, (1+100.0/30+1)/0.8, est.Pods, 1e-9)
+// fleet drives an estimator with n pods whose counters grow at rate
+// tokens per second each, sampled every 15 s.
+type fleet struct {
+	e      *Estimator
+	tokens map[string]float64
+	s      int
 }
 
-// The headroom covers the quantile of the interval arrival rates of the
-// window: with quantile 1, the peak of the last 60 s.
-func TestHeadroomQuantile(t *testing.T) {
+func newFleet(p Params) *fleet { return &fleet{e: New(p), tokens: map[string]float64{}} }
+
+// step advances 15 s with the given per-pod rates; busy marks the rates as
+// served with a queue behind them.
+func (f *fleet) step(rates []float64, busy bool, current int) Estimate {
+	f.s += 15
+	var pods []Pod
+	for i, r := range rates {
+		name := "p" + string(rune('a'+i))
+		f.tokens[name] += 15 * r
+		p := Pod{Name: name, Tokens: f.tokens[name], TokensStart: t0, At: at(f.s), HasTokens: true}
+		if busy {
+			p.Waiting, p.Busy = 1, []float64{r}
+		}
+		pods = append(pods, p)
+	}
+	return f.e.Observe(Observation{Now: at(f.s), Pods: pods, Current: current})
+}
+
+func rates(n int, r float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+// Until a pod has a queue, its capacity is only known from below: the
+// most any pod served (or a configured guess above that). A busy pod says
+// what a pod serves, and the estimate moves to the median of the busy
+// pods' rates.
+func TestCapacityIsLearnedFromBusyPods(t *testing.T) {
+	f := newFleet(params())
+	f.step(rates(2, 600), false, 2)
+	e := f.step([]float64{600, 700}, false, 2)
+	require.Equal(t, "observed", e.CapacityFrom)
+	require.InDelta(t, 700, e.Capacity, 1e-9)
+
 	p := params()
-	p.HeadroomWindow, p.HeadroomQuantile = 60*time.Second, 1
-	e := New(p)
-	loads := []float64{1, 4, 1, 1, 1, 1, 1}
-	var got []float64
-	for i, l := range loads {
-		got = append(got, e.Observe(Observation{Now: at(15 * i), Ready: 4, Load: l}).Pods)
-	}
-	// The interval rate of an observation is its load (no queue). The peak
-	// of 4 (at 15 s) is held while it is within 60 s, then the level is 1.
-	require.InDeltaSlice(t, []float64{1 / 0.8, 4 / 0.8, 4 / 0.8, 4 / 0.8, 4 / 0.8, 4 / 0.8, 1 / 0.8}, got, 1e-9)
+	p.Capacity = 900
+	g := newFleet(p)
+	g.step(rates(2, 600), false, 2)
+	e = g.step(rates(2, 600), false, 2)
+	require.Equal(t, "configured", e.CapacityFrom)
+	require.InDelta(t, 900, e.Capacity, 1e-9)
 
-	// The median of 1, 2, 3, 4 (nearest rank) is 2.
-	p.HeadroomQuantile = 0.5
-	e = New(p)
-	for i, l := range []float64{5, 1, 2, 3, 4} {
-		got[0] = e.Observe(Observation{Now: at(15 * i), Ready: 4, Load: l}).Arrival
-	}
-	require.InDelta(t, 3.0, got[0], 1e-9) // the stable mean (3) is above the median rate (2)
+	e = g.step([]float64{1000, 1000, 1200}, true, 3)
+	require.Equal(t, "busy", e.CapacityFrom)
+	require.InDelta(t, 1000, e.Capacity, 1e-9, "the median of the busy rates, not the configured guess")
+	e = g.step(rates(3, 1100), true, 3)
+	require.InDelta(t, 1000+0.2*100, e.Capacity, 1e-9, "an exponential average, weight 0.2")
 }
 
-// The cap holds the headroom and the panic window's estimate to a multiple
-// of the mean interval rate of the headroom window; the stable window's
-// rate is not capped.
-func TestHeadroomMaxRatio(t *testing.T) {
+// The SLO rule is the token-bucket condition: the least rate at which the
+// work of every window ending now waits at most SLOWait. A steady load
+// needs a little less than itself (a window may wait 2 s); a 15 s burst
+// needs 15/17 of its rate.
+func TestNeedIsTheTokenBucketCondition(t *testing.T) {
+	f := newFleet(params())
+	for range 4 {
+		f.step(rates(1, 1000), false, 1)
+	}
+	e := f.step(rates(1, 1000), false, 1)
+	// Windows of 15, 30, ... 75 s: the longest needs the most.
+	require.InDelta(t, 1000*75.0/77, e.Need, 1e-6)
+
+	e = f.step(rates(1, 4000), false, 1)
+	// The burst's own window: 4000 × 15 / 17; longer windows average it
+	// with the steady load: (4000 + 5 × 1000) × 15 / (90 + 2).
+	require.InDelta(t, math.Max(4000*15.0/17, 9000*15.0/92), e.Need, 1e-6)
+}
+
+// The forecast is the peak need of the lookback; the headroom is the
+// quantile of how far the need a start-up later exceeded the forecasts,
+// once enough have matured (before that, the cold headroom).
+func TestHeadroomIsTheQuantileOfMaturedErrors(t *testing.T) {
 	p := params()
-	p.HeadroomWindow, p.HeadroomQuantile, p.HeadroomMaxRatio = 60*time.Second, 1, 1.5
-	p.StableWindow, p.PanicWindow = 6*time.Second, 6*time.Second // the last interval
+	p.ColdHeadroom = 1.5
+	f := newFleet(p)
+	e := f.step(rates(1, 1000), false, 1)
+	require.InDelta(t, 1.5, e.Headroom, 1e-9)
+	require.Zero(t, e.Errors)
+	// A load growing 1 % per interval: each need a start-up (12
+	// intervals) later exceeds its forecast by about 1.01^12.
+	r := 1000.0
+	for range 60 {
+		r *= 1.01
+		e = f.step(rates(1, r), false, 1)
+	}
+	require.GreaterOrEqual(t, e.Errors, minErrors)
+	require.InDelta(t, math.Pow(1.01, 12), e.Headroom, 0.01)
+	require.Equal(t, pods(e.Headroom*e.Forecast/e.Capacity), e.SLOPods)
+}
+
+// A pod is let go only when the forecast falls a tolerance below what the
+// running pods serve, and not while the rules asked for it within the
+// scale-down delay.
+func TestScaleDownToleranceAndDelay(t *testing.T) {
+	p := params()
+	p.Capacity = 1000
+	p.DownTolerance = 0.1
+	p.Startup, p.Lookback = time.Second, time.Second
+	f := newFleet(p)
+	var e Estimate
+	for range 45 {
+		e = f.step(rates(4, 980), false, 4)
+	}
+	require.Equal(t, 4, e.Pods)
+	// 3.05 pods of need (the rate of ten minutes' windows): 3.36 with the
+	// tolerance, so 4 stay.
+	for range 45 {
+		e = f.step(rates(4, 3050.0/4*602/600), false, 4)
+	}
+	require.InDelta(t, 3050, e.Need, 1e-6)
+	require.Equal(t, 4, e.Pods)
+	// 2.5 pods: 2.75 with the tolerance: 3.
+	for range 45 {
+		e = f.step(rates(4, 2500.0/4*602/600), false, 4)
+	}
+	require.Equal(t, 3, e.Pods)
+
+	p.ScaleDownDelay = time.Minute
+	g := newFleet(p)
+	for range 45 {
+		g.step(rates(4, 980), false, 4)
+	}
+	// The ten minutes' windows forget the load over ten minutes; once the
+	// rules ask for fewer, the pods are held for a minute (four
+	// evaluations), then let go.
+	held := 0
+	for range 60 {
+		e = g.step(rates(4, 100), false, 4)
+		if e.Reason == ReasonHold {
+			require.Equal(t, 4, e.Pods)
+			held++
+		}
+		if e.Pods < 4 {
+			break
+		}
+	}
+	require.Equal(t, 4, held)
+	require.Less(t, e.Pods, 4)
+}
+
+// The KV rule asks for the pods that keep the cache under its target,
+// whatever the token rate says.
+func TestKVCacheAsksForPods(t *testing.T) {
+	p := params()
+	p.Capacity = 1000
+	p.KVTarget = 0.8
 	e := New(p)
-	var got []Estimate
-	for i, l := range []float64{1, 1, 1, 9, 1} {
-		got = append(got, e.Observe(Observation{Now: at(15 * i), Ready: 2, Load: l}))
+	pods := []Pod{
+		{Name: "a", Tokens: 0, TokensStart: t0, At: at(15), HasTokens: true, KV: 0.95, HasKV: true},
+		{Name: "b", Tokens: 0, TokensStart: t0, At: at(15), HasTokens: true, KV: 0.97, HasKV: true},
 	}
-	// At 45 s the rates of the window are 1, 1, 9 (the first observation
-	// has none): mean 11/3, cap 5.5. The burst of 9 is the stable rate
-	// too, so it is not capped; the panic estimate equals it.
-	require.InDelta(t, 9/0.8, got[3].Pods, 1e-9)
-	require.True(t, got[3].Panic)
-	// At 60 s the stable rate is 1; the headroom (peak 9) is capped at
-	// 1.5 × mean(1, 1, 9, 1) = 4.5.
-	require.InDelta(t, 4.5/0.8, got[4].Pods, 1e-9)
+	est := e.Observe(Observation{Now: at(15), Pods: pods, Current: 2})
+	require.Equal(t, 3, est.KVPods)
+	require.Equal(t, 3, est.Pods)
+	require.Equal(t, ReasonKV, est.Reason)
+}
 
-	// With Knative's windows, a burst in the last interval panics, but the
-	// panic estimate is capped too: the stable mean of 1, 1, 1, 1, 9 is
-	// 2.6, the cap 1.5 × mean(1, 1, 1, 9) = 4.5.
-	p.StableWindow, p.PanicWindow = 60*time.Second, 6*time.Second
-	e = New(p)
-	for i, l := range []float64{1, 1, 1, 1, 9} {
-		got[i] = e.Observe(Observation{Now: at(15 * i), Ready: 2, Load: l})
-	}
-	require.True(t, got[4].Panic)
-	require.InDelta(t, 4.5/0.8, got[4].Pods, 1e-9)
+// A counter that restarts (its start time changes) is read from its new
+// start, never as a negative rate; a pod's first reading counts from its
+// counter's start.
+func TestCounterRestart(t *testing.T) {
+	e := New(params())
+	pod := Pod{Name: "a", Tokens: 15000, TokensStart: t0, At: at(15), HasTokens: true}
+	est := e.Observe(Observation{Now: at(15), Pods: []Pod{pod}, Current: 1})
+	require.InDelta(t, 1000, est.Served, 1e-9)
+	pod = Pod{Name: "a", Tokens: 3000, TokensStart: at(27), At: at(30), HasTokens: true}
+	est = e.Observe(Observation{Now: at(30), Pods: []Pod{pod}, Current: 1})
+	require.InDelta(t, 1000, est.Served, 1e-9)
+}
 
-	// Without the cap the peak is held.
-	p.StableWindow, p.PanicWindow = 6*time.Second, 6*time.Second
-	p.HeadroomMaxRatio = 0
-	e = New(p)
-	for i, l := range []float64{1, 1, 1, 9, 1} {
-		got[i] = e.Observe(Observation{Now: at(15 * i), Ready: 2, Load: l})
+// Without a token rate, the estimator asks for what runs.
+func TestNoTokensKeepsTheCount(t *testing.T) {
+	e := New(params())
+	est := e.Observe(Observation{Now: at(15), Pods: []Pod{{Name: "a"}}, Current: 3})
+	require.Equal(t, 3, est.Pods)
+	require.Equal(t, ReasonNoData, est.Reason)
+}
+
+// The start-up horizon is the longest observed, never below the
+// configured one.
+func TestObservedStartupWidensTheHorizon(t *testing.T) {
+	e := New(params())
+	e.ObserveStartup(time.Minute)
+	e.ObserveStartup(10 * time.Minute)
+	est := e.Observe(Observation{Now: at(15), Pods: []Pod{{Name: "a"}}, Current: 1})
+	require.Equal(t, 10*time.Minute, est.Startup)
+}
+
+// Once a day has been seen, the daily profile raises the forecast ahead of
+// a ramp the lookback has not seen yet, and never lowers it.
+func TestDailyProfileRaisesAheadOfTheRamp(t *testing.T) {
+	p := params()
+	p.Capacity = 1000
+	p.Seasonal = true
+	p.Startup = 10 * time.Minute
+	p.Lookback = 10 * time.Minute
+	e := New(p)
+	// 1,000 tokens/s all day, 3,000 from 09:00 to 10:00 UTC.
+	rate := func(t time.Time) float64 {
+		if h := t.UTC().Hour(); h == 9 {
+			return 3000
+		}
+		return 1000
 	}
-	require.InDelta(t, 9/0.8, got[4].Pods, 1e-9)
+	tokens := 0.0
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var before, quiet Estimate
+	for s := 15; s <= 2*86400; s += 15 {
+		now := start.Add(time.Duration(s) * time.Second)
+		tokens += 15 * rate(now)
+		est := e.Observe(Observation{Now: now, Current: 3, Pods: []Pod{{Name: "a", Tokens: tokens, TokensStart: start, At: now, HasTokens: true}}})
+		switch now.Sub(start) {
+		case 86400*time.Second + 8*time.Hour + 50*time.Minute:
+			before = est
+		case 86400*time.Second + 3*time.Hour:
+			quiet = est
+		}
+	}
+	require.InDelta(t, 3, before.Seasonal, 0.01, "10 minutes before the second day's ramp")
+	require.InDelta(t, 1, quiet.Seasonal, 1e-9)
+	require.Greater(t, before.Forecast, 2.5*1000*600/602.0)
 }
