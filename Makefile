@@ -107,10 +107,24 @@ $(PROMETHEUS3): internal/tools/prometheus3/go.mod internal/tools/prometheus3/go.
 .PHONY: prometheus3
 prometheus3: $(PROMETHEUS3)
 
+# Helm for the chart's tests (charts/): lint, template, install, upgrade and
+# rollback against the test API server. Built from the module proxy in its
+# own module (internal/tools/helm), like the API server.
+HELM := bin/helm
+HELM_VERSION := v3.22.0
+$(HELM): internal/tools/helm/go.mod internal/tools/helm/go.sum
+	cd internal/tools/helm && GOFLAGS=-mod=mod $(GO) build -trimpath \
+		-ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)" \
+		-o $(CURDIR)/$(HELM) helm.sh/helm/v3/cmd/helm
+
+.PHONY: helm
+helm: $(HELM)
+
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
 # kube-apiserver with etcd), then the distribution's end-to-end tests (among
-# them a 3-minute churn soak and a flood: -timeout 30m).
-test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER)
+# them a 3-minute churn soak and a flood: -timeout 30m). The chart's tests
+# (charts/) run the binaries and Helm from bin/.
+test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(HELM)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
 	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/...
 
@@ -161,11 +175,12 @@ lint: $(GOLANGCI_LINT)
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) run --concurrency $(LINT_JOBS) ./...
 
-# BENCHMARKS.md from one run (about 19 minutes here): the built collector
+# BENCHMARKS.md from one run (about 22 minutes here): the built collector
 # as a process against the alternatives, the analyzer, growth, alert latency,
-# and the DCGM backend and lean agent against NVIDIA's dcgm-exporter, which
+# the DCGM backend and lean agent against NVIDIA's dcgm-exporter, which
 # is measured when DCGM_EXPORTER_BIN names a binary built from source
-# (BENCHMARKS.md says how to build it).
+# (BENCHMARKS.md says how to build it), and the gateway at 1,000 and 10,000
+# GPUs, which the Helm chart's gateway resources are chosen from.
 bench: build build-agent
 	$(GO) run ./internal/tools/gpubench -bin $(BIN) -agent $(AGENT_BIN) -o BENCHMARKS.md
 

@@ -37,10 +37,11 @@ var (
 	warmup  = flag.Duration("warmup", 8*time.Second, "time before each window of the prometheus receiver path (others: 3 s)")
 	standin = flag.String("standin", "receiver/dcgmreceiver/testdata/standin-dcgm/libdcgm.c", "the stand-in libdcgm source")
 
-	agentBin     = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
-	dcgmExporter = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
-	dcgmWindow   = flag.Duration("dcgm-window", 8*time.Second, "measurement window per run in the DCGM section (its four paths keep make bench under 20 minutes)")
-	only         = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm or analyzer")
+	agentBin      = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
+	dcgmExporter  = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
+	dcgmWindow    = flag.Duration("dcgm-window", 8*time.Second, "measurement window per run in the DCGM section (its four paths keep make bench under 20 minutes)")
+	only          = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm, analyzer or gateway")
+	gatewayWindow = flag.Duration("gateway-window", 30*time.Second, "measurement window per run in the gateway section (three 10 s scrapes)")
 )
 
 func main() {
@@ -72,13 +73,17 @@ func run() error {
 	var r report
 	switch *only {
 	case "":
-	case "dcgm", "analyzer":
+	case "dcgm", "analyzer", "gateway":
 		text := r.dcgmOnly
-		if *only == "dcgm" {
+		switch *only {
+		case "dcgm":
 			r.dcgm = measureDCGM(sink, work)
-		} else {
+		case "analyzer":
 			r.analyzer = measureAnalyzer()
 			text = r.analyzerOnly
+		case "gateway":
+			r.gateway = measureGateway(sink, work)
+			text = r.gatewayOnly
 		}
 		r.took = time.Since(began)
 		// One section is not BENCHMARKS.md: without -o it goes to stdout.
@@ -94,13 +99,14 @@ func run() error {
 		log.Printf("wrote %s in %v", *out, r.took.Round(time.Second))
 		return nil
 	default:
-		return fmt.Errorf("-only %q: the sections that run alone are: dcgm, analyzer", *only)
+		return fmt.Errorf("-only %q: the sections that run alone are: dcgm, analyzer, gateway", *only)
 	}
 	r.ingestion = measureIngestion(sink, work)
 	r.dcgm = measureDCGM(sink, work)
 	r.analyzer = measureAnalyzer()
 	r.growth = measureGrowth(sink, work)
 	r.latency = measureLatency(sink, work)
+	r.gateway = measureGateway(sink, work)
 	r.took = time.Since(began)
 	if err := os.WriteFile(*out, []byte(r.markdown()), 0o644); err != nil {
 		return err
@@ -124,8 +130,8 @@ type collector struct {
 	logs bytes.Buffer
 }
 
-func startCollector(work, config string, env ...string) (*collector, error) {
-	return startCollectorWith(*bin, work, config, env...)
+func startCollector(work, config string) (*collector, error) {
+	return startCollectorWith(*bin, work, config)
 }
 
 func startCollectorWith(binary, work, config string, env ...string) (*collector, error) {

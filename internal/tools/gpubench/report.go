@@ -15,6 +15,7 @@ type report struct {
 	growth    []growthResult
 	latency   []latencyResult
 	dcgm      dcgmResult
+	gateway   []gatewayResult
 	took      time.Duration
 }
 
@@ -144,6 +145,23 @@ func (r *report) markdown() string {
 	}
 	w("")
 	r.dcgm.markdown(w)
+	r.gatewayMarkdown(w)
+	return b.String()
+}
+
+// gatewayOnly is the report of the gateway section run alone (-only
+// gateway).
+func (r *report) gatewayOnly() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Benchmarks: the gateway section alone")
+	w("")
+	w("Written by `go run ./internal/tools/gpubench -only gateway` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
+	w("")
+	w("- Machine: %s.", machine())
+	w("- Every figure is the median of %d runs, sizes interleaved.", min(*runs, 3))
+	w("")
+	r.gatewayMarkdown(w)
 	return b.String()
 }
 
