@@ -85,13 +85,13 @@ func (p *profile) factor(now time.Time, lookback, horizon time.Duration) float64
 		return 1
 	}
 	peak := func(from, to time.Time) (float64, bool) {
-		m, any := 0.0, false
+		m, found := 0.0, false
 		for t := from; !t.After(to); t = t.Add(binLength) {
 			if v, ok := p.level(t); ok {
-				m, any = math.Max(m, v), true
+				m, found = math.Max(m, v), true
 			}
 		}
-		return m, any
+		return m, found
 	}
 	behind, ok1 := peak(now.Add(-lookback), now)
 	ahead, ok2 := peak(now, now.Add(horizon))
