@@ -39,8 +39,11 @@ $(BIN): $(BUILDER) $(GO_SOURCES)
 	cd _build && $(GO) build -trimpath -o ../$(BIN) .
 	@echo "built $(BIN)"
 
+# The config's "# banner:" comment first: where the metrics are and what
+# the log says.
 run: build
-	./$(BIN) --config $(CONFIG)
+	@sed -n 's/^# banner: //p' $(CONFIG)
+	@$(BIN) --config $(CONFIG)
 
 # otelcol-gpu-agent: the lean node agent (builder-config-agent.yaml), built
 # like the full distribution in its own _build-agent directory.
