@@ -145,7 +145,10 @@ func (c *Collector) Build(opts Options) (*Data, error) {
 	if c.rows == 0 {
 		return nil, ErrEmpty
 	}
-	d := &Data{Version: 1, Source: opts.Source, Start: c.start, End: c.end, Rows: c.rows, Classes: classes, ClassSeconds: map[string]float64{}}
+	d := &Data{
+		Version: 1, Source: opts.Source, Start: c.start, End: c.end, Rows: c.rows, Classes: classes, ClassSeconds: map[string]float64{},
+		Stragglers: []Straggler{}, Alerts: []AlertEpisode{},
+	}
 	span := c.end - c.start
 	most := 0 // samples of the GPU with the most
 	for _, g := range c.gpus {
