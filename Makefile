@@ -110,12 +110,18 @@ $(PROMETHEUS3): internal/tools/prometheus3/go.mod internal/tools/prometheus3/go.
 .PHONY: prometheus3
 prometheus3: $(PROMETHEUS3)
 
+# What the end-to-end tests leave for CI to keep: the gpureplay report's
+# screenshots from headless Chromium (Debian's chromium package; without
+# it the report test fails here rather than skip).
+ARTIFACTS ?= $(CURDIR)/_artifacts
+
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
 # kube-apiserver with etcd), then the distribution's end-to-end tests (among
 # them a 3-minute churn soak and a flood: -timeout 30m).
 test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
-	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/...
+	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_REQUIRE_BROWSER=1 OTELCOL_GPU_ARTIFACTS=$(ARTIFACTS) \
+		OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/...
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # remote-write through an outage, the rules (promtool), every dashboard

@@ -6,6 +6,7 @@
 //	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table] [-o FILE] DEMAND.csv...
 //	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
+//	gpureplay -report FILE.html [-cost FILE | -autoscale FILE | -remediate FILE] [-o FILE] TRACE.csv
 //
 // Any of these but -whatif takes -resample INTERVAL (e.g. 30s): the trace
 // becomes what a collector sampling DCGM every INTERVAL would have
@@ -89,6 +90,16 @@
 // bottleneck class:
 //
 //	{"summary": "cost", "namespace": "serving", "currency": "USD", "gpu_hours": {"used": 1.2, "workload_idle": 0.3, "cluster_idle": 0, "unknown": 0}, "cost": {...}, "class_hours": {"compute_bound": 0.8, ...}}
+//
+// With -report FILE.html (beside any of these but -whatif), gpureplay
+// also writes a self-contained HTML page of the replay: a written summary,
+// a timeline per GPU of its bottleneck class, utilization, SM activity,
+// power and memory with straggler and alert marks, the stragglers per job,
+// the alerts from pending to firing to resolved, -cost's figures (with
+// -cost's prices if given, else -config's), and the autoscaler's and
+// remediation's decisions when replayed with them. See
+// cmd/gpureplay/internal/report. An empty trace is an error; on any error
+// no page is written.
 //
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,

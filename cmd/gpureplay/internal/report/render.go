@@ -435,7 +435,7 @@ h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 6px;border-bott
 .legend i{display:inline-block;width:12px;height:10px;margin-right:4px;border:1px solid #999;vertical-align:-1px}
 .legend i.line{height:3px;border:0;vertical-align:3px}
 i.straggler,rect.straggler{background:#111;fill:#111}
-i.pending,rect.pending{background:#f1a340;fill:#f1a340}
+i.pending,rect.pending{background:#de77ae;fill:#de77ae}
 i.firing,rect.firing{background:#c51b7d;fill:#c51b7d}
 i.fix,path.fix{background:#000;fill:#ffd700;stroke:#000}
 svg{display:block;font-size:11px}
