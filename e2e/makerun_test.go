@@ -48,10 +48,10 @@ func TestE2EMakeRun(t *testing.T) {
 		stopped = true
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
-		case <-done:
+		case <-done: //nolint:errcheck // stopped by SIGTERM: Wait reports the signal
 		case <-time.After(30 * time.Second):
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
+			<-done //nolint:errcheck // killed above: Wait can only report the kill
 			t.Error("make run did not stop within 30 s of SIGTERM")
 		}
 	}

@@ -48,12 +48,13 @@ func artifacts(t *testing.T) string {
 	dir := os.Getenv("OTELCOL_GPU_ARTIFACTS")
 	if dir == "" {
 		var err error
-		if dir, err = os.MkdirTemp("", "otelcol-gpu-artifacts-"); err != nil {
+		// Not t.TempDir: the screenshots outlive the test.
+		if dir, err = os.MkdirTemp("", "otelcol-gpu-artifacts-"); err != nil { //nolint:usetesting // see above
 			t.Fatal(err)
 		}
 	}
 	dir = filepath.Join(dir, "report")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("screenshots in %s", dir)

@@ -296,7 +296,8 @@ func writeReport(path string, rep *report.Collector, opts report.Options) error 
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
+	// Readable as a file os.Create makes: a report is for sharing.
+	if err := os.Chmod(f.Name(), 0o644); err != nil { //nolint:gosec // G302: see above
 		return err
 	}
 	return os.Rename(f.Name(), path)

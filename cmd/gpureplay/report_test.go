@@ -16,7 +16,7 @@ import (
 var reportData = regexp.MustCompile(`(?s)<script type="application/json" id="report-data">(.*?)</script>`)
 
 // pageData reads the JSON a report embeds.
-func pageData(t *testing.T, path string) (map[string]any, []byte) {
+func pageData(t *testing.T, path string) map[string]any {
 	t.Helper()
 	page, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -24,7 +24,7 @@ func pageData(t *testing.T, path string) (map[string]any, []byte) {
 	require.NotNil(t, m, "no embedded data in %s", path)
 	var d map[string]any
 	require.NoError(t, json.Unmarshal(m[1], &d))
-	return d, m[1]
+	return d
 }
 
 // verdictLine is one line of gpureplay's verdicts.
@@ -67,7 +67,7 @@ func TestReportMatchesVerdicts(t *testing.T) {
 			st, err := os.Stat(page)
 			require.NoError(t, err)
 			require.Less(t, st.Size(), int64(2<<20), "under 2 MB")
-			d, _ := pageData(t, page)
+			d := pageData(t, page)
 
 			verdicts := readVerdicts(t, out)
 			uuids := map[string]bool{}
@@ -140,7 +140,7 @@ func TestReportMatchesVerdicts(t *testing.T) {
 			require.NoError(t, err)
 			golden := filepath.Join("testdata", "report", name+".json")
 			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o750))
 				require.NoError(t, os.WriteFile(golden, append(got, '\n'), 0o644))
 			}
 			wantGolden, err := os.ReadFile(golden)
@@ -163,7 +163,7 @@ func TestReportSeries(t *testing.T) {
 	page := filepath.Join(dir, "r.html")
 	_, stderr, code := runReplay(t, "-o", os.DevNull, "-report", page, tr)
 	require.Equal(t, 0, code, stderr)
-	d, _ := pageData(t, page)
+	d := pageData(t, page)
 	require.Equal(t, float64(3), d["buckets"], "no more buckets than samples")
 	require.Equal(t, false, d["downsampled"])
 	lane := d["lanes"].([]any)[0].(map[string]any)
@@ -194,7 +194,7 @@ func TestReportBadInput(t *testing.T) {
 	page = filepath.Join(dir, "one.html")
 	_, stderr, code = runReplay(t, "-o", os.DevNull, "-report", page, one)
 	require.Equal(t, 0, code, stderr)
-	d, _ := pageData(t, page)
+	d := pageData(t, page)
 	require.Len(t, d["lanes"], 1)
 	require.Equal(t, float64(1), d["buckets"])
 
@@ -217,7 +217,7 @@ func TestReportBadInput(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("512 GPUs: %d bytes", st.Size())
 	require.Less(t, st.Size(), int64(2<<20), "under 2 MB")
-	d, _ = pageData(t, page)
+	d = pageData(t, page)
 	require.Len(t, d["lanes"], 512)
 	require.Equal(t, true, d["downsampled"])
 	require.Equal(t, float64(30), d["buckets"])
@@ -251,7 +251,7 @@ func TestReportDecisions(t *testing.T) {
 	page := filepath.Join(dir, "a.html")
 	out, stderr, code := runReplay(t, "-autoscale", filepath.Join("testdata", "autoscale-serving.yaml"), "-report", page, tracePath("serving-mixed-5s"))
 	require.Equal(t, 0, code, stderr)
-	d, _ := pageData(t, page)
+	d := pageData(t, page)
 	as := d["autoscale"].(map[string]any)
 	require.Equal(t, float64(strings.Count(out, "\n")), as["evaluations"])
 	require.NotEmpty(t, as["events"])
@@ -260,7 +260,7 @@ func TestReportDecisions(t *testing.T) {
 	page = filepath.Join(dir, "r.html")
 	out, stderr, code = runReplay(t, "-remediate", filepath.Join("testdata", "remediate-defaults.yaml"), "-report", page, tracePath("serving-mixed-5s"))
 	require.Equal(t, 0, code, stderr)
-	d, _ = pageData(t, page)
+	d = pageData(t, page)
 	fixes := d["remediation"].([]any)
 	require.Len(t, fixes, strings.Count(out, "\n"))
 	require.NotEmpty(t, fixes)

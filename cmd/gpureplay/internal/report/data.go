@@ -227,7 +227,7 @@ func (c *Collector) Build(opts Options) (*Data, error) {
 			d.Remediation = append(d.Remediation, DecisionJSON(x))
 		}
 	}
-	d.Summary = d.summarize(c)
+	d.Summary = d.summarize()
 	return d, nil
 }
 
@@ -334,7 +334,7 @@ func nanSeries(n int) Series {
 func round(x, scale float64) float64 { return math.Round(x*scale) / scale }
 
 // summarize writes the few sentences at the top of the page.
-func (d *Data) summarize(c *Collector) []string {
+func (d *Data) summarize() []string {
 	var out []string
 	models := map[string]int{}
 	for _, l := range d.Lanes {

@@ -235,7 +235,8 @@ func (p *page) chart(l Lane) {
 		pen, gap := false, 0
 		for i, v := range s {
 			if math.IsNaN(v) {
-				if gap++; gap > maxGap {
+				gap++
+				if gap > maxGap {
 					pen = false
 				}
 				continue
