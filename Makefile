@@ -39,8 +39,11 @@ $(BIN): $(BUILDER) $(GO_SOURCES)
 	cd _build && $(GO) build -trimpath -o ../$(BIN) .
 	@echo "built $(BIN)"
 
+# The config's "# banner:" comment first: where the metrics are and what
+# the log says.
 run: build
-	./$(BIN) --config $(CONFIG)
+	@sed -n 's/^# banner: //p' $(CONFIG)
+	@$(BIN) --config $(CONFIG)
 
 # otelcol-gpu-agent: the lean node agent (builder-config-agent.yaml), built
 # like the full distribution in its own _build-agent directory.
@@ -120,13 +123,19 @@ $(HELM): internal/tools/helm/go.mod internal/tools/helm/go.sum
 .PHONY: helm
 helm: $(HELM)
 
+# What the end-to-end tests leave for CI to keep: the gpureplay report's
+# screenshots from headless Chromium (Debian's chromium package; without
+# it the report test fails here rather than skip).
+ARTIFACTS ?= $(CURDIR)/_artifacts
+
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
 # kube-apiserver with etcd), then the distribution's end-to-end tests (among
 # them a 3-minute churn soak and a flood: -timeout 30m). The chart's tests
 # (charts/) run the binaries and Helm from bin/.
 test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(HELM)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
-	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/...
+	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_REQUIRE_BROWSER=1 OTELCOL_GPU_ARTIFACTS=$(ARTIFACTS) \
+		OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/...
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # remote-write through an outage, the rules (promtool), every dashboard

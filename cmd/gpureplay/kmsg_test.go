@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite the kernel logs' golden remediation decisions (testdata/kmsg/golden)")
+var update = flag.Bool("update", false, "rewrite the golden files: the kernel logs' remediation decisions (testdata/kmsg/golden), the reports' data (testdata/report)")
 
 // kmsgBoot is the boot time given to the logs that count seconds since
 // boot: their sources give none, so any fixed time will do.

@@ -6,6 +6,7 @@
 //	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table] [-o FILE] DEMAND.csv...
 //	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
+//	gpureplay -report FILE.html [-cost FILE | -autoscale FILE | -remediate FILE] [-o FILE] TRACE.csv
 //
 // Any of these but -whatif takes -resample INTERVAL (e.g. 30s): the trace
 // becomes what a collector sampling DCGM every INTERVAL would have
@@ -90,6 +91,16 @@
 //
 //	{"summary": "cost", "namespace": "serving", "currency": "USD", "gpu_hours": {"used": 1.2, "workload_idle": 0.3, "cluster_idle": 0, "unknown": 0}, "cost": {...}, "class_hours": {"compute_bound": 0.8, ...}}
 //
+// With -report FILE.html (beside any of these but -whatif), gpureplay
+// also writes a self-contained HTML page of the replay: a written summary,
+// a timeline per GPU of its bottleneck class, utilization, SM activity,
+// power and memory with straggler and alert marks, the stragglers per job,
+// the alerts from pending to firing to resolved, -cost's figures (with
+// -cost's prices if given, else -config's), and the autoscaler's and
+// remediation's decisions when replayed with them. See
+// cmd/gpureplay/internal/report. An empty trace is an error; on any error
+// no page is written.
+//
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
 // line and column; the verdicts of the rows before it are written.
@@ -109,6 +120,7 @@ import (
 	_ "time/tzdata" // -tz names a zone on hosts without a zone database too
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/replay"
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/whatif"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kmsg"
 )
@@ -125,6 +137,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
 	remediatePath := fs.String("remediate", "", "print the gpu_remediation connector's decisions with the settings in `file` (always a dry run)")
 	resample := fs.Duration("resample", 0, "replay the trace as sampled every `interval` (e.g. 30s): profiling fields averaged over it, the rest the latest value; 0: every row")
+	reportPath := fs.String("report", "", "also write a self-contained HTML report of the replay to `file` (timeline per GPU, stragglers, alerts, cost, decisions)")
 	costPath := fs.String("cost", "", "after the verdicts, print GPU-hours and cost per namespace, with the gpu_analyzer settings (prices) in `file`")
 	year := fs.Int("year", 0, "kernel log: the `year` of its first journald short-format line (\"Nov 24 10:00:00\" has none)")
 	boot := fs.String("boot", "", "kernel log: when the host booted (RFC 3339 or Unix seconds), for dmesg's [seconds since boot]")
@@ -133,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	gpusPath := fs.String("gpus", "", "kernel log: `file` mapping PCI bus id to UUID, as nvidia-smi --query-gpu=pci.bus_id,uuid --format=csv,noheader prints it")
 	wi := whatif.AddFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE | -cost FILE] [-config FILE] [-resample INTERVAL] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE | -cost FILE] [-report FILE.html] [-config FILE] [-resample INTERVAL] [-o FILE] TRACE.csv")
 		fmt.Fprintln(stderr, "       gpureplay -remediate FILE [-year YYYY] [-boot TIME] [-tz ZONE] [-host NAME] [-gpus FILE] [-o FILE] KERNEL.log")
 		fmt.Fprintln(stderr, "       "+whatif.Usage)
 		fs.PrintDefaults()
@@ -146,6 +159,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if wi.Enabled() {
+		if *reportPath != "" {
+			fmt.Fprintln(stderr, "gpureplay: -report goes with a trace replay, not with -whatif")
+			return 2
+		}
 		return wi.Run(fs.Args(), *outPath, stdout, stderr)
 	}
 	if fs.NArg() != 1 {
@@ -170,6 +187,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		tally = replay.NewCostTally(cfg)
+	}
+	// The report's cost table is -cost's summary: the same tally, with the
+	// -cost file's prices if given, else -config's.
+	var rep *report.Collector
+	reportCost := tally
+	if *reportPath != "" {
+		rep = report.NewCollector()
+		if reportCost == nil {
+			reportCost = replay.NewCostTally(cfg)
+		}
 	}
 	var scaler *replay.Autoscale
 	if *autoscalePath != "" {
@@ -221,7 +248,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = file
 	}
 	w := bufio.NewWriterSize(out, 1<<16)
-	opts := replay.Options{Autoscale: scaler, Remediate: remediate, Cost: tally, Resample: resample.Seconds()}
+	opts := replay.Options{Autoscale: scaler, Remediate: remediate, Cost: reportCost, Resample: resample.Seconds(), Report: rep}
 	var replayErr error
 	switch {
 	case klog != nil:
@@ -241,7 +268,39 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if flushErr != nil {
 		return fail(flushErr)
 	}
+	if rep != nil {
+		ropts := report.Options{Source: filepath.Base(tracePath), Cost: reportCost.Report(), Autoscaled: scaler != nil, Remediated: remediate != nil}
+		if err := writeReport(*reportPath, rep, ropts); err != nil {
+			return fail(fmt.Errorf("%s: %w", tracePath, err))
+		}
+	}
 	return 0
+}
+
+// writeReport renders the report into a temporary file beside path and
+// renames it into place, so that a failed write leaves no half a page.
+func writeReport(path string, rep *report.Collector, opts report.Options) error {
+	data, err := rep.Build(opts)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // after the rename, a no-op
+	if err := report.Write(f, data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// Readable as a file os.Create makes: a report is for sharing.
+	if err := os.Chmod(f.Name(), 0o644); err != nil { //nolint:gosec // G302: see above
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // kernelLog gathers the flags that say what a kernel log leaves out.

@@ -42,6 +42,12 @@ type Config struct {
 	// default: on a gateway with thousands of GPUs the metrics are the
 	// interface, not the log.
 	SummaryInterval time.Duration `mapstructure:"summary_interval"`
+	// FirstSummaryAfter, if set, logs the first summary this long (data
+	// time) after the first sample instead of one summary_interval after
+	// it, so that a person starting the collector sees the fleet early;
+	// later summaries stay on the summary_interval grid from the first
+	// sample. 0 (the default): the first comes after summary_interval.
+	FirstSummaryAfter time.Duration `mapstructure:"first_summary_after"`
 	// VerdictInterval sends a GPU's verdict metrics when something changed
 	// (class, hint, straggler state, an alert's state), with its usage
 	// counters, and otherwise at least this often (data time; 30 s by
@@ -329,6 +335,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.VerdictInterval < 0 {
 		bad("verdict_interval must not be negative, got %v", cfg.VerdictInterval)
+	}
+	if cfg.FirstSummaryAfter < 0 || (cfg.FirstSummaryAfter > 0 && cfg.FirstSummaryAfter > cfg.SummaryInterval) {
+		bad("first_summary_after must be between 0 and summary_interval (%v), got %v", cfg.SummaryInterval, cfg.FirstSummaryAfter)
 	}
 	if cfg.SummaryInterval < 0 {
 		bad("summary_interval must not be negative, got %v", cfg.SummaryInterval)

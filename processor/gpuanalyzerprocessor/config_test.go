@@ -72,6 +72,7 @@ func TestConfigErrors(t *testing.T) {
 		"bad_nvlink":     "bottleneck::communication_bound_nvlink_bytes must be positive, got 0",
 
 		"bad_verdict_interval": "verdict_interval must not be negative, got -1s",
+		"bad_first_summary":    "first_summary_after must be between 0 and summary_interval (30s), got 1m0s",
 		"bad_power_order":      "want idle_power_ratio (0.15) <= waiting_power_ratio (0.6) <= working_power_ratio (0.45)",
 		"bad_board_power":      "bottleneck::board_power::H100 must be a positive number of watts, got 0",
 	} {

@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	// The console_short log encoding, for the summary read on a terminal.
+	_ "github.com/otelcol-gpu/otelcol-gpu/internal/consolelog"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
 

@@ -21,9 +21,11 @@ import (
 type fleetSummary struct {
 	logger   *zap.Logger
 	interval int64
+	first    int64 // data time from the first sample to the first summary
 	ttl      int64
 	currency string
 	next     int64 // data time of the next summary; 0 before the first sample
+	origin   int64 // data time of the first sample
 	now      int64 // latest data time seen
 	gpus     map[string]*gpuLine
 }
@@ -44,7 +46,7 @@ type gpuLine struct {
 
 func newFleetSummary(logger *zap.Logger, cfg *Config) *fleetSummary {
 	return &fleetSummary{
-		logger: logger, interval: int64(cfg.SummaryInterval), ttl: int64(cfg.GPUTTL),
+		logger: logger, interval: int64(cfg.SummaryInterval), first: int64(cmp.Or(cfg.FirstSummaryAfter, cfg.SummaryInterval)), ttl: int64(cfg.GPUTTL),
 		currency: cfg.Cost.Currency, gpus: map[string]*gpuLine{},
 	}
 }
@@ -91,16 +93,16 @@ func (f *fleetSummary) flush() {
 		return
 	}
 	if f.next == 0 {
-		f.next = f.now + f.interval
+		f.origin, f.next = f.now, f.now+f.first
 		return
 	}
 	if f.now < f.next {
 		return
 	}
-	// The next interval boundary after now, in one step: a GPU stamped
-	// decades apart from the rest must not make this loop for each
-	// interval in between.
-	f.next += ((f.now-f.next)/f.interval + 1) * f.interval
+	// The next interval boundary after now, on the grid from the first
+	// sample, in one step: a GPU stamped decades apart from the rest must
+	// not make this loop for each interval in between.
+	f.next = f.origin + ((f.now-f.origin)/f.interval+1)*f.interval
 	ids := slices.SortedFunc(maps.Keys(f.gpus), func(a, b string) int {
 		return cmp.Or(strings.Compare(f.gpus[a].name, f.gpus[b].name), strings.Compare(a, b))
 	})

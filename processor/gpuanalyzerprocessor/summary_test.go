@@ -2,6 +2,7 @@ package gpuanalyzerprocessor
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,30 @@ func TestFleetSummary(t *testing.T) {
 	require.Equal(t, "replace_or_drain", hints["gpu-node-1/gpu3"], "the change carries its hint")
 	require.Equal(t, "check_cooling_or_power", hints["gpu-node-0/gpu2"])
 	require.NotContains(t, changes, "gpu-node-1/gpu6", "the idle notebook never changed")
+}
+
+// TestFirstSummaryEarly: with first_summary_after, the first summary comes
+// that long after the first sample, and the later ones stay on the
+// summary_interval grid from the first sample (30, 60 s), as without it.
+func TestFirstSummaryEarly(t *testing.T) {
+	f := newFleet(t, simulated.DefaultConfig())
+	cfg := everySample()
+	cfg.SummaryInterval = 30 * time.Second
+	cfg.FirstSummaryAfter = 5 * time.Second
+	core, logs := observer.New(zapcore.InfoLevel)
+	set := processortest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	p, _ := newProcessor(t, cfg, set)
+	var at []int
+	for i := range 61 {
+		require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
+		for _, e := range logs.TakeAll() {
+			if strings.HasPrefix(e.Message, "16 GPUs: ") {
+				at = append(at, i)
+			}
+		}
+	}
+	require.Equal(t, []int{5, 30, 60}, at, "samples (1 s apart) after which a summary came")
 }
 
 func TestSummaryLine(t *testing.T) {

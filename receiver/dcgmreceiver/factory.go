@@ -12,6 +12,9 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	// The console_short log encoding, for a collector run on a terminal
+	// (also in the lean agent, which has no gpu_analyzer).
+	_ "github.com/otelcol-gpu/otelcol-gpu/internal/consolelog"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 )
@@ -265,9 +266,29 @@ func appendKey(b []byte, i int, key string) []byte {
 }
 
 func appendRounded(b []byte, x, scale float64) []byte {
+	return strconv.AppendFloat(b, rounded(x, scale), 'f', -1, 64)
+}
+
+func rounded(x, scale float64) float64 {
 	r := math.Round(x*scale) / scale
 	if r == 0 {
 		r = 0 // no "-0"
 	}
-	return strconv.AppendFloat(b, r, 'f', -1, 64)
+	return r
+}
+
+// Report gives the figures Write prints, rounded the same way, for the
+// HTML report's cost table.
+func (c *CostTally) Report() *report.Cost {
+	rc := &report.Cost{Currency: c.currency, States: usageStates[:], Rows: []report.CostRow{}}
+	for _, ns := range slices.Sorted(maps.Keys(c.namespaces)) {
+		u := c.namespaces[ns]
+		row := report.CostRow{Namespace: ns, GPUHours: map[string]float64{}, Cost: map[string]float64{}}
+		for i, st := range usageStates {
+			row.GPUHours[st] = rounded(u.Seconds[i]/3600, 1e6)
+			row.Cost[st] = rounded(u.Cost[i], 1e4)
+		}
+		rc.Rows = append(rc.Rows, row)
+	}
+	return rc
 }

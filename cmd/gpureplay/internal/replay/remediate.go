@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
 )
 
 // Remediate replays through the gpu_remediation connector's decisions.
@@ -36,8 +37,14 @@ func LoadRemediate(path string) (*Remediate, error) {
 // lines writes one JSON line per decision the batch led to:
 //
 //	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-…","incident":"xid_79-1a2b3c4d","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
-func (rm *Remediate) lines(b []byte, md pmetric.Metrics, now time.Time) []byte {
+func (rm *Remediate) lines(b []byte, md pmetric.Metrics, now time.Time, rep *report.Collector) []byte {
 	for _, d := range rm.r.ReplayBatch(md, now) {
+		if rep != nil {
+			rep.AddDecision(report.Decision{
+				Time: float64(d.Time.UnixNano()) / 1e9, Node: d.Node, UUID: d.UUID, Incident: d.Incident,
+				Fault: d.Fault, Action: d.Action, Reason: d.Reason, DryRun: d.DryRun,
+			})
+		}
 		b = append(b, `{"time":`...)
 		b = strconv.AppendFloat(b, float64(d.Time.UnixNano())/1e9, 'f', -1, 64)
 		b = append(b, `,"node":`...)

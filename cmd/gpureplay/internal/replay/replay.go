@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
@@ -85,6 +86,9 @@ type Options struct {
 	// Resample, if positive, thins the trace to one batch every this many
 	// seconds, as a Prometheus scrape at that interval would see it.
 	Resample float64
+	// Report, if set, gathers every row's verdict and every decision for
+	// an HTML report, besides what the replay writes.
+	Report *report.Collector
 }
 
 // Run replays the trace read from in (named name in errors) and writes one
@@ -110,7 +114,7 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 	cfg.(*gpuanalyzerprocessor.Config).VerdictInterval = 0
 	cfg.(*gpuanalyzerprocessor.Config).Cost.ReportInterval = 0
 	f := gpuanalyzerprocessor.NewFactory()
-	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost}
+	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost, report: opts.Report}
 	if cost != nil {
 		cost.waits = newWaitTally(cfg.(*gpuanalyzerprocessor.Config).GroupBy)
 	}
@@ -197,6 +201,7 @@ type writer struct {
 	verdicts []verdict // the batch's, by row
 	// remediate, when set, replaces the verdict lines with decisions.
 	remediate *Remediate
+	report    *report.Collector
 	err       error
 }
 
@@ -204,8 +209,16 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 	if w.cost != nil {
 		w.cost.add(md)
 	}
+	if w.report != nil && (w.remediate != nil || w.scaler != nil) {
+		// Those replays print decisions, not verdicts: read the verdicts
+		// for the report here.
+		rms := md.ResourceMetrics()
+		for i := 0; i < rms.Len() && i < len(w.rows); i++ {
+			w.report.Add(&w.rows[i], verdictOf(rms.At(i)).forReport())
+		}
+	}
 	if w.remediate != nil {
-		w.buf = w.remediate.lines(w.buf[:0], md, w.now)
+		w.buf = w.remediate.lines(w.buf[:0], md, w.now, w.report)
 		if _, err := w.out.Write(w.buf); err != nil && w.err == nil {
 			w.err = err
 		}
@@ -213,6 +226,9 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 	}
 	if w.scaler != nil {
 		for _, e := range w.scaler.a.ReplayBatch(md, w.now) {
+			if w.report != nil {
+				w.report.AddScale(report.ScaleEvent{Time: w.rows[0].Time, Target: e.Target, Current: int(e.Current), Desired: int(e.Desired), Reason: e.Reason})
+			}
 			b := w.buf[:0]
 			b = append(b, `{"time":`...)
 			b = strconv.AppendFloat(b, w.rows[0].Time, 'f', -1, 64)
@@ -238,6 +254,9 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		v := verdictOf(rms.At(i))
 		w.verdicts = append(w.verdicts, v)
 		r := &w.rows[i]
+		if w.report != nil {
+			w.report.Add(r, v.forReport())
+		}
 		b := w.buf[:0]
 		b = append(b, `{"time":`...)
 		b = strconv.AppendFloat(b, r.Time, 'f', -1, 64)
@@ -277,7 +296,8 @@ type verdict struct {
 	hint       string // empty where there is none
 	straggler  bool
 	score      float64
-	alerts     []string
+	alerts     []string // firing
+	pending    []string
 	// usage is the GPU's usage state from this row on (used, waiting,
 	// workload_idle, cluster_idle, unknown).
 	usage string
@@ -318,14 +338,22 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					a := dps.At(k).Attributes()
-					if st, _ := a.Get(metricnames.AttrAlertstate); st.Str() == metricnames.AttrAlertstateFiring {
-						name, _ := a.Get(metricnames.AttrAlertname)
+					name, _ := a.Get(metricnames.AttrAlertname)
+					switch st, _ := a.Get(metricnames.AttrAlertstate); st.Str() {
+					case metricnames.AttrAlertstateFiring:
 						v.alerts = append(v.alerts, name.Str())
+					case metricnames.AttrAlertstatePending:
+						v.pending = append(v.pending, name.Str())
 					}
 				}
 			}
 		}
 	}
 	slices.Sort(v.alerts)
+	slices.Sort(v.pending)
 	return v
+}
+
+func (v verdict) forReport() report.Verdict {
+	return report.Verdict{Class: v.bottleneck, Straggler: v.straggler, Score: v.score, Firing: v.alerts, Pending: v.pending, Usage: v.usage}
 }
