@@ -48,6 +48,10 @@ type Pod struct {
 	// fleet sets it and, on real clusters, the k8s_attributes processor adds
 	// it downstream.
 	Job string
+	// Claim is the name of the DRA ResourceClaim, in Namespace, through
+	// which the device is allocated; empty for a device plugin's device.
+	// Where several pods share the claim, Name and Container are empty.
+	Claim string
 }
 
 // Name is the device's human-readable hw.name: "gpu3", or "gpu3/mig1.0".
