@@ -2,7 +2,6 @@ package nvmlbackend
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -127,7 +126,7 @@ func (b *Backend) migProfile(p *device, giID, ciID int) string {
 	if ret != nvml.SUCCESS || prof.SliceCount == 0 {
 		return ""
 	}
-	name := fmt.Sprintf("%dg.%dgb", prof.SliceCount, migMemoryGB(p.totalMemory, prof.MemorySizeMB))
+	name := gpu.MIGProfile(int(prof.SliceCount), p.totalMemory, prof.MemorySizeMB)
 	ci, ret := gi.GetComputeInstanceById(ciID)
 	if ret != nvml.SUCCESS {
 		return name
@@ -141,21 +140,6 @@ func (b *Backend) migProfile(p *device, giID, ciID int) string {
 		name = fmt.Sprintf("%dc.%s", ciProf.SliceCount, name)
 	}
 	return name
-}
-
-// migMemoryGB is the memory in a profile's name: an instance's share of
-// the board's memory, rounded up to eighths (an instance has at most 8
-// memory slices), of the board's memory in whole GB. An A100 80GB's
-// 9728 MB instance is 10gb, its 80896 MB one 80gb. Without the board's
-// memory, the instance's own, rounded up.
-func migMemoryGB(boardBytes, instanceMB uint64) uint64 {
-	if boardBytes == 0 {
-		return (instanceMB + 1023) / 1024
-	}
-	const gb = 1 << 30
-	share := float64(instanceMB<<20) / float64(boardBytes)
-	share = math.Ceil(share*8) / 8
-	return uint64(math.Round(share * float64((boardBytes+gb-1)/gb)))
 }
 
 // readMIG reads what NVML answers for a MIG device: its memory. Its

@@ -81,16 +81,3 @@ func TestMIGInstancesFollowed(t *testing.T) {
 	require.Len(t, collect(), 8)
 	require.Equal(t, 2, logs.FilterMessage("MIG instance gone").Len())
 }
-
-func TestMIGMemoryGB(t *testing.T) {
-	const a100_80 = 81920 << 20
-	for _, c := range []struct {
-		board, mb, want uint64
-	}{
-		{a100_80, 9728, 10}, {a100_80, 19968, 20}, {a100_80, 40192, 40}, {a100_80, 80896, 80},
-		{40 << 30, 4864, 5}, {40 << 30, 9856, 10}, {40 << 30, 40192, 40},
-		{0, 4864, 5},
-	} {
-		require.Equal(t, c.want, migMemoryGB(c.board, c.mb), "%d MB of %d", c.mb, c.board)
-	}
-}
