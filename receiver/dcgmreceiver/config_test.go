@@ -81,7 +81,7 @@ func TestConfigValidationErrors(t *testing.T) {
 		}},
 		{"bad_fleet", []string{
 			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4 or p100`,
-			`simulated: workloads[0]::kind: unknown kind "batch"; want training, serving or time_sliced`,
+			`simulated: workloads[0]::kind: unknown kind "batch"; want training, serving, time_sliced or mig`,
 			`simulated: workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
 			`simulated: workloads[0]::phases[0]::kind: unknown phase "busy"`,
 			`simulated: faults[0]::kind: unknown fault "meltdown"`,
