@@ -69,28 +69,27 @@ gpurecord: $(GPURECORD)
 $(GPURECORD): $(GO_SOURCES)
 	$(GO) build -trimpath -ldflags "-s -w" -o $(GPURECORD) ./cmd/gpurecord
 
-# kube-apiserver for the autoscale connector's integration tests, built
-# from the module proxy (internal/tools/kubeapiserver is its own module, so
-# k8s.io/kubernetes stays out of the product's dependencies). With etcd from
-# Debian's etcd-server.
+# kube-apiserver for the integration tests, built from the module proxy
+# (internal/tools/kubeapiserver is its own module, so k8s.io/kubernetes
+# stays out of the product's dependencies). With etcd from Debian's
+# etcd-server. 1.35: it serves resource.k8s.io/v1 (DRA's ResourceSlices).
 KUBE_APISERVER := bin/kube-apiserver
-KUBE_VERSION := v1.32.13
+KUBE_VERSION := v1.35.4
 $(KUBE_APISERVER): internal/tools/kubeapiserver/go.mod internal/tools/kubeapiserver/go.sum
 	cd internal/tools/kubeapiserver && GOFLAGS=-mod=mod $(GO) build -trimpath \
-		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=32" \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35" \
 		-o $(CURDIR)/$(KUBE_APISERVER) k8s.io/kubernetes/cmd/kube-apiserver
 
 kube-apiserver: $(KUBE_APISERVER)
 
 # kube-controller-manager for the remediation connector's integration tests
 # (only its disruption controller runs, so PodDisruptionBudgets gate
-# evictions). Its own module; v1.32.5 because the module proxy serves every
-# staging module it needs only at that v1.32 patch (see its go.mod).
+# evictions). Its own module, at the API server's release.
 KUBE_CONTROLLER_MANAGER := bin/kube-controller-manager
-KCM_VERSION := v1.32.5
+KCM_VERSION := $(KUBE_VERSION)
 $(KUBE_CONTROLLER_MANAGER): internal/tools/kubecontrollermanager/go.mod internal/tools/kubecontrollermanager/go.sum
 	cd internal/tools/kubecontrollermanager && GOFLAGS=-mod=mod $(GO) build -trimpath \
-		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$(KCM_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=32" \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$(KCM_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35" \
 		-o $(CURDIR)/$(KUBE_CONTROLLER_MANAGER) k8s.io/kubernetes/cmd/kube-controller-manager
 
 kube-controller-manager: $(KUBE_CONTROLLER_MANAGER)

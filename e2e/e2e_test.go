@@ -192,6 +192,32 @@ func TestE2ELocalExample(t *testing.T) {
 	if !strings.Contains(body, `k8s_job_name="llm-pretrain"`) {
 		t.Error("the training job's GPUs should carry k8s_job_name")
 	}
+	// The shared GPUs: gpu-node-1/gpu7 split between its three pods, each
+	// with its own utilization; gpu-node-1/gpu5's three MIG instances
+	// under their MIG UUIDs, each its pod's; the notebook's GPU held
+	// through a DRA claim.
+	perPod := regexp.MustCompile(`(?m)^nvidia_gpu_process_utilization_ratio\{[^}]*k8s_pod_name="shared-notebook-1-7-\d"[^}]*\} (\S+)$`)
+	values := map[string]bool{}
+	for _, m := range perPod.FindAllStringSubmatch(body, -1) {
+		values[m[1]] = true
+	}
+	if len(values) != 3 {
+		t.Errorf("gpu-node-1/gpu7 should be split between 3 pods with distinct utilizations, got %v", values)
+	}
+	mig := regexp.MustCompile(`(?m)^hw_gpu_memory_usage_bytes\{[^}]*hw_id="MIG-[0-9a-f-]{36}"[^}]*\}`)
+	migs := 0
+	for _, line := range mig.FindAllString(body, -1) {
+		if strings.Contains(line, `nvidia_gpu_mig_profile="2g.20gb"`) && strings.Contains(line, `k8s_pod_name="mig-inference-1-5-`) &&
+			strings.Contains(line, `hw_name="gpu5/mig`) {
+			migs++
+		}
+	}
+	if migs != 3 {
+		t.Errorf("want gpu-node-1/gpu5's 3 MIG instances under their MIG UUIDs with profile and pod, got %d", migs)
+	}
+	if !regexp.MustCompile(`(?m)^hw_gpu_utilization_ratio\{[^}]*k8s_resourceclaim_name="notebook-1-6-gpu"`).MatchString(body) {
+		t.Error("the notebook's GPU should carry its DRA claim, k8s_resourceclaim_name")
+	}
 	c.stop(t)
 }
 
@@ -298,7 +324,8 @@ func TestE2EAnalyzerVerdicts(t *testing.T) {
 		t.Error("the straggler should be logged with its hw.name")
 	}
 	// The fleet summary, every 30 s: the notebook's idle GPU is priced.
-	summary := regexp.MustCompile(`16 GPUs: [^\n]*1 idle \(1 held by a pod: \$6\.88/h wasted\)[^\n]*straggler[^\n]*gpu-node-0/gpu5 in ml/llm-pretrain`)
+	// 16 GPUs and gpu-node-1/gpu5's 3 MIG instances, each a device.
+	summary := regexp.MustCompile(`19 GPUs: [^\n]*1 idle \(1 held by a pod: \$6\.88/h wasted\)[^\n]*straggler[^\n]*gpu-node-0/gpu5 in ml/llm-pretrain`)
 	for deadline := time.Now().Add(time.Minute); !summary.MatchString(c.logs.String()) && time.Now().Before(deadline); {
 		time.Sleep(time.Second)
 	}

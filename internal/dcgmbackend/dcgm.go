@@ -40,6 +40,10 @@ type Options struct {
 	// the catalog. Watching fewer saves the host engine's sampling and the
 	// copies of values nobody uses.
 	Fields []f.Field
+	// MIGRescan is how often the MIG instances are listed again, to
+	// follow those created and destroyed while the collector runs; 0
+	// lists them at every collection (one call to the host engine).
+	MIGRescan time.Duration
 }
 
 // DCGM field IDs of the identity strings.
@@ -73,12 +77,18 @@ type Backend struct {
 	// Readers of the device and profiling fields, made at the first
 	// Collect after a connection or a change of entities (see latest.go).
 	base, prof *latestReader
+
+	// migChecked is when the MIG instances were last listed.
+	migChecked time.Time
 }
 
 type entity struct {
 	pair      dcgm.GroupEntityPair
 	dev       gpu.Device
 	profiling bool
+	// slices is a MIG instance's GPU slices, whose profile is named in
+	// full once its memory and its parent's are read (nameProfiles).
+	slices int
 }
 
 // New returns an unconnected backend.
@@ -179,7 +189,8 @@ func (b *Backend) listEntities() error {
 				continue
 			}
 			b.entities = append(b.entities, entity{
-				pair: e.Entity,
+				pair:   e.Entity,
+				slices: int(e.Info.NvmlProfileSlices),
 				dev: gpu.Device{
 					Index: int(e.Info.NvmlGpuIndex),
 					MIG: &gpu.MIG{
@@ -424,6 +435,16 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 	// period of slack keeps a value whose successor is just due; a value
 	// older than that is one DCGM stopped refreshing, and is left out.
 	oldest := now.Add(-maxAge - b.opts.UpdateEvery/2).UnixMicro()
+	if now.Sub(b.migChecked) >= b.opts.MIGRescan {
+		b.migChecked = now
+		if err := b.followMIG(); err != nil {
+			return nil, err
+		}
+		samples = samples[:0]
+		for i := range b.entities {
+			samples = append(samples, gpu.Sample{Device: &b.entities[i].dev, Time: now, Epoch: b.epoch})
+		}
+	}
 	if !b.base.reads(b.pairs, b.baseIDs) || !b.prof.reads(b.profPairs, b.profIDs) {
 		if err := b.newReaders(); err != nil {
 			return nil, err
@@ -456,6 +477,7 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 			samples[i].XIDs = append(samples[i].XIDs, uint32(code))
 		}
 	}
+	b.nameProfiles(samples)
 	// A sample with no fresh value says nothing: leave it out.
 	out := samples[:0]
 	for _, s := range samples {
@@ -464,6 +486,71 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 		}
 	}
 	return out, nil
+}
+
+// followMIG lists the MIG instances again and, when they changed (an
+// instance created or destroyed while the collector runs), finds the
+// entities and sets up the group and the watches anew. The GPUs' counters
+// go on: the epoch stays, as the driver did not restart.
+func (b *Backend) followMIG() error {
+	hier, err := dcgm.GetGPUInstanceHierarchy()
+	if err != nil {
+		return nil // no MIG hierarchy: nothing to follow
+	}
+	now := map[dcgm.GroupEntityPair]bool{}
+	for i := uint(0); i < hier.Count; i++ {
+		if e := hier.EntityList[i].Entity; e.EntityGroupId == dcgm.FE_GPU_I {
+			now[e] = true
+		}
+	}
+	known := 0
+	for _, e := range b.entities {
+		if e.pair.EntityGroupId == dcgm.FE_GPU_I {
+			if !now[e.pair] {
+				return b.rediscover(len(now))
+			}
+			known++
+		}
+	}
+	if known != len(now) {
+		return b.rediscover(len(now))
+	}
+	return nil
+}
+
+func (b *Backend) rediscover(instances int) error {
+	b.opts.Logger.Info("MIG instances changed; following them", zap.Int("mig_instances", instances))
+	if err := dcgm.DestroyGroup(b.group); err != nil {
+		b.opts.Logger.Debug("Destroy the old GPU group", zap.Error(err))
+	}
+	if err := b.discover(); err != nil {
+		return fmt.Errorf("MIG instances changed: %w", err)
+	}
+	return nil
+}
+
+// nameProfiles names each MIG instance's profile in full (1g.10gb) from
+// its memory and its parent's, the first time both are read; until then
+// it is its slices (1g), as DCGM's hierarchy gives them.
+func (b *Backend) nameProfiles(samples []gpu.Sample) {
+	for i := range b.entities {
+		e := &b.entities[i]
+		if e.dev.MIG == nil || e.slices == 0 || strings.Contains(e.dev.MIG.Profile, ".") {
+			continue
+		}
+		mine, ok := samples[i].Values.Get(f.FBTotal)
+		if !ok {
+			continue
+		}
+		for j := range b.entities {
+			p := &b.entities[j]
+			if p.dev.MIG == nil && p.dev.UUID == e.dev.MIG.ParentUUID {
+				if board, ok := samples[j].Values.Get(f.FBTotal); ok && board >= mine {
+					e.dev.MIG.Profile = gpu.MIGProfile(e.slices, uint64(board)<<20, uint64(mine))
+				}
+			}
+		}
+	}
 }
 
 // newReaders makes the readers of the device fields (every entity) and of

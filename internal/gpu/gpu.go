@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
@@ -39,6 +40,26 @@ type MIG struct {
 	Profile         string
 }
 
+// MIGProfile names a MIG profile as nvidia-smi and the kubelet's MIG
+// resources do, by its slices and memory: 1g.10gb. The memory is the
+// instance's share of the board's, rounded up to eighths (an instance has
+// at most 8 memory slices), of the board's memory in whole GB: an A100
+// 80GB's 9728 MB instance is 10gb, its 80896 MB one 80gb. Without the
+// board's memory, the instance's own, rounded up.
+func MIGProfile(slices int, boardBytes, instanceMB uint64) string {
+	return fmt.Sprintf("%dg.%dgb", slices, migMemoryGB(boardBytes, instanceMB))
+}
+
+func migMemoryGB(boardBytes, instanceMB uint64) uint64 {
+	if boardBytes == 0 {
+		return (instanceMB + 1023) / 1024
+	}
+	const gb = 1 << 30
+	share := float64(instanceMB<<20) / float64(boardBytes)
+	share = math.Ceil(share*8) / 8
+	return uint64(math.Round(share * float64((boardBytes+gb-1)/gb)))
+}
+
 // Pod is a Kubernetes container that a device is allocated to.
 type Pod struct {
 	Namespace string
@@ -48,6 +69,10 @@ type Pod struct {
 	// fleet sets it and, on real clusters, the k8s_attributes processor adds
 	// it downstream.
 	Job string
+	// Claim is the name of the DRA ResourceClaim, in Namespace, through
+	// which the device is allocated; empty for a device plugin's device.
+	// Where several pods share the claim, Name and Container are empty.
+	Claim string
 }
 
 // Name is the device's human-readable hw.name: "gpu3", or "gpu3/mig1.0".

@@ -90,8 +90,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Start runs etcd and kube-apiserver and waits for /readyz.
-func Start(apiserverBin, etcdBin string) (*Server, error) {
+// Start runs etcd and kube-apiserver and waits for /readyz. extraArgs are
+// added to the API server's flags (e.g. --runtime-config to serve an older
+// API version).
+func Start(apiserverBin, etcdBin string, extraArgs ...string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "kubetest-")
 	if err != nil {
 		return nil, err
@@ -127,12 +129,13 @@ func Start(apiserverBin, etcdBin string) (*Server, error) {
 	}
 	port := ports[2]
 	s.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
-	if err := s.run(apiserverBin, "--advertise-address=127.0.0.1", "--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port), "--etcd-servers="+etcdURL, "--cert-dir="+filepath.Join(dir, "certs"),
-		"--service-account-issuer="+s.URL+"/", "--service-account-key-file="+sa+".pub",
-		"--service-account-signing-key-file="+sa+".key", "--token-auth-file="+tokens,
+	args := append([]string{"--advertise-address=127.0.0.1", "--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port), "--etcd-servers=" + etcdURL, "--cert-dir=" + filepath.Join(dir, "certs"),
+		"--service-account-issuer=" + s.URL + "/", "--service-account-key-file=" + sa + ".pub",
+		"--service-account-signing-key-file=" + sa + ".key", "--token-auth-file=" + tokens,
 		"--authorization-mode=RBAC", "--service-cluster-ip-range=10.0.0.0/24",
-		"--disable-admission-plugins=ServiceAccount", "--v=0"); err != nil {
+		"--disable-admission-plugins=ServiceAccount", "--v=0"}, extraArgs...)
+	if err := s.run(apiserverBin, args...); err != nil {
 		return nil, err
 	}
 	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}

@@ -233,6 +233,8 @@ const (
 	AttrK8sPodUid = "k8s.pod.uid"
 	// AttrK8sReplicasetName (resource attribute, connector/gpuautoscaleconnector): The scale target's name, when it is a ReplicaSet.
 	AttrK8sReplicasetName = "k8s.replicaset.name"
+	// AttrK8sResourceclaimName (resource attribute, receiver/dcgmreceiver): Name of the Dynamic Resource Allocation ResourceClaim, in k8s.namespace.name, through which the device is allocated (kubelet pod-resources API, joined with the driver's ResourceSlices). Where several pods share the claim, the pod and container are not set.
+	AttrK8sResourceclaimName = "k8s.resourceclaim.name"
 	// AttrK8sStatefulsetName (resource attribute, connector/gpuautoscaleconnector): The scale target's name, when it is a StatefulSet.
 	AttrK8sStatefulsetName = "k8s.statefulset.name"
 	// AttrNetworkIODirection (attribute, receiver/dcgmreceiver): The direction of the transfer.
@@ -398,6 +400,7 @@ var Attributes = [...]Attribute{
 	{AttrK8sPodName, "receiver/dcgmreceiver"},
 	{AttrK8sPodUid, "receiver/dcgmreceiver"},
 	{AttrK8sReplicasetName, "connector/gpuautoscaleconnector"},
+	{AttrK8sResourceclaimName, "receiver/dcgmreceiver"},
 	{AttrK8sStatefulsetName, "connector/gpuautoscaleconnector"},
 	{AttrNetworkIODirection, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUBottleneckClass, "processor/gpuanalyzerprocessor"},

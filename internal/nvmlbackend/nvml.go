@@ -66,6 +66,11 @@ type device struct {
 	// utilWarned is set once the GPU was found without per-process
 	// utilization.
 	utilWarned bool
+	// mig marks a MIG instance's device; migs are a GPU's instances
+	// (mig.go), and totalMemory its memory, which names their profiles.
+	mig         bool
+	migs        []*device
+	totalMemory uint64
 }
 
 // New returns an unconnected backend.
@@ -133,6 +138,9 @@ func (b *Backend) discover() error {
 			return fmt.Errorf("device %d UUID: %v", i, nvml.ErrorString(ret))
 		}
 		d.dev.Model, _ = h.GetName()
+		if m, ret := h.GetMemoryInfo(); ret == nvml.SUCCESS {
+			d.totalMemory = m.Total
+		}
 		if pci, ret := h.GetPciInfo(); ret == nvml.SUCCESS {
 			d.dev.PCIBusID = busID(pci)
 		}
@@ -195,6 +203,21 @@ func (b *Backend) Collect(_ context.Context, now time.Time, _ time.Duration) ([]
 			}
 		}
 		out = append(out, s)
+		if err := b.scanMIG(d); err != nil {
+			return nil, err
+		}
+		for _, m := range d.migs {
+			s := gpu.Sample{Device: &m.dev, Time: now, Epoch: b.epoch}
+			if err := readMIG(m, &s.Values); err != nil {
+				return nil, err
+			}
+			if b.procs != nil {
+				if err := b.readProcesses(m, &s); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, s)
+		}
 	}
 	b.drainXIDs(out)
 	return out, nil

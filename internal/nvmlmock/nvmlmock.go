@@ -5,6 +5,7 @@ package nvmlmock
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -122,3 +123,110 @@ func RecoveryAction(action uint32, ret nvml.Return) func([]nvml.FieldValue) nvml
 		return nvml.SUCCESS
 	}
 }
+
+// MIG is one mock GPU in MIG mode, whose instances a test creates and
+// destroys while the backend runs, as an administrator would with
+// nvidia-smi mig. Each instance is a GPU instance with one compute
+// instance, listed by the parent's MIG device handles as real NVML lists
+// them: GetMaxMigDeviceCount slots, NOT_FOUND where no instance is.
+type MIG struct {
+	dev       *dgxa100.Device
+	instances []*migInstance
+	created   int
+}
+
+type migInstance struct {
+	uuid string
+	gi   nvml.GpuInstance
+	ci   nvml.ComputeInstance
+	h    *mock.Device
+}
+
+// EnableMIG turns MIG mode on for s's device i, with no instance yet.
+func EnableMIG(s *dgxa100.Server, i int) *MIG {
+	d := s.Devices[i].(*dgxa100.Device)
+	m := &MIG{dev: d}
+	d.MigMode = nvml.DEVICE_MIG_ENABLE
+	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
+	d.GetMigDeviceHandleByIndexFunc = func(n int) (nvml.Device, nvml.Return) {
+		if n < 0 || n >= 7 {
+			return nil, nvml.ERROR_INVALID_ARGUMENT
+		}
+		if n >= len(m.instances) {
+			return nil, nvml.ERROR_NOT_FOUND
+		}
+		return m.instances[n].h, nvml.SUCCESS
+	}
+	d.GetGpuInstanceByIdFunc = func(id int) (nvml.GpuInstance, nvml.Return) {
+		for _, in := range m.instances {
+			if info, _ := in.gi.GetInfo(); int(info.Id) == id {
+				return in.gi, nvml.SUCCESS
+			}
+		}
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	return m
+}
+
+// Create makes a GPU instance of GPU instance profile giProfile (e.g.
+// nvml.GPU_INSTANCE_PROFILE_1_SLICE) with one compute instance of compute
+// instance profile ciProfile, and returns its MIG UUID.
+func (m *MIG) Create(giProfile, ciProfile int) string {
+	giInfo, ret := m.dev.GetGpuInstanceProfileInfo(giProfile)
+	if ret != nvml.SUCCESS {
+		panic(fmt.Sprintf("GPU instance profile %d: %v", giProfile, ret))
+	}
+	gi, _ := m.dev.CreateGpuInstance(&giInfo)
+	ciInfo, ret := gi.GetComputeInstanceProfileInfo(ciProfile, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
+	if ret != nvml.SUCCESS {
+		panic(fmt.Sprintf("compute instance profile %d: %v", ciProfile, ret))
+	}
+	ci, _ := gi.CreateComputeInstance(&ciInfo)
+	mgi := gi.(*dgxa100.GpuInstance)
+	mgi.GetComputeInstanceByIdFunc = func(id int) (nvml.ComputeInstance, nvml.Return) {
+		if info, _ := ci.GetInfo(); int(info.Id) == id {
+			return ci, nvml.SUCCESS
+		}
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	gInfo, _ := gi.GetInfo()
+	cInfo, _ := ci.GetInfo()
+	m.created++
+	uuid := fmt.Sprintf("MIG-%08x-0000-4000-8000-%012x", m.dev.Index, m.created)
+	in := &migInstance{uuid: uuid, gi: gi, ci: ci}
+	in.h = &mock.Device{
+		GetUUIDFunc:              func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
+		GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return int(gInfo.Id), nvml.SUCCESS },
+		GetComputeInstanceIdFunc: func() (int, nvml.Return) { return int(cInfo.Id), nvml.SUCCESS },
+		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
+			total := giInfo.MemorySizeMB << 20
+			return nvml.Memory{Total: total, Used: 1 << 30, Free: total - 1<<30}, nvml.SUCCESS
+		},
+		GetComputeRunningProcessesFunc:    func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS },
+		GetMPSComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS },
+		GetProcessUtilizationFunc: func(uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+			return nil, nvml.ERROR_NOT_SUPPORTED
+		},
+	}
+	m.instances = append(m.instances, in)
+	return uuid
+}
+
+// Destroy destroys the instance with MIG UUID uuid; its handle then
+// answers as a destroyed instance's does.
+func (m *MIG) Destroy(uuid string) {
+	for i, in := range m.instances {
+		if in.uuid != uuid {
+			continue
+		}
+		_ = in.ci.Destroy()
+		_ = in.gi.Destroy()
+		in.h.GetUUIDFunc = func() (string, nvml.Return) { return "", nvml.ERROR_NOT_FOUND }
+		in.h.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{}, nvml.ERROR_NOT_FOUND }
+		m.instances = append(m.instances[:i], m.instances[i+1:]...)
+		return
+	}
+}
+
+// Disable turns MIG mode off; the instances must have been destroyed.
+func (m *MIG) Disable() { m.dev.MigMode = nvml.DEVICE_MIG_DISABLE }

@@ -105,3 +105,74 @@ func TestContainerIndex(t *testing.T) {
 	_, ok = x.Lookup(id('b'), t0.Add(20*time.Second))
 	require.True(t, ok, "what was read before an outage is kept")
 }
+
+func claim(ns, name, ctr, claimName string, devices ...*podresourcesv1.ClaimResource) *podresourcesv1.PodResources {
+	return &podresourcesv1.PodResources{Namespace: ns, Name: name, Containers: []*podresourcesv1.ContainerResources{
+		{Name: ctr, DynamicResources: []*podresourcesv1.DynamicResource{{ClaimName: claimName, ClaimNamespace: ns, ClaimResources: devices}}},
+	}}
+}
+
+func gpuClaimed(pool, device string) *podresourcesv1.ClaimResource {
+	return &podresourcesv1.ClaimResource{DriverName: "gpu.nvidia.com", PoolName: pool, DeviceName: device}
+}
+
+// TestClaimedDevices: a claim's devices are its pod's; a claim several
+// pods share names no pod; a device two claims hold is no one's; another
+// driver's devices are not GPUs.
+func TestClaimedDevices(t *testing.T) {
+	twice := claim("ml", "a", "main", "a-gpu", gpuClaimed("n1", "gpu-0"), gpuClaimed("n1", "gpu-3"))
+	twice.Containers = append(twice.Containers, &podresourcesv1.ContainerResources{Name: "sidecar", DynamicResources: []*podresourcesv1.DynamicResource{
+		{ClaimName: "a-gpu", ClaimNamespace: "ml", ClaimResources: []*podresourcesv1.ClaimResource{gpuClaimed("n1", "gpu-3")}},
+	}})
+	m := claimedDevices(&podresourcesv1.ListPodResourcesResponse{PodResources: []*podresourcesv1.PodResources{
+		twice,
+		claim("lab", "b", "x", "shared", gpuClaimed("n1", "gpu-1")),
+		claim("lab", "c", "x", "shared", gpuClaimed("n1", "gpu-1")),
+		claim("lab", "d", "x", "d-gpu", gpuClaimed("n1", "gpu-2")),
+		claim("ops", "e", "x", "e-gpu", gpuClaimed("n1", "gpu-2")),
+		claim("ml", "f", "x", "f-nic", &podresourcesv1.ClaimResource{DriverName: "nic.example.com", PoolName: "n1", DeviceName: "gpu-4"}),
+	}}, "gpu.nvidia.com")
+	require.Equal(t, map[ClaimedDevice]gpu.Pod{
+		{Pool: "n1", Device: "gpu-0"}: {Namespace: "ml", Name: "a", Container: "main", Claim: "a-gpu"},
+		{Pool: "n1", Device: "gpu-3"}: {Namespace: "ml", Name: "a", Claim: "a-gpu"},
+		{Pool: "n1", Device: "gpu-1"}: {Namespace: "lab", Claim: "shared"},
+	}, m)
+}
+
+// resolver answers from a map, at a generation the test sets.
+type resolver struct {
+	uuids map[ClaimedDevice]string
+	gen   uint64
+}
+
+func (r *resolver) UUID(pool, device string) (string, bool) {
+	u, ok := r.uuids[ClaimedDevice{pool, device}]
+	return u, ok
+}
+
+func (r *resolver) Generation() uint64 { return r.gen }
+
+// TestResolveClaims: claims are named by UUID as the resolver answers,
+// again whenever its generation changes, and not otherwise.
+func TestResolveClaims(t *testing.T) {
+	r := &resolver{uuids: map[ClaimedDevice]string{{"n1", "gpu-0"}: "GPU-0"}}
+	c := NewCache("", time.Hour, zap.NewNop())
+	c.ResolveDRA("gpu.nvidia.com", r)
+	c.byClaim = map[ClaimedDevice]gpu.Pod{{"n1", "gpu-0"}: {Namespace: "ml", Claim: "x"}}
+	c.draStale = true
+	c.resolveClaims()
+	p, ok := c.Lookup("GPU-0")
+	require.True(t, ok)
+	require.Equal(t, "x", p.Claim)
+
+	r.uuids = map[ClaimedDevice]string{{"n1", "gpu-0"}: "GPU-9"}
+	c.resolveClaims()
+	_, ok = c.Lookup("GPU-9")
+	require.False(t, ok, "the same generation is not resolved again")
+	r.gen++
+	c.resolveClaims()
+	_, ok = c.Lookup("GPU-9")
+	require.True(t, ok)
+	_, ok = c.Lookup("GPU-0")
+	require.False(t, ok)
+}

@@ -43,9 +43,10 @@ type Workload struct {
 	// Name names the pods, and the job for kind training.
 	Name string `mapstructure:"name"`
 	// Kind is training (one pod per host, all its GPUs in one job),
-	// serving (one pod per GPU, no job) or time_sliced (Pods pods share
+	// serving (one pod per GPU, no job), time_sliced (Pods pods share
 	// each GPU, as with the device plugin's time-slicing or MPS, each with
-	// its own part of the GPU's load).
+	// its own part of the GPU's load) or mig (each GPU split into
+	// Instances MIG instances, one pod each, each with its own load).
 	Kind      string `mapstructure:"kind"`
 	Namespace string `mapstructure:"namespace"`
 	// GPUs selects GPUs as HOSTS/GPUS, each "*", "N" or "N-M" (indexes).
@@ -57,6 +58,14 @@ type Workload struct {
 	// MaxSharingPods, default 3. Pod k of n does (n-k) parts of the
 	// GPU's work out of 1+2+…+n: with 3, a half, a third and a sixth.
 	Pods int `mapstructure:"pods"`
+	// Instances is, for kind mig, how many MIG instances each GPU is
+	// split into: 2 (3g.40gb), 3 (2g.20gb) or 7 (1g.10gb); an h100 or
+	// a100 only.
+	Instances int `mapstructure:"instances"`
+	// DRA says the pods hold their GPUs through Dynamic Resource
+	// Allocation: each through a ResourceClaim named after it (POD-gpu),
+	// which the receiver reports as k8s.resourceclaim.name.
+	DRA bool `mapstructure:"dra"`
 }
 
 // Phase is a stretch of one behaviour.
@@ -170,7 +179,15 @@ const (
 	Training   = "training"
 	Serving    = "serving"
 	TimeSliced = "time_sliced"
+	MIG        = "mig"
 )
+
+// migProfiles are the profiles of a 7-slice, 80 GB GPU (H100, A100 80GB)
+// split into 2, 3 or 7 equal instances.
+var migProfiles = map[int]struct {
+	slices int
+	name   string
+}{2: {3, "3g.40gb"}, 3: {2, "2g.20gb"}, 7: {1, "1g.10gb"}}
 
 // MaxSharingPods is the most pods a time_sliced workload puts on one GPU:
 // the replicas a device plugin's time-slicing would give a GPU are a
@@ -214,8 +231,21 @@ func (c *Config) Check() error {
 			if w.Pods != 0 && (w.Pods < 2 || w.Pods > MaxSharingPods) {
 				errs = append(errs, fmt.Errorf("workloads[%d]::pods must be 2 to %d, got %d", i, MaxSharingPods, w.Pods))
 			}
+		case MIG:
+			if _, ok := migProfiles[w.Instances]; !ok {
+				errs = append(errs, fmt.Errorf("workloads[%d]::instances must be 2, 3 or 7, got %d", i, w.Instances))
+			}
+			for _, m := range c.Models {
+				if lm := strings.ToLower(m); lm != "h100" && lm != "a100" {
+					errs = append(errs, fmt.Errorf("workloads[%d]: a mig workload needs h100 or a100 models, got %q", i, m))
+					break
+				}
+			}
 		default:
-			errs = append(errs, fmt.Errorf("workloads[%d]::kind: unknown kind %q; want training, serving or time_sliced", i, w.Kind))
+			errs = append(errs, fmt.Errorf("workloads[%d]::kind: unknown kind %q; want training, serving, time_sliced or mig", i, w.Kind))
+		}
+		if w.Kind != MIG && w.Instances != 0 {
+			errs = append(errs, fmt.Errorf("workloads[%d]::instances: only a mig workload splits GPUs into instances", i))
 		}
 		if w.Name == "" {
 			errs = append(errs, fmt.Errorf("workloads[%d]::name must be set", i))

@@ -2,6 +2,8 @@ package simulated
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,4 +236,50 @@ func TestRecoveryAction(t *testing.T) {
 			require.Empty(t, s[1].XIDs, "at %v", step.at)
 		}
 	}
+}
+
+// TestMIGAndDRA: a mig workload splits its GPU into instances under their
+// MIG UUIDs, each with its pod, profile and own load; the board stays a
+// device, no pod's. A dra workload's pods hold their GPUs through claims.
+func TestMIGAndDRA(t *testing.T) {
+	cfg := Config{Seed: 3, Hosts: 1, GPUsPerHost: 3, HostPrefix: "n", Models: []string{"h100"}, Workloads: []Workload{
+		{Name: "svc", Kind: Serving, Namespace: "serving", GPUs: "0/0", DRA: true, Phases: []Phase{{Kind: ComputeBound}}},
+		{Name: "split", Kind: MIG, Namespace: "lab", GPUs: "0/1", Instances: 3, Phases: []Phase{{Kind: ComputeBound}}},
+	}}
+	fl, err := New(cfg)
+	require.NoError(t, err)
+	fl.EnableProcesses()
+	devs := fl.Devices()
+	require.Len(t, devs, 3+3)
+	require.Equal(t, "svc-0-0-gpu", devs[0].Pod.Claim)
+	parent := devs[1]
+	require.Nil(t, parent.MIG)
+	require.Empty(t, parent.Pod.Name, "the board is no one pod's")
+	utils := map[float64]bool{}
+	samples, err := fl.Collect(context.Background(), time.Unix(1000, 0), time.Second)
+	require.NoError(t, err)
+	require.Len(t, samples, 6)
+	for k, d := range devs[2:5] {
+		require.True(t, strings.HasPrefix(d.UUID, "MIG-"), d.UUID)
+		require.Equal(t, &gpu.MIG{ParentUUID: parent.UUID, GPUInstance: 1 + 2*k, ComputeInstance: 0, Profile: "2g.20gb"}, d.MIG)
+		require.Equal(t, fmt.Sprintf("split-0-1-%d", k), d.Pod.Name)
+		require.Empty(t, d.Pod.Claim)
+		s := samples[2+k]
+		require.Same(t, d, s.Device)
+		total, _ := s.Values.Get(f.FBTotal)
+		require.Equal(t, 19968.0, total)
+		u, _ := s.Values.Get(f.GPUUtil)
+		utils[u] = true
+		require.Len(t, s.Processes, 1)
+		require.False(t, s.Processes[0].HasUtilization, "no per-process utilization on MIG")
+	}
+	require.Len(t, utils, 3, "each instance its own load")
+	require.Equal(t, parent, samples[1].Device)
+
+	bad := cfg
+	bad.Workloads = []Workload{{Name: "x", Kind: MIG, Namespace: "a", GPUs: "0/0", Instances: 4, Phases: []Phase{{Kind: Idle}}}}
+	require.ErrorContains(t, bad.Check(), "workloads[0]::instances must be 2, 3 or 7, got 4")
+	bad.Models = []string{"t4"}
+	bad.Workloads[0].Instances = 7
+	require.ErrorContains(t, bad.Check(), `a mig workload needs h100 or a100 models, got "t4"`)
 }

@@ -26,7 +26,8 @@ import (
 // between three pods, has 4 GPUs: the analyzer tracks 4, gives 4 verdicts,
 // each on the GPU's own resource, counts none of the per-process data
 // points as unanalysed, and passes the per-process resources through
-// untouched.
+// unchanged; the time-sliced GPU's pods get their part of its usage
+// (share_test.go), and nothing else.
 func TestPerProcessSeriesAreNotGPUs(t *testing.T) {
 	fl, err := simulated.New(simulated.Config{
 		Seed: 5, Hosts: 1, GPUsPerHost: 4, HostPrefix: "n", Models: []string{"h100"},
@@ -65,8 +66,15 @@ func TestPerProcessSeriesAreNotGPUs(t *testing.T) {
 		rm := out.ResourceMetrics().At(i)
 		if _, split := rm.Resource().Attributes().Get(metricnames.AttrNvidiaGPUProcessOwner); split {
 			splits++
-			require.Equal(t, 1, rm.ScopeMetrics().Len(), "no verdict on a per-process resource")
-			require.Equal(t, in.ResourceMetrics().At(i), rm, "passed through untouched")
+			require.Equal(t, in.ResourceMetrics().At(i).ScopeMetrics().At(0), rm.ScopeMetrics().At(0), "passed through unchanged")
+			if ns, _ := rm.Resource().Attributes().Get(metricnames.AttrK8sNamespaceName); ns.Str() == "serving" {
+				require.Equal(t, 1, rm.ScopeMetrics().Len(), "an exclusive GPU's pod: nothing added")
+				continue
+			}
+			require.Equal(t, 2, rm.ScopeMetrics().Len(), "a time-sliced GPU's pod: its part of the GPU's usage")
+			for j := 0; j < rm.ScopeMetrics().At(1).Metrics().Len(); j++ {
+				require.Contains(t, []string{metricnames.NvidiaGPUTime, metricnames.NvidiaGPUCost}, rm.ScopeMetrics().At(1).Metrics().At(j).Name(), "no verdict on a per-process resource")
+			}
 			continue
 		}
 		require.Equal(t, 2, rm.ScopeMetrics().Len(), "the GPU's resource has its verdicts")

@@ -53,6 +53,11 @@ type analyzerProcessor struct {
 	// against.
 	bad rejectCounts
 	now func() time.Time
+
+	// shares are the batch's per-process resources (share.go); split
+	// marks them among the batch's resources.
+	shares batchShares
+	split  []bool
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -110,6 +115,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	rms := md.ResourceMetrics()
 	var s analysis.Sample
 	p.bad = rejectCounts{horizon: p.now().Add(p.cfg.GPUTTL).UnixNano()}
+	p.findShares(rms)
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
 		attrs := rm.Resource().Attributes()
@@ -118,11 +124,12 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 			unanalyzed += int64(dataPoints(rm))
 			continue
 		}
-		if _, split := attrs.Get(metricnames.AttrNvidiaGPUProcessOwner); split {
+		if p.split[i] {
 			// One pod's (or the host's) part of a GPU's readings, the dcgm
 			// receiver's per_process series: its hw.id is the GPU's, whose
 			// own resource is analysed. Not a GPU, and not unanalysed
-			// data either: it passes through, counted nowhere.
+			// data either: it passes through with its part of the GPU's
+			// usage (share.go), counted nowhere.
 			continue
 		}
 		id := idv.Str()
@@ -138,6 +145,11 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		_, s.PodAttributed = attrs.Get(metricnames.AttrK8sPodName)
 		if p.costOn {
 			s.PricePerHour = p.prices.of(attrs)
+		}
+		if len(p.shares.byGPU) > 0 && !s.PodAttributed {
+			// A GPU one pod holds is that pod's, whoever's processes
+			// run on it: only a shared one is split.
+			s.Shares = p.shares.of(id, s.Time, s.Shares)
 		}
 		if s.RefPower == 0 && s.Has&analysis.HasPower != 0 && s.Has&analysis.HasSMActive == 0 {
 			// The enforced power limit, where the source reports it (read),
@@ -165,6 +177,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
 	p.rms = p.rms[:0]
+	p.shares.reset()
 	p.checkpoint(ctx, latest)
 	if p.summary != nil {
 		p.summary.flush()
@@ -189,6 +202,25 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		p.evicted = ev
 	}
 	return md, nil
+}
+
+// findShares marks the batch's per-process resources in p.split and takes
+// their utilization into p.shares.
+func (p *analyzerProcessor) findShares(rms pmetric.ResourceMetricsSlice) {
+	n := rms.Len()
+	if cap(p.split) < n {
+		p.split = make([]bool, n)
+	}
+	p.split = p.split[:n]
+	for i := range n {
+		attrs := rms.At(i).Resource().Attributes()
+		_, p.split[i] = attrs.Get(metricnames.AttrNvidiaGPUProcessOwner)
+		if p.split[i] {
+			if id, ok := attrs.Get(metricnames.AttrHWID); ok && id.Type() == pcommon.ValueTypeStr {
+				p.shares.add(id.Str(), rms.At(i))
+			}
+		}
+	}
 }
 
 // groupKey joins the group_by attributes; a GPU missing any has no group.
@@ -501,6 +533,9 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	if p.summary != nil {
 		p.summary.observe(v, rm.Resource().Attributes())
 	}
+	if len(v.Shares) > 0 {
+		p.emitShares(v)
+	}
 	if !v.Report {
 		return // nothing changed since the last one sent (verdict_interval)
 	}
@@ -561,11 +596,16 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	from := ms.Len()
 	mb.EmitTo(ms)
 	if costAt {
-		// The unit is the configured currency's, not metadata.yaml's {USD}.
-		for i := from; i < ms.Len(); i++ {
-			if m := ms.At(i); m.Name() == metricnames.NvidiaGPUCost {
-				m.SetUnit(p.costUnit)
-			}
+		p.setCostUnit(ms, from)
+	}
+}
+
+// setCostUnit gives nvidia.gpu.cost among ms[from:] the configured
+// currency's unit, not metadata.yaml's {USD}.
+func (p *analyzerProcessor) setCostUnit(ms pmetric.MetricSlice, from int) {
+	for i := from; i < ms.Len(); i++ {
+		if m := ms.At(i); m.Name() == metricnames.NvidiaGPUCost {
+			m.SetUnit(p.costUnit)
 		}
 	}
 }

@@ -68,6 +68,9 @@ func verdicts(md pmetric.Metrics) map[string]map[string]pmetric.Metric {
 	for i := 0; i < md.ResourceMetrics().Len(); i++ {
 		rm := md.ResourceMetrics().At(i)
 		id, _ := rm.Resource().Attributes().Get("hw.id")
+		if _, split := rm.Resource().Attributes().Get(metricnames.AttrNvidiaGPUProcessOwner); split {
+			continue // an owner's part of a shared GPU, not a GPU
+		}
 		for j := 0; j < rm.ScopeMetrics().Len(); j++ {
 			sm := rm.ScopeMetrics().At(j)
 			if sm.Scope().Name() != metadata.ScopeName {

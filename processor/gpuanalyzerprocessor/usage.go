@@ -28,14 +28,20 @@ func (p *analyzerProcessor) recordUsage(v *analysis.Verdict, ts pcommon.Timestam
 	if u.PrevState != u.State {
 		n = 2
 	}
+	all := states[:n]
+	if u.Split {
+		// A shared GPU's own counters are what its owners left: any of
+		// them may have moved.
+		all = analysis.UsageStates()
+	}
 	p.mb.SetStartTime(pcommon.Timestamp(v.UsageStart))
-	for _, st := range states[:n] {
+	for _, st := range all {
 		p.mb.RecordNvidiaGpuTimeDataPoint(ts, float64(u.Nanos[st])/1e9, usageStateAttrs[st])
 	}
 	if !p.costOn {
 		return false
 	}
-	for _, st := range states[:n] {
+	for _, st := range all {
 		p.mb.RecordNvidiaGpuCostDataPoint(ts, u.Cost[st], usageStateAttrs[st])
 	}
 	return true

@@ -56,6 +56,8 @@ type Config struct {
 	// PerProcess splits each GPU's utilization and memory between the
 	// pods whose processes use it (time-slicing, MPS).
 	PerProcess PerProcessConfig `mapstructure:"per_process"`
+	// DRA attributes the GPUs that Dynamic Resource Allocation claims hold.
+	DRA DRAConfig `mapstructure:"dra"`
 	// Simulated configures the simulated fleet.
 	Simulated simulated.Config `mapstructure:"simulated"`
 
@@ -93,6 +95,30 @@ type PerProcessConfig struct {
 	ContainerLogsDir string `mapstructure:"container_logs_dir"`
 }
 
+// DRAConfig configures attribution through Dynamic Resource Allocation: the
+// kubelet names the driver's devices a claim holds, and the driver's
+// ResourceSlices, read from the Kubernetes API, give their UUIDs.
+type DRAConfig struct {
+	// Enabled turns DRA attribution on. It needs pod_resources, and RBAC
+	// to get, list and watch resourceslices (resource.k8s.io).
+	Enabled bool `mapstructure:"enabled"`
+	// Driver is the DRA driver whose devices are GPUs.
+	Driver string `mapstructure:"driver"`
+	// NodeName restricts the ResourceSlices read to this node's (in a
+	// DaemonSet, ${env:K8S_NODE_NAME}); empty reads every node's.
+	NodeName string `mapstructure:"node_name"`
+	// Auth says how to reach the Kubernetes API.
+	Auth AuthConfig `mapstructure:"auth"`
+}
+
+// AuthConfig says how to reach the Kubernetes API.
+type AuthConfig struct {
+	// Type is in_cluster (the pod's service account) or kubeconfig.
+	Type       string `mapstructure:"type"`
+	Kubeconfig string `mapstructure:"kubeconfig"`
+	Context    string `mapstructure:"context"`
+}
+
 // Validate checks the settings of this struct only: confmap.Validate, which
 // the collector runs, walks the nested structs and calls their Validate
 // itself (collection_interval is checked by scraperhelper.ControllerConfig,
@@ -124,6 +150,9 @@ func (cfg *Config) Validate() error {
 		if cfg.Naming != NamingOTel {
 			errs = append(errs, fmt.Errorf("per_process: enabled needs naming otel; %s naming has no per-process series", cfg.Naming))
 		}
+	}
+	if cfg.DRA.Enabled && !cfg.PodResources.Enabled {
+		errs = append(errs, errors.New("dra: enabled needs pod_resources::enabled: the kubelet says which devices a pod's claims hold"))
 	}
 	// The simulated block is read only by the simulated backend, so it is
 	// checked here, where the backend is known, and not by the walk.
@@ -179,6 +208,31 @@ func (c *PerProcessConfig) Validate() error {
 	}
 	if c.ContainerLogsDir != "" && !filepath.IsAbs(c.ContainerLogsDir) {
 		problems = append(problems, fmt.Sprintf("container_logs_dir must be an absolute path or empty, got %q", c.ContainerLogsDir))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Validate checks the DRA settings when they are enabled, on one line as
+// PodResourcesConfig does.
+func (c *DRAConfig) Validate() error {
+	if !c.Enabled {
+		return nil
+	}
+	var problems []string
+	if c.Driver == "" {
+		problems = append(problems, "driver must be set when enabled is true")
+	}
+	switch c.Auth.Type {
+	case "in_cluster":
+	case "kubeconfig":
+		if c.Auth.Kubeconfig == "" {
+			problems = append(problems, "auth::kubeconfig must be set when auth::type is kubeconfig")
+		}
+	default:
+		problems = append(problems, fmt.Sprintf("auth::type must be in_cluster or kubeconfig, got %q", c.Auth.Type))
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))

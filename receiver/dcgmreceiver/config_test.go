@@ -49,6 +49,11 @@ func TestLoadConfig(t *testing.T) {
 	require.NoError(t, confmap.Validate(pp))
 	require.Equal(t, PerProcessConfig{Enabled: true, ProcRoot: "/host/proc", ContainerLogsDir: "/host/var/log/containers"}, pp.PerProcess)
 	require.NoError(t, confmap.Validate(loadConfig(t, "per_process_off")), "a disabled block is not checked")
+
+	require.Equal(t, DRAConfig{Driver: "gpu.nvidia.com", Auth: AuthConfig{Type: "in_cluster"}}, def.DRA, "off by default: it needs RBAC")
+	dra := loadConfig(t, "dra")
+	require.NoError(t, confmap.Validate(dra))
+	require.Equal(t, DRAConfig{Enabled: true, Driver: "gpu.nvidia.com", NodeName: "gpu-node-1", Auth: AuthConfig{Type: "in_cluster"}}, dra.DRA)
 }
 
 func TestConfigValidationErrors(t *testing.T) {
@@ -70,9 +75,13 @@ func TestConfigValidationErrors(t *testing.T) {
 			"per_process: enabled needs backend nvml, simulated or auto; the dcgm backend does not read per-process data",
 			"per_process: enabled needs naming otel; dcgm_exporter naming has no per-process series",
 		}},
+		{"dra_without_pods", []string{
+			"dra: enabled needs pod_resources::enabled",
+			`dra: driver must be set when enabled is true; auth::type must be in_cluster or kubeconfig, got "token"`,
+		}},
 		{"bad_fleet", []string{
 			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4 or p100`,
-			`simulated: workloads[0]::kind: unknown kind "batch"; want training, serving or time_sliced`,
+			`simulated: workloads[0]::kind: unknown kind "batch"; want training, serving, time_sliced or mig`,
 			`simulated: workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
 			`simulated: workloads[0]::phases[0]::kind: unknown phase "busy"`,
 			`simulated: faults[0]::kind: unknown fault "meltdown"`,

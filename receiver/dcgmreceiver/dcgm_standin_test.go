@@ -94,7 +94,7 @@ func TestDCGMStandin(t *testing.T) {
 	migAttrs := devs[mig0].Resource().Attributes().AsRaw()
 	require.Equal(t, gpu0, migAttrs["nvidia.gpu.mig.parent_id"])
 	require.Equal(t, "1.0", migAttrs["nvidia.gpu.mig.instance"])
-	require.Equal(t, "1g", migAttrs["nvidia.gpu.mig.profile"])
+	require.Equal(t, "1g.10gb", migAttrs["nvidia.gpu.mig.profile"], "its memory's share of the H100's")
 
 	// Canned values, converted to OpenTelemetry units.
 	require.InDelta(t, 0.91, num(point(t, devs[gpu1], "hw.gpu.utilization", map[string]any{"hw.gpu.task": "general"})), 1e-9)
@@ -263,4 +263,45 @@ func TestDCGMStandinFullHost(t *testing.T) {
 		_, hasSM := metric(devs[uuid], "nvidia.gpu.sm.active")
 		require.Equal(t, gpu != 31, hasSM, "profiling fields only where supported (%s)", uuid)
 	}
+}
+
+// TestDCGMStandinMIGFollowed: a MIG instance created on GPU 0 while the
+// receiver runs appears under its MIG UUID at the next scrape, with its
+// parent, instance IDs and profile; destroyed, it is gone at the next. The
+// GPUs' counters go on meanwhile.
+func TestDCGMStandinMIGFollowed(t *testing.T) {
+	st := dcgmstandin.State{GPUs: 2, Connected: true, Epoch: 1}
+	state := standin(t, st)
+	s, _, logs := newDCGMScraper(t)
+	ctx := context.Background()
+	scrape := func() map[string]pmetric.ResourceMetrics {
+		md, err := s.scrape(ctx)
+		require.NoError(t, err)
+		return byDevice(t, md)
+	}
+	devs := scrape()
+	require.Len(t, devs, 2)
+	energyStart := point(t, devs[gpu0], "hw.energy", nil).StartTimestamp()
+
+	st.MIG = true
+	require.NoError(t, st.Write(state))
+	devs = scrape()
+	require.Len(t, devs, 3, "2 GPUs and the new instance")
+	attrs := devs[mig0].Resource().Attributes().AsRaw()
+	require.Equal(t, gpu0, attrs["nvidia.gpu.mig.parent_id"])
+	require.Equal(t, "1.0", attrs["nvidia.gpu.mig.instance"])
+	require.Equal(t, "1g.10gb", attrs["nvidia.gpu.mig.profile"])
+	require.Equal(t, int64(2728)<<20, point(t, devs[mig0], "hw.gpu.memory.usage", nil).IntValue(), "the instance's own memory")
+	require.Equal(t, energyStart, point(t, devs[gpu0], "hw.energy", nil).StartTimestamp(), "the GPU's counters go on")
+	require.Equal(t, 1, logs.FilterMessage("MIG instances changed; following them").Len())
+
+	devs = scrape()
+	require.Len(t, devs, 3)
+	require.Equal(t, 1, logs.FilterMessage("MIG instances changed; following them").Len(), "no change, no new discovery")
+
+	st.MIG = false
+	require.NoError(t, st.Write(state))
+	devs = scrape()
+	require.Len(t, devs, 2)
+	require.NotContains(t, devs, mig0)
 }

@@ -55,6 +55,11 @@ func createDefaultConfig() component.Config {
 			ProcRoot:         "/proc",
 			ContainerLogsDir: "/var/log/containers",
 		},
+		DRA: DRAConfig{
+			Enabled: false,
+			Driver:  "gpu.nvidia.com",
+			Auth:    AuthConfig{Type: "in_cluster"},
+		},
 		Simulated: simulated.DefaultConfig(),
 	}
 }

@@ -8,5 +8,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	runWithAPIServer(m)
 	goleak.VerifyTestMain(m)
 }

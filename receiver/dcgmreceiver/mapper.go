@@ -126,10 +126,11 @@ func (m *mapper) setResource(d *gpu.Device, name string) {
 	setIf(rb.SetK8sPodName, d.Pod.Name)
 	setIf(rb.SetK8sContainerName, d.Pod.Container)
 	setIf(rb.SetK8sJobName, d.Pod.Job)
+	setIf(rb.SetK8sResourceclaimName, d.Pod.Claim)
 }
 
 // deviceAttributes is how many attributes setResource sets at most.
-const deviceAttributes = 16
+const deviceAttributes = 17
 
 func setIf(set func(string), v string) {
 	if v != "" {

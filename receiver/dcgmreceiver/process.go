@@ -116,6 +116,9 @@ func (m *mapper) appendProcesses(s *gpu.Sample, cs *counterState, name string) {
 		setIf(rb.SetK8sPodName, g.pod.Name)
 		setIf(rb.SetK8sContainerName, g.pod.Container)
 		setIf(rb.SetK8sJobName, g.pod.Job)
+		// A claim several pods share is the claim of each of their
+		// processes.
+		setIf(rb.SetK8sResourceclaimName, d.Pod.Claim)
 		// The memory and process counts are non-monotonic sums: they
 		// start where the device's counters do.
 		mb.EmitForResource(metadata.WithResourceMoved(rb.Emit()), metadata.WithStartTimeOverride(cs.epochStart))
@@ -125,7 +128,7 @@ func (m *mapper) appendProcesses(s *gpu.Sample, cs *counterState, name string) {
 
 // processAttributes is how many attributes a per-process resource has at
 // most.
-const processAttributes = 9
+const processAttributes = 10
 
 // fraction turns summed percentages into a fraction of the interval, at most
 // the whole.

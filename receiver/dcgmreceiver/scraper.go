@@ -15,7 +15,9 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/podresources"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/resourceslices"
 )
 
 // gpuScraper drives a backend: it connects, collects, maps, and when the
@@ -48,6 +50,8 @@ type gpuScraper struct {
 
 	mapper *mapper
 	pods   *podresources.Cache
+	// slices names the devices DRA claims hold; nil unless dra is enabled.
+	slices *resourceslices.Watcher
 	// containers names the pods of per-process series; nil unless
 	// per_process has a container_logs_dir.
 	containers *podresources.ContainerIndex
@@ -82,6 +86,9 @@ func (s *gpuScraper) startWith(ctx context.Context, host component.Host, bs []ba
 	s.candidates = bs
 	if s.cfg.PodResources.Enabled {
 		s.pods = podresources.NewCache(s.cfg.PodResources.Endpoint, s.cfg.PodResources.RefreshInterval, s.logger)
+		if s.cfg.DRA.Enabled {
+			s.startDRA()
+		}
 	}
 	if s.cfg.PerProcess.Enabled && s.cfg.PerProcess.ContainerLogsDir != "" {
 		s.containers = podresources.NewContainerIndex(s.cfg.PerProcess.ContainerLogsDir, s.logger)
@@ -98,10 +105,29 @@ func (s *gpuScraper) shutdown(context.Context) error {
 		errs = append(errs, s.active.Close())
 		s.active = nil
 	}
+	if s.slices != nil {
+		s.slices.Stop()
+	}
 	if s.pods != nil {
 		errs = append(errs, s.pods.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// startDRA follows the DRA driver's ResourceSlices. Without a Kubernetes
+// API the GPUs are still read, without DRA attribution: a collector does
+// not stop for want of a cluster.
+func (s *gpuScraper) startDRA() {
+	c := s.cfg.DRA
+	rc, err := kubeauth.RESTConfig(c.Auth.Type, c.Auth.Kubeconfig, c.Auth.Context)
+	if err != nil {
+		s.logger.Error("DRA attribution off: no Kubernetes API", zap.Error(err))
+		return
+	}
+	s.slices = resourceslices.New(rc, c.Driver, c.NodeName, s.logger)
+	// The informer outlives start's context, which ends with start.
+	s.slices.Start(context.Background())
+	s.pods.ResolveDRA(c.Driver, s.slices)
 }
 
 // connect tries each candidate backend in order, once the back-off allows.

@@ -75,10 +75,26 @@ type Sample struct {
 	// at full work, W: its enforced power limit, or its model's board
 	// power; 0 if neither is known, and the analyzer learns it.
 	Power, RefPower float64
+	// Shares are the parts of a shared GPU (time-slicing, MPS) that its
+	// pods used over the interval this sample closes, one per pod (or the
+	// host's processes); nil for a GPU no one shares. Its usage is split
+	// between them (Verdict.Shares).
+	Shares []Share
 }
 
-// Reset empties the sample for reuse, keeping its XID slice's storage.
-func (s *Sample) Reset() { *s = Sample{XIDs: s.XIDs[:0]} }
+// Share is what one of a shared GPU's owners used of it over a sample's
+// interval.
+type Share struct {
+	// Key names the owner; the same owner has the same key at every
+	// sample.
+	Key string
+	// Util is the fraction of the interval its processes kept the GPU
+	// busy (NVML's per-process SM utilization).
+	Util float64
+}
+
+// Reset empties the sample for reuse, keeping its slices' storage.
+func (s *Sample) Reset() { *s = Sample{XIDs: s.XIDs[:0], Shares: s.Shares[:0]} }
 
 // AlertState is where an alert stands.
 type AlertState uint8
@@ -119,9 +135,14 @@ type Verdict struct {
 	ClassStart   int64
 	// Usage is the GPU's wall time and cost per usage state since
 	// UsageStart. Unlike the class time, it is not kept across a restart,
-	// so it has a start of its own.
+	// so it has a start of its own. On a shared GPU it is what its owners
+	// did not use: Shares holds theirs.
 	Usage      Usage
 	UsageStart int64
+	// Shares is each owner's part of a shared GPU's usage, for the owners
+	// of this sample's Shares, in their order. It is only valid during the
+	// Evaluate callback.
+	Shares []ShareUsage
 	// Report says the verdict is due to be sent: always, unless
 	// Config.VerdictReport is set; then at the GPU's first verdict, when its
 	// class, hint, straggler state or an alert's state changed, when its
@@ -290,6 +311,10 @@ type gpuState struct {
 	hasTemp       bool
 	hasMem        bool
 	podAttributed bool
+	// shareUsage is the usage of the owners of a shared GPU at its latest
+	// sample; owners holds each owner's since it first had a share.
+	shareUsage []ShareUsage
+	owners     map[string]*ShareUsage
 
 	devSince  int64
 	calmSince int64
@@ -459,7 +484,7 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 		if !gap {
 			g.classSeconds[g.class] += float64(g.interval) / 1e9
 		}
-		g.accountUsage(t, gap)
+		g.accountUsage(t, gap, s.Shares)
 		g.cadence.add(g.interval)
 	}
 	g.usage.price = s.PricePerHour
@@ -771,7 +796,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		v = Verdict{ID: g.id, Seq: g.seq, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
 			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint,
 			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
-			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen}
+			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen, Shares: g.shareUsage}
 		v.Report = g.due(int64(a.cfg.VerdictReport), v.Usage.Report)
 		fn(&v)
 		g.inBatch = false

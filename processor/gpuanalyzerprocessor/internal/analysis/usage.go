@@ -1,5 +1,7 @@
 package analysis
 
+import "slices"
+
 // UsageState is what a GPU's wall time was spent on, for cost accounting.
 // Every nanosecond between a GPU's first and last sample is in exactly one.
 type UsageState uint8
@@ -118,6 +120,19 @@ type Usage struct {
 	// often than sampled; sending each GPU's twice more metrics at every
 	// sample would cost a quarter more allocations.
 	Report bool
+	// Split says the GPU is shared and these counters are what its
+	// owners did not use: any state may have changed, not only State and
+	// PrevState.
+	Split bool
+}
+
+// ShareUsage is one owner's part of a shared GPU's wall time and cost, per
+// usage state, since Start.
+type ShareUsage struct {
+	Key   string
+	Nanos [NumUsageStates]int64
+	Cost  [NumUsageStates]float64
+	Start int64
 }
 
 // usage is what a GPU keeps for Usage between samples.
@@ -130,6 +145,8 @@ type usage struct {
 	counted bool
 	// reported is when Report was last true.
 	reported int64
+	// split is set once the GPU had owners' shares.
+	split bool
 }
 
 // accountUsage attributes the interval from the GPU's previous sample to
@@ -139,16 +156,78 @@ type usage struct {
 // before the sample's readings replace the previous ones. A GPU restored
 // after a restart is not yet seen: its usage counters, not kept across the
 // restart, start at its first sample after it.
-func (g *gpuState) accountUsage(t int64, gap bool) {
+//
+// A shared GPU's interval is split first: each owner gets the part its
+// processes kept the GPU busy (in proportion, where their parts add up to
+// more than the whole, as MPS's overlapping kernels can), as used, or as
+// waiting where the GPU waited; what is left stays the GPU's, idle while
+// the owners hold it. In whole nanoseconds, so that the owners' time and
+// the GPU's add up to the interval exactly.
+func (g *gpuState) accountUsage(t int64, gap bool, shares []Share) {
 	u := &g.usage
 	interval := t - g.last
 	st := stateOf(g.activity, g.podAttributed)
 	if gap {
 		st = UsageUnknown
 	}
-	u.nanos[st] += interval
-	u.cost[st] += float64(interval) / 3.6e12 * u.price
+	left := interval
+	if len(shares) > 0 && !gap {
+		left = g.splitUsage(interval, st, shares)
+		u.split = true
+		if st != UsageUnknown {
+			st = WorkloadIdle
+		}
+	} else {
+		g.shareUsage = g.shareUsage[:0]
+		clear(g.owners)
+	}
+	u.nanos[st] += left
+	u.cost[st] += float64(left) / 3.6e12 * u.price
 	u.prev, u.counted = st, true
+}
+
+// splitUsage gives each owner its part of the interval that this sample
+// closes and returns what is left. Owners without a share in this sample
+// are forgotten: their counters were sent with their last share.
+func (g *gpuState) splitUsage(interval int64, st UsageState, shares []Share) int64 {
+	var total float64
+	for _, sh := range shares {
+		total += min(max(sh.Util, 0), 1)
+	}
+	scale := 1.0
+	if total > 1 {
+		scale = 1 / total
+	}
+	ownerState := Used
+	if st == Waiting {
+		ownerState = Waiting
+	}
+	if g.owners == nil {
+		g.owners = map[string]*ShareUsage{}
+	}
+	g.shareUsage = g.shareUsage[:0]
+	left := interval
+	for _, sh := range shares {
+		o := g.owners[sh.Key]
+		if o == nil {
+			// An owner's time starts with the interval of its first share.
+			o = &ShareUsage{Key: sh.Key, Start: g.last}
+			g.owners[sh.Key] = o
+		}
+		n := min(int64(float64(interval)*min(max(sh.Util, 0), 1)*scale), left)
+		left -= n
+		o.Nanos[ownerState] += n
+		o.Cost[ownerState] += float64(n) / 3.6e12 * g.usage.price
+		g.shareUsage = append(g.shareUsage, *o)
+	}
+	if len(g.owners) > len(shares) {
+		for k := range g.owners {
+			if !slices.ContainsFunc(shares, func(sh Share) bool { return sh.Key == k }) {
+				delete(g.owners, k)
+			}
+		}
+	}
+	return left
 }
 
 // usageVerdict is the GPU's Usage after its evaluation; every is
@@ -160,9 +239,12 @@ func (g *gpuState) usageVerdict(every int64) Usage {
 	if !u.counted {
 		prev = st
 	}
-	report := !u.counted || prev != st || g.last-u.reported >= every
+	// A shared GPU's counters go out with its owners', at every sample:
+	// an owner's are sent whenever it has a share, as it may be gone at
+	// the next, and the GPU's are the rest of the same time.
+	report := !u.counted || prev != st || g.last-u.reported >= every || len(g.shareUsage) > 0
 	if report {
 		u.reported = g.last
 	}
-	return Usage{Nanos: u.nanos, Cost: u.cost, State: st, PrevState: prev, PricePerHour: u.price, Report: report}
+	return Usage{Nanos: u.nanos, Cost: u.cost, State: st, PrevState: prev, PricePerHour: u.price, Report: report, Split: u.split}
 }

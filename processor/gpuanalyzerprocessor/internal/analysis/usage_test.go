@@ -253,3 +253,46 @@ func TestCoarseUsageNotSmeared(t *testing.T) {
 	require.Equal(t, 240.0, got[ClusterIdle])
 	require.Equal(t, Unknown, v[120].Class, "busy without profiling")
 }
+
+// TestSharedUsage: a busy GPU shared by owners is split by their
+// utilization, in proportion where it adds up to more than the whole (MPS),
+// the rest idle on the GPU; every interval's parts add up to it in whole
+// nanoseconds. An owner without a share is forgotten, and starts anew.
+func TestSharedUsage(t *testing.T) {
+	a := New(testConfig())
+	shares := func(sh ...Share) func(*Sample) {
+		return func(s *Sample) { s.Shares, s.PricePerHour = sh, 3.6 }
+	}
+	v := feed(t, a, "g", 0, 10, shares(Share{"a", 0.25}, Share{"b", 0.5}))
+	last := v[10]
+	require.True(t, last.Usage.Split)
+	require.Len(t, last.Shares, 2)
+	require.Equal(t, [NumUsageStates]float64{Used: 2.5}, seconds(Usage{Nanos: last.Shares[0].Nanos}))
+	require.Equal(t, [NumUsageStates]float64{Used: 5}, seconds(Usage{Nanos: last.Shares[1].Nanos}))
+	require.Equal(t, [NumUsageStates]float64{WorkloadIdle: 2.5}, seconds(last.Usage))
+	require.InDelta(t, 0.005, last.Shares[1].Cost[Used], 1e-12)
+
+	// Oversubscribed: 0.6 + 0.9 of each 1 s interval, scaled to 0.4 and 0.6.
+	v = feed(t, a, "g", 11, 13, shares(Share{"a", 0.6}, Share{"b", 0.9}))
+	require.Equal(t, int64(2.5e9+3*0.4e9), v[13].Shares[0].Nanos[Used])
+	require.Equal(t, int64(5e9+3*0.6e9), v[13].Shares[1].Nanos[Used])
+	require.Equal(t, int64(2.5e9), v[13].Usage.Nanos[WorkloadIdle], "nothing left idle")
+	idleBefore := v[13].Usage.Nanos[WorkloadIdle]
+
+	// Thirds of a second do not divide: the GPU keeps the remainder.
+	v = feed(t, a, "g", 14, 14, shares(Share{"b", 1.0 / 3}, Share{"c", 1.0 / 3}, Share{"d", 1.0 / 3}))
+	var sum int64
+	for _, su := range v[14].Shares {
+		sum += su.Nanos[Used] + su.Nanos[Waiting]
+	}
+	require.Len(t, v[14].Shares, 3, "a is gone")
+	require.Equal(t, int64(5e9+3*0.6e9+333333333), v[14].Shares[0].Nanos[Used], "b goes on")
+	require.Equal(t, int64(13e9), v[14].Shares[1].Start, "c starts with its first interval")
+	total := sum - int64(5e9+3*0.6e9) + v[14].Usage.Nanos[WorkloadIdle] - idleBefore
+	require.Equal(t, int64(1e9), total, "the interval, to the nanosecond")
+
+	// Without shares, the GPU is whole again.
+	v = feed(t, a, "g", 15, 15, nil)
+	require.Empty(t, v[15].Shares)
+	require.Equal(t, int64(1e9), v[15].Usage.Nanos[Used])
+}

@@ -1132,6 +1132,7 @@ type ResourceAttributesConfig struct {
 	K8sNamespaceName      ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
 	K8sPodName            ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
 	K8sPodUID             ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	K8sResourceclaimName  ResourceAttributeConfig `mapstructure:"k8s.resourceclaim.name"`
 	NvidiaGpuIndex        ResourceAttributeConfig `mapstructure:"nvidia.gpu.index"`
 	NvidiaGpuMigInstance  ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.instance"`
 	NvidiaGpuMigParentID  ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.parent_id"`
@@ -1176,6 +1177,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		K8sPodUID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sResourceclaimName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		NvidiaGpuIndex: ResourceAttributeConfig{

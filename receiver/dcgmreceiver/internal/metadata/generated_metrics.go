@@ -2562,6 +2562,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.K8sPodUID.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.K8sResourceclaimName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["k8s.resourceclaim.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sResourceclaimName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.K8sResourceclaimName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["k8s.resourceclaim.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sResourceclaimName.MetricsExclude)
+	}
 	if mbc.ResourceAttributes.NvidiaGpuIndex.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["nvidia.gpu.index"] = filter.CreateFilter(mbc.ResourceAttributes.NvidiaGpuIndex.MetricsInclude)
 	}

@@ -226,6 +226,7 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
 			rb.SetK8sPodName("k8s.pod.name-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
+			rb.SetK8sResourceclaimName("k8s.resourceclaim.name-val")
 			rb.SetNvidiaGpuIndex(16)
 			rb.SetNvidiaGpuMigInstance("nvidia.gpu.mig.instance-val")
 			rb.SetNvidiaGpuMigParentID("nvidia.gpu.mig.parent_id-val")

@@ -25,6 +25,7 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
 			rb.SetK8sPodName("k8s.pod.name-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
+			rb.SetK8sResourceclaimName("k8s.resourceclaim.name-val")
 			rb.SetNvidiaGpuIndex(16)
 			rb.SetNvidiaGpuMigInstance("nvidia.gpu.mig.instance-val")
 			rb.SetNvidiaGpuMigParentID("nvidia.gpu.mig.parent_id-val")
@@ -37,9 +38,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 18, res.Attributes().Len())
+				assert.Equal(t, 19, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 18, res.Attributes().Len())
+				assert.Equal(t, 19, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -105,6 +106,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+			}
+			k8sResourceclaimNameAttrVal, ok := res.Attributes().Get("k8s.resourceclaim.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.resourceclaim.name-val", k8sResourceclaimNameAttrVal.Str())
 			}
 			nvidiaGpuIndexAttrVal, ok := res.Attributes().Get("nvidia.gpu.index")
 			assert.True(t, ok)

@@ -508,9 +508,10 @@ static void value(const struct state *s, struct val *v, int gpu, int mig, unsign
 	case 164: v->dbl = s->noprof[gpu] ? 70 : 700; return;
 	case 203: v->i64 = 90 + gpu; return;
 	case 204: v->i64 = 40; return;
-	case 250: v->i64 = 81559; return;
-	case 251: v->i64 = 40000; return;
-	case 252: v->i64 = 41559; return;
+	/* frame buffer total, free, used, MiB: an H100's, or a 1g.10gb MIG instance's */
+	case 250: v->i64 = mig ? 9728 : 81559; return;
+	case 251: v->i64 = mig ? 7000 : 40000; return;
+	case 252: v->i64 = mig ? 2728 : 41559; return;
 	case 253: v->i64 = 0; return;
 	case 100: v->i64 = 1980; return;
 	case 101: v->i64 = 2619; return;
