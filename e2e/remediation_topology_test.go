@@ -304,7 +304,8 @@ func xidAt(code, host, gpu int, start string) map[string]any {
 // metrics/faults pipeline, adapted to the test's environment:
 //   - the dcgm receiver reads the simulated fleet, every second, instead of
 //     the node's nv-hostengine every 10 s (and without the kubelet's
-//     pod-resources socket: the fleet names each GPU's pod itself);
+//     pod-resources socket or DRA's ResourceSlices: the fleet names each
+//     GPU's pod itself);
 //   - otlp_grpc/remediation-N send to replica N's port on 127.0.0.1
 //     instead of its DNS name;
 //   - file_storage is in the test's directory;
@@ -347,7 +348,7 @@ func agentConfig(t *testing.T, dir string, f fleet, replicas []*replica) string 
 	dcgm := node(t, cfg, "receivers", "dcgm")
 	replace(t, dcgm, "backend", "simulated")
 	replace(t, dcgm, "collection_interval", "1s")
-	for _, k := range []string{"endpoint", "hostname", "pod_resources"} {
+	for _, k := range []string{"endpoint", "hostname", "pod_resources", "dra"} {
 		remove(t, dcgm, k)
 	}
 	dcgm["simulated"] = map[string]any{

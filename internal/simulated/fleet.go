@@ -219,7 +219,7 @@ func migInstances(seed uint64, g *simGPU) []*migInstance {
 	_, _ = fmt.Sscanf(prof.name[strings.Index(prof.name, ".")+1:], "%dgb", &gb)
 	out := make([]*migInstance, n)
 	for k := range out {
-		rng := splitmix(seed ^ 0x3197 ^ uint64(g.id)<<8 | uint64(k))
+		rng := splitmix(seed ^ 0x3197 ^ (uint64(g.id)<<8 | uint64(k)))
 		a, b := rng.next(), rng.next()
 		pod := gpu.Pod{Namespace: w.Namespace, Name: fmt.Sprintf("%s-%d-%d-%d", w.Name, g.host, g.idx, k), Container: "main"}
 		if w.DRA {

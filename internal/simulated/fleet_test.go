@@ -256,11 +256,14 @@ func TestMIGAndDRA(t *testing.T) {
 	require.Nil(t, parent.MIG)
 	require.Empty(t, parent.Pod.Name, "the board is no one pod's")
 	utils := map[float64]bool{}
+	uuids := map[string]bool{}
 	samples, err := fl.Collect(context.Background(), time.Unix(1000, 0), time.Second)
 	require.NoError(t, err)
 	require.Len(t, samples, 6)
 	for k, d := range devs[2:5] {
 		require.True(t, strings.HasPrefix(d.UUID, "MIG-"), d.UUID)
+		require.False(t, uuids[d.UUID], "each instance its own UUID")
+		uuids[d.UUID] = true
 		require.Equal(t, &gpu.MIG{ParentUUID: parent.UUID, GPUInstance: 1 + 2*k, ComputeInstance: 0, Profile: "2g.20gb"}, d.MIG)
 		require.Equal(t, fmt.Sprintf("split-0-1-%d", k), d.Pod.Name)
 		require.Empty(t, d.Pod.Claim)
