@@ -42,7 +42,7 @@ func TestWhatIfCommand(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
 	require.Equal(t, int64(15), first.Time)
-	require.Equal(t, "nvidia.gpu.sm.active", first.Metric)
+	require.Equal(t, "vllm:generation_tokens_total", first.Metric, "serving mode: the token counter decides")
 	sum := summary(t, out)
 	for _, k := range []string{"gpu_hours", "slo_violation_minutes", "backlog_pod_hours", "peak_replicas", "scale_ups", "scale_downs", "ideal_gpu_hours", "gpu_hours_over_ideal", "initial_replicas"} {
 		require.IsType(t, 0.0, sum[k], k)

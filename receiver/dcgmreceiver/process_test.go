@@ -339,7 +339,20 @@ func TestLocalExample(t *testing.T) {
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	procs, devices := splits(md)
-	require.Len(t, devices, 16)
+	// 16 GPUs, one of them split into MIG instances, each its own device
+	// under its MIG UUID.
+	gpus, migs := 0, 0
+	for id := range devices {
+		switch {
+		case strings.HasPrefix(id, "GPU-"):
+			gpus++
+		case strings.HasPrefix(id, "MIG-"):
+			migs++
+		}
+	}
+	require.Equal(t, 16, gpus)
+	require.Positive(t, migs)
+	require.Len(t, devices, gpus+migs)
 	var gpu7 string
 	for id, d := range devices {
 		if attr(d, "host.name") == "gpu-node-1" && attr(d, "hw.name") == "gpu7" {
@@ -358,5 +371,12 @@ func TestLocalExample(t *testing.T) {
 	}
 	require.Equal(t, 3, pods)
 	require.Len(t, values, 3, "distinct values")
-	require.Len(t, procs, 8+6+1+3, "the training pod on host 0's 8 GPUs, 6 serving pods, the idle notebook, 3 on gpu7")
+	onMIG := 0
+	for _, p := range procs {
+		if strings.HasPrefix(attr(p, "hw.id"), "MIG-") {
+			onMIG++
+		}
+	}
+	require.Positive(t, onMIG, "the pods on MIG instances, attributed per instance")
+	require.Len(t, procs, 8+5+1+3+onMIG, "the training pod on host 0's 8 GPUs, 5 serving pods on whole GPUs, the idle notebook, 3 on gpu7, the pods on the GPU split into MIG instances")
 }

@@ -51,6 +51,7 @@ receivers:
     {{- if $v.dra.enabled }}
     dra:
       enabled: true
+      node_name: ${env:K8S_NODE_NAME}
     {{- end }}
 processors:
   memory_limiter:
