@@ -57,7 +57,7 @@ func TestE2EMakeRun(t *testing.T) {
 	}
 	t.Cleanup(stop)
 
-	summary := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3}  info  16 GPUs: \d+ compute_bound, .*idle \(1 held by a pod: \$6\.88/h wasted\)`)
+	summary := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3}  info  19 GPUs: \d+ compute_bound, .*idle \(1 held by a pod: \$6\.88/h wasted\)`)
 	var served string
 	for time.Since(began) < 15*time.Second {
 		if served == "" {
