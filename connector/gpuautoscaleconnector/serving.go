@@ -183,13 +183,11 @@ func (t *TargetConfig) validateServing(bad func(string, ...any)) {
 
 // podServing is a pod's latest serving values.
 type podServing struct {
-	tokens    map[string]seriesValue // by counter
-	start     time.Time              // the latest start of its counters
-	waiting   seriesValue
-	running   seriesValue
-	kv        seriesValue
-	hasKV     bool
-	hasTokens bool
+	tokens  map[string]seriesValue // by counter
+	start   time.Time              // the latest start of its counters
+	waiting seriesValue
+	running seriesValue
+	kv      seriesValue
 	// busy is the tokens per second served between consecutive samples
 	// with requests waiting at both: what a saturated pod serves. Taken
 	// by the next evaluation.
@@ -269,7 +267,7 @@ func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string, now time.
 			case s.cfg.RunningMetric:
 				gauge = &ps.running
 			case s.cfg.KVMetric:
-				gauge, ps.hasKV = &ps.kv, true
+				gauge = &ps.kv
 			}
 			for k := 0; k < dps.Len(); k++ {
 				dp := dps.At(k)
@@ -280,7 +278,6 @@ func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string, now time.
 				if counter {
 					if prev, ok := ps.tokens[name]; !ok || !at.Before(prev.at) {
 						ps.tokens[name] = seriesValue{pod: pod, value: v, at: at}
-						ps.hasTokens = true
 						if st := dp.StartTimestamp().AsTime(); dp.StartTimestamp() != 0 && st.After(ps.start) {
 							ps.start = st
 						}
@@ -301,16 +298,9 @@ func (s *servingTarget) ingest(rm pmetric.ResourceMetrics, pod string, now time.
 // sampleBusy notes the rate of a sample whose queue, and the previous
 // one's, held requests: the pod served all it could between the two.
 func (ps *podServing) sampleBusy(s *servingTarget) {
-	if len(ps.tokens) != len(s.cfg.TokenMetrics) {
+	total, at, ok := ps.work(s)
+	if !ok {
 		return
-	}
-	var total float64
-	var at time.Time
-	for name, v := range ps.tokens {
-		total += s.weight(name) * v.value
-		if at.IsZero() || v.at.Before(at) {
-			at = v.at
-		}
 	}
 	if !at.After(ps.prevAt) || !ps.waiting.at.Equal(at) {
 		return // no new sample, or its queue not read with it
@@ -322,6 +312,35 @@ func (ps *podServing) sampleBusy(s *servingTarget) {
 		}
 	}
 	ps.prevTokens, ps.prevAt, ps.prevWaiting = total, at, ps.waiting.value
+}
+
+// work is the pod's weighed token count and the time of its oldest
+// counter's reading; false until every counter has reported.
+func (ps *podServing) work(s *servingTarget) (float64, time.Time, bool) {
+	if len(ps.tokens) != len(s.cfg.TokenMetrics) {
+		return 0, time.Time{}, false
+	}
+	var total float64
+	var at time.Time
+	for name, v := range ps.tokens {
+		total += s.weight(name) * v.value
+		if at.IsZero() || v.at.Before(at) {
+			at = v.at
+		}
+	}
+	return total, at, true
+}
+
+// latest is when the pod last reported any of the series serving mode reads.
+func (ps *podServing) latest() time.Time {
+	var t time.Time
+	for _, v := range ps.tokens {
+		t = later(t, v.at)
+	}
+	for _, v := range []seriesValue{ps.waiting, ps.running, ps.kv} {
+		t = later(t, v.at)
+	}
+	return t
 }
 
 func (s *servingTarget) weight(name string) float64 {
@@ -345,20 +364,15 @@ func (s *servingTarget) snapshot(now time.Time, maxAge time.Duration) {
 	}
 	s.fresh = make(map[string]serving.Pod, len(s.pods))
 	for name, ps := range s.pods {
-		p := serving.Pod{Name: name, TokensStart: ps.start}
-		latest := time.Time{}
-		for _, v := range ps.tokens {
-			latest = later(latest, v.at)
-		}
-		if age := now.Sub(latest); ps.hasTokens && (age > 10*maxAge || age < -10*maxAge) {
+		// A pod silent for long is gone (a scale-down, a reschedule):
+		// forgetting it keeps the map as large as the Deployment.
+		if age := now.Sub(ps.latest()); age > 10*maxAge || age < -10*maxAge {
 			delete(s.pods, name)
 			continue
 		}
-		if ps.hasTokens && fresh(seriesValue{at: latest}) && len(ps.tokens) == len(s.cfg.TokenMetrics) {
-			p.HasTokens, p.At = true, latest
-			for counter, v := range ps.tokens {
-				p.Tokens += s.weight(counter) * v.value
-			}
+		p := serving.Pod{Name: name, TokensStart: ps.start}
+		if total, at, ok := ps.work(s); ok && fresh(seriesValue{at: at}) {
+			p.Tokens, p.At, p.HasTokens = total, at, true
 		}
 		if fresh(ps.waiting) {
 			p.Waiting = max(0, ps.waiting.value)
@@ -366,7 +380,7 @@ func (s *servingTarget) snapshot(now time.Time, maxAge time.Duration) {
 		if fresh(ps.running) {
 			p.Running = max(0, ps.running.value)
 		}
-		if ps.hasKV && fresh(ps.kv) {
+		if fresh(ps.kv) {
 			p.KV, p.HasKV = min(1, max(0, ps.kv.value)), true
 		}
 		p.Busy, ps.busy = ps.busy, nil

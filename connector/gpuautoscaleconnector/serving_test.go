@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
 func servingConfig(t *testing.T, serving map[string]any, extra map[string]any) (*Config, error) {
@@ -77,4 +79,30 @@ func TestServingConfigErrorsNameTheKey(t *testing.T) {
 	}
 	_, err := servingConfig(t, map[string]any{}, map[string]any{"mode": "serve"})
 	require.ErrorContains(t, err, `targets::0: mode: unknown mode "serve"; want reactive, predictive or serving`)
+}
+
+// A pod that reports only a queue (no token counter) is forgotten once it
+// falls silent, like one with tokens: the state stays as large as the
+// Deployment under pod churn.
+func TestServingForgetsSilentPods(t *testing.T) {
+	cfg, err := servingConfig(t, map[string]any{}, nil)
+	require.NoError(t, err)
+	s := newServingTarget(&cfg.Targets[0])
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	g := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	g.SetName("vllm:num_requests_waiting")
+	now := time.Unix(1767225600, 0)
+	dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(now))
+	dp.SetDoubleValue(3)
+	var bad rejected
+	s.ingest(rm, "llm-0", now, time.Minute, &bad)
+	s.snapshot(now, time.Minute)
+	require.Contains(t, s.fresh, "llm-0")
+	require.InDelta(t, 3, s.fresh["llm-0"].Waiting, 0)
+	require.False(t, s.fresh["llm-0"].HasTokens)
+	s.snapshot(now.Add(11*time.Minute), time.Minute)
+	require.Empty(t, s.pods)
+	require.Empty(t, s.fresh)
 }

@@ -27,8 +27,6 @@ type bin struct {
 	seen bool
 }
 
-func newProfile() *profile { return &profile{} }
-
 func binOf(t time.Time) (int, int64) {
 	s := t.Unix()
 	day := s / 86400

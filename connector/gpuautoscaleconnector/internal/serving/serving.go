@@ -14,10 +14,9 @@
 //  3. finds the least capacity that would have kept every queued token's
 //     wait under the objective over each recent stretch: work arriving in
 //     any window of length w must be served within w plus the allowed
-//     wait (the token-bucket condition of a fluid queue, which is what
-//     Erlang C and square-root staffing approximate for random arrivals;
-//     measured, it shrinks relative to load exactly as much as the real
-//     traffic's bursts do, where a formula assumes Poisson);
+//     wait (the token-bucket condition of a fluid queue; Erlang C and
+//     square-root staffing size for random arrivals from a formula, this
+//     is measured on the traffic, so it follows the traffic's own bursts);
 //  4. forecasts that need over the start-up horizon (the pods asked for now
 //     serve only a start-up from now): the peak need over a lookback window,
 //     raised by the daily profile once a day of history exists, times an
@@ -207,7 +206,7 @@ type ratioAt struct {
 func New(p Params) *Estimator {
 	e := &Estimator{p: p, counters: map[string]counter{}, startup: p.Startup}
 	if p.Seasonal {
-		e.day = newProfile()
+		e.day = &profile{}
 	}
 	return e
 }
@@ -275,12 +274,12 @@ func (e *Estimator) Observe(o Observation) Estimate {
 	}
 	est.Need, est.Forecast, est.Errors = need, forecast, len(e.errors)
 	est.Headroom = e.headroom()
-	want := est.Headroom * forecast
+	sized := est.Headroom * forecast
 	if p.BurstCap > 0 {
-		want = min(want, p.BurstCap*e.mean(o.Now)*est.Seasonal)
+		sized = min(sized, p.BurstCap*e.mean(o.Now)*est.Seasonal)
 	}
 	c := est.Capacity
-	est.SLOPods = pods(want / c)
+	est.SLOPods = pods(sized / c)
 	// The queue now: the arrival plus the backlog served within DrainTime.
 	est.BacklogPods = pods((arrival + backlog/max(p.DrainTime.Seconds(), 1)) / c)
 	if p.KVTarget > 0 {
@@ -296,36 +295,36 @@ func (e *Estimator) Observe(o Observation) Estimate {
 			est.KVPods = pods(kv * float64(len(o.Pods)) / float64(n) / p.KVTarget)
 		}
 	}
-	want2, reason := est.SLOPods, ReasonForecast
-	if want2 < o.Current {
+	want, reason := est.SLOPods, ReasonForecast
+	if want < o.Current {
 		// Scale down only past a tolerance, so that a forecast or a
 		// capacity estimate that hovers at a pod's edge does not let a pod
 		// go and ask for it again, a start-up later, over and over.
-		want2 = min(o.Current, pods(want*(1+p.DownTolerance)/c))
+		want = min(o.Current, pods(sized*(1+p.DownTolerance)/c))
 	}
-	if est.BacklogPods > want2 {
-		want2, reason = est.BacklogPods, ReasonBacklog
+	if est.BacklogPods > want {
+		want, reason = est.BacklogPods, ReasonBacklog
 	}
-	if est.KVPods > want2 {
-		want2, reason = est.KVPods, ReasonKV
+	if est.KVPods > want {
+		want, reason = est.KVPods, ReasonKV
 	}
-	want2 = max(want2, 1)
+	want = max(want, 1)
 	// The hold: a pod is let go only when no rule asked for it within
 	// the scale-down delay (Knative's scale-down-delay, a maximum over a
 	// trailing window): a pod let go and asked for again pays a whole
 	// start-up. The forecast is already the lookback's peak.
-	e.wants = append(e.wants, wantAt{o.Now, want2})
+	e.wants = append(e.wants, wantAt{o.Now, want})
 	for len(e.wants) > 1 && o.Now.Sub(e.wants[0].at) > p.ScaleDownDelay {
 		e.wants = e.wants[1:]
 	}
-	est.Keep = want2
+	est.Keep = want
 	for _, w := range e.wants {
 		est.Keep = max(est.Keep, w.n)
 	}
-	if est.Keep > want2 && o.Current > want2 {
-		want2, reason = min(est.Keep, o.Current), ReasonHold
+	if est.Keep > want && o.Current > want {
+		want, reason = min(est.Keep, o.Current), ReasonHold
 	}
-	est.Pods, est.Reason = want2, reason
+	est.Pods, est.Reason = want, reason
 	return est
 }
 
