@@ -270,3 +270,34 @@ func TestReportDecisions(t *testing.T) {
 		require.Equal(t, want, fixes[i])
 	}
 }
+
+// TestReportRealFleet: a public recording of a real fleet (48 GPUs over
+// about 23 hours, testdata/real/README.md) whose alerts flap thousands of
+// times stays a page under 2 MB: close episodes are one mark on their
+// lane, the alert table lists the first 200 (firing first) and says how
+// many more, and every episode stays in the page's data.
+func TestReportRealFleet(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "fleet.html")
+	_, stderr, code := runReplay(t, "-o", os.DevNull, "-cost", "../../examples/cost/prices.yaml", "-report", page, "testdata/real/alibaba_gentd26_pods.csv")
+	require.Equal(t, 0, code, stderr)
+	st, err := os.Stat(page)
+	require.NoError(t, err)
+	t.Logf("%d bytes", st.Size())
+	require.Less(t, st.Size(), int64(2<<20), "under 2 MB")
+	d := pageData(t, page)
+	require.Len(t, d["lanes"], 48)
+	episodes := len(d["alerts"].([]any))
+	require.Greater(t, episodes, maxRows, "the recording's alerts flap more than the table lists")
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	section := string(html[strings.Index(string(html), `<section id="alerts">`):])
+	section = section[:strings.Index(section, "</section>")]
+	require.Equal(t, maxRows, strings.Count(section, "<tr data-uuid="))
+	require.Contains(t, section, fmt.Sprintf("%d more episodes are not listed", episodes-maxRows))
+	marks := strings.Count(string(html), `class="mark alert `)
+	require.Less(t, marks, episodes, "episodes less than a point apart share a mark")
+	require.Positive(t, marks)
+}
+
+// maxRows is the alert table's bound (report.maxAlertRows).
+const maxRows = 200

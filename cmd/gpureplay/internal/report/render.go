@@ -2,11 +2,13 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,21 +169,8 @@ func (p *page) timeline() {
 			p.span("mark straggler", l.UUID, "", s.From, s.To, 0, 5,
 				fmt.Sprintf("straggler %s–%s, score up to %.2f", clock(s.From, false), clock(s.To, false), s.MaxScore))
 		}
-		for _, a := range alerts[l.UUID] {
-			end := a.Resolved
-			if end == 0 {
-				end = d.End
-			}
-			if a.Pending != 0 {
-				to := a.Firing
-				if to == 0 {
-					to = end
-				}
-				p.span("mark alert pending", l.UUID, a.Alert, a.Pending, to, 6, 5, a.Alert+" pending "+clock(a.Pending, false))
-			}
-			if a.Firing != 0 {
-				p.span("mark alert firing", l.UUID, a.Alert, a.Firing, end, 6, 5, a.Alert+" firing "+clock(a.Firing, false)+resolvedNote(a.Resolved))
-			}
+		for _, m := range alertMarks(alerts[l.UUID], d.End, d.BucketSeconds) {
+			p.span("mark alert "+m.kind, l.UUID, m.alert, m.from, m.to, 6, 5, m.title())
 		}
 		for _, x := range fixes[l.UUID] {
 			cx, cy := p.x(x.Time), markHeight+bandHeight/2
@@ -192,6 +181,63 @@ func (p *page) timeline() {
 		p.s("</g>\n")
 	}
 	p.s("</svg></section>\n")
+}
+
+// alertMark is one mark on a lane: an alert pending or firing from one
+// time to another, standing for episodes episodes.
+type alertMark struct {
+	kind, alert string
+	from, to    float64
+	resolved    float64 // of the last episode; 0 if still active
+	episodes    int
+}
+
+func (m alertMark) title() string {
+	t := m.alert + " " + m.kind + " " + clock(m.from, false)
+	if m.kind == "firing" {
+		t += resolvedNote(m.resolved)
+	}
+	if m.episodes > 1 {
+		t += fmt.Sprintf(" (%d episodes, less than a point apart: see the table)", m.episodes)
+	}
+	return t
+}
+
+// alertMarks turns one lane's episodes into marks: each episode's pending
+// span and firing span, where spans of the same alert and kind that are
+// less than a point (bucket) apart are one mark, as they would overlap on
+// the lane anyway. A real fleet's flapping alerts would otherwise draw
+// thousands of marks no one can tell apart.
+func alertMarks(episodes []AlertEpisode, end, bucket float64) []alertMark {
+	var out []alertMark
+	last := map[string]int{} // kind/alert: index in out
+	add := func(kind, alert string, from, to, resolved float64) {
+		key := kind + "/" + alert
+		if i, ok := last[key]; ok && from-out[i].to < bucket {
+			out[i].to, out[i].resolved = max(out[i].to, to), resolved
+			out[i].episodes++
+			return
+		}
+		last[key] = len(out)
+		out = append(out, alertMark{kind: kind, alert: alert, from: from, to: to, resolved: resolved, episodes: 1})
+	}
+	for _, a := range episodes {
+		stop := a.Resolved
+		if stop == 0 {
+			stop = end
+		}
+		if a.Pending != 0 {
+			to := a.Firing
+			if to == 0 {
+				to = stop
+			}
+			add("pending", a.Alert, a.Pending, to, a.Resolved)
+		}
+		if a.Firing != 0 {
+			add("firing", a.Alert, a.Firing, stop, a.Resolved)
+		}
+	}
+	return out
 }
 
 func resolvedNote(t float64) string {
@@ -320,12 +366,34 @@ func (p *page) alerts() {
 	for _, l := range p.d.Lanes {
 		names[l.UUID] = l.Name
 	}
+	// Firing episodes first, in time order, then those that only went
+	// pending; at most maxAlertRows rows, the rest counted (every episode
+	// is in the page's data).
+	rows := slices.Clone(p.d.Alerts)
+	slices.SortStableFunc(rows, func(a, b AlertEpisode) int {
+		return cmp.Compare(b2i(a.Firing == 0), b2i(b.Firing == 0))
+	})
 	p.s("<table><thead><tr><th>alert</th><th>GPU</th><th>pending</th><th>firing</th><th>resolved</th></tr></thead><tbody>")
-	for _, a := range p.d.Alerts {
+	for _, a := range rows[:min(len(rows), maxAlertRows)] {
 		p.f(`<tr data-uuid="%s" data-alert="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
 			esc(a.UUID), esc(a.Alert), esc(a.Alert), esc(names[a.UUID]), when(a.Pending, "—"), when(a.Firing, "never fired"), when(a.Resolved, "still active at the end"))
 	}
-	p.s("</tbody></table></section>\n")
+	p.s("</tbody></table>")
+	if more := len(rows) - maxAlertRows; more > 0 {
+		p.f(`<p class="more">%d more episodes are not listed (the first %d are, firing ones first); every episode is in the page's data (the JSON in #report-data).</p>`, more, maxAlertRows)
+	}
+	p.s("</section>\n")
+}
+
+// maxAlertRows bounds the alert table: a fleet whose alerts flap has
+// thousands of episodes, which would make the page megabytes of rows.
+const maxAlertRows = 200
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func when(t float64, none string) string {
