@@ -290,8 +290,10 @@ func TestReportRealFleet(t *testing.T) {
 	require.Greater(t, episodes, maxRows, "the recording's alerts flap more than the table lists")
 	html, err := os.ReadFile(page)
 	require.NoError(t, err)
-	section := string(html[strings.Index(string(html), `<section id="alerts">`):])
-	section = section[:strings.Index(section, "</section>")]
+	_, section, ok := strings.Cut(string(html), `<section id="alerts">`)
+	require.True(t, ok, "an alerts section")
+	section, _, ok = strings.Cut(section, "</section>")
+	require.True(t, ok)
 	require.Equal(t, maxRows, strings.Count(section, "<tr data-uuid="))
 	require.Contains(t, section, fmt.Sprintf("%d more episodes are not listed", episodes-maxRows))
 	marks := strings.Count(string(html), `class="mark alert `)
