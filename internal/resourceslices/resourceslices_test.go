@@ -39,10 +39,10 @@ func TestFallbackToV1beta1(t *testing.T) {
 	require.Equal(t, V1beta1, w.Version())
 	require.Equal(t, 1, logs.FilterMessage("Following DRA ResourceSlices").Len())
 
-	attrs := func(kv ...string) map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute {
+	attrs := func(kv map[string]string) map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute {
 		m := map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute{}
-		for i := 0; i < len(kv); i += 2 {
-			m[resourcev1beta1.QualifiedName(kv[i])] = resourcev1beta1.DeviceAttribute{StringValue: ptr.To(kv[i+1])}
+		for k, v := range kv {
+			m[resourcev1beta1.QualifiedName(k)] = resourcev1beta1.DeviceAttribute{StringValue: ptr.To(v)}
 		}
 		return m
 	}
@@ -53,9 +53,9 @@ func TestFallbackToV1beta1(t *testing.T) {
 			Driver: "gpu.nvidia.com", NodeName: "node-a",
 			Pool: resourcev1beta1.ResourcePool{Name: "node-a", Generation: 1, ResourceSliceCount: 1},
 			Devices: []resourcev1beta1.Device{
-				{Name: "gpu-0", Basic: &resourcev1beta1.BasicDevice{Attributes: attrs("uuid", "GPU-aaaa", "type", "gpu")}},
-				{Name: "gpu-1-mig-1g10gb-0", Basic: &resourcev1beta1.BasicDevice{Attributes: attrs(
-					"gpu.nvidia.com/uuid", "MIG-bbbb", "parentUUID", "GPU-cccc", "type", "mig", "profile", "1g.10gb")}},
+				{Name: "gpu-0", Basic: &resourcev1beta1.BasicDevice{Attributes: attrs(map[string]string{"uuid": "GPU-aaaa", "type": "gpu"})}},
+				{Name: "gpu-1-mig-1g10gb-0", Basic: &resourcev1beta1.BasicDevice{Attributes: attrs(map[string]string{
+					"gpu.nvidia.com/uuid": "MIG-bbbb", "parentUUID": "GPU-cccc", "type": "mig", "profile": "1g.10gb"})}},
 			},
 		},
 	}, metav1.CreateOptions{})
