@@ -35,20 +35,22 @@ import (
 
 // The client knows resource.k8s.io's two versions and nothing else: the
 // typed clientset of every API group would triple what this package adds
-// to a node agent's binary and its start-up.
+// to a node agent's binary and its start-up. Its scheme is made when a
+// watcher is, not at start-up: a collector without dra keeps no part of it
+// in its heap, which every garbage collection would mark again.
 var (
-	scheme = runtime.NewScheme()
-	codecs = serializer.NewCodecFactory(scheme)
-	params = runtime.NewParameterCodec(scheme)
+	schemeOnce sync.Once
+	codecs     serializer.CodecFactory
+	params     runtime.ParameterCodec
 )
 
-func init() {
-	if err := resourcev1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := resourcev1beta1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
+func makeScheme() {
+	scheme := runtime.NewScheme()
+	// Adding a package's own types to a fresh scheme cannot fail.
+	_ = resourcev1.AddToScheme(scheme)
+	_ = resourcev1beta1.AddToScheme(scheme)
+	codecs = serializer.NewCodecFactory(scheme)
+	params = runtime.NewParameterCodec(scheme)
 }
 
 // Device is what a driver publishes about one of its devices. The NVIDIA
@@ -106,6 +108,7 @@ type slice struct {
 // config. With nodeName, only the slices of that node are read (a node
 // agent's own GPUs); empty reads them all.
 func New(config *rest.Config, driver, nodeName string, logger *zap.Logger) *Watcher {
+	schemeOnce.Do(makeScheme)
 	return &Watcher{
 		config: rest.CopyConfig(config), driver: driver, nodeName: nodeName, logger: logger,
 		retry:  time.Minute,
