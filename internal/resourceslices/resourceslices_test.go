@@ -2,6 +2,7 @@ package resourceslices
 
 import (
 	"context"
+	"crypto/tls"
 	"testing"
 	"time"
 
@@ -15,6 +16,11 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
 )
+
+// adminConfig reaches s as its administrator.
+func adminConfig(s *kubetest.Server) *Config {
+	return &Config{Host: s.URL, TLS: &tls.Config{InsecureSkipVerify: true}, Token: kubetest.AdminToken}
+}
 
 // TestFallbackToV1beta1 runs a real kube-apiserver that serves
 // resource.k8s.io/v1beta1 and not v1, as Kubernetes 1.32 and 1.33 do with
@@ -32,7 +38,7 @@ func TestFallbackToV1beta1(t *testing.T) {
 	admin := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 
 	core, logs := observer.New(zap.InfoLevel)
-	w := New(s.Config(kubetest.AdminToken), "gpu.nvidia.com", "node-a", zap.New(core))
+	w := New(adminConfig(s), "gpu.nvidia.com", "node-a", zap.New(core))
 	w.Start(ctx)
 	t.Cleanup(w.Stop)
 	require.Eventually(t, w.Synced, 20*time.Second, 20*time.Millisecond)
@@ -83,7 +89,7 @@ func TestNoResourceSlices(t *testing.T) {
 	s = kubetest.Require(t, s, err)
 	t.Cleanup(s.Stop)
 	core, logs := observer.New(zap.InfoLevel)
-	w := New(s.Config(kubetest.AdminToken), "gpu.nvidia.com", "", zap.New(core))
+	w := New(adminConfig(s), "gpu.nvidia.com", "", zap.New(core))
 	w.retry = 10 * time.Millisecond
 	w.Start(context.Background())
 	require.Eventually(t, func() bool { return logs.FilterMessage("DRA attribution unavailable; retrying").Len() == 1 }, 20*time.Second, 10*time.Millisecond)
