@@ -112,24 +112,25 @@ func claim(ns, name, ctr, claimName string, devices ...*podresourcesv1.ClaimReso
 	}}
 }
 
-func gpuClaimed(pool, device string) *podresourcesv1.ClaimResource {
-	return &podresourcesv1.ClaimResource{DriverName: "gpu.nvidia.com", PoolName: pool, DeviceName: device}
+// gpuClaimed is a GPU of node n1's pool.
+func gpuClaimed(device string) *podresourcesv1.ClaimResource {
+	return &podresourcesv1.ClaimResource{DriverName: "gpu.nvidia.com", PoolName: "n1", DeviceName: device}
 }
 
 // TestClaimedDevices: a claim's devices are its pod's; a claim several
 // pods share names no pod; a device two claims hold is no one's; another
 // driver's devices are not GPUs.
 func TestClaimedDevices(t *testing.T) {
-	twice := claim("ml", "a", "main", "a-gpu", gpuClaimed("n1", "gpu-0"), gpuClaimed("n1", "gpu-3"))
+	twice := claim("ml", "a", "main", "a-gpu", gpuClaimed("gpu-0"), gpuClaimed("gpu-3"))
 	twice.Containers = append(twice.Containers, &podresourcesv1.ContainerResources{Name: "sidecar", DynamicResources: []*podresourcesv1.DynamicResource{
-		{ClaimName: "a-gpu", ClaimNamespace: "ml", ClaimResources: []*podresourcesv1.ClaimResource{gpuClaimed("n1", "gpu-3")}},
+		{ClaimName: "a-gpu", ClaimNamespace: "ml", ClaimResources: []*podresourcesv1.ClaimResource{gpuClaimed("gpu-3")}},
 	}})
 	m := claimedDevices(&podresourcesv1.ListPodResourcesResponse{PodResources: []*podresourcesv1.PodResources{
 		twice,
-		claim("lab", "b", "x", "shared", gpuClaimed("n1", "gpu-1")),
-		claim("lab", "c", "x", "shared", gpuClaimed("n1", "gpu-1")),
-		claim("lab", "d", "x", "d-gpu", gpuClaimed("n1", "gpu-2")),
-		claim("ops", "e", "x", "e-gpu", gpuClaimed("n1", "gpu-2")),
+		claim("lab", "b", "x", "shared", gpuClaimed("gpu-1")),
+		claim("lab", "c", "x", "shared", gpuClaimed("gpu-1")),
+		claim("lab", "d", "x", "d-gpu", gpuClaimed("gpu-2")),
+		claim("ops", "e", "x", "e-gpu", gpuClaimed("gpu-2")),
 		claim("ml", "f", "x", "f-nic", &podresourcesv1.ClaimResource{DriverName: "nic.example.com", PoolName: "n1", DeviceName: "gpu-4"}),
 	}}, "gpu.nvidia.com")
 	require.Equal(t, map[ClaimedDevice]gpu.Pod{

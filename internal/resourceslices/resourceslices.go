@@ -1,8 +1,9 @@
 // Package resourceslices follows the ResourceSlices of one Dynamic Resource
-// Allocation driver through an informer and answers which GPU a device the
-// kubelet names by driver, pool and device name is: the kubelet's
-// PodResources API says which devices a pod's claim holds, but not their
-// UUIDs; the driver publishes those as device attributes.
+// Allocation driver, listed and then watched like an informer does, and
+// answers which GPU a device the kubelet names by driver, pool and device
+// name is: the kubelet's PodResources API says which devices a pod's claim
+// holds, but not their UUIDs; the driver publishes those as device
+// attributes.
 //
 // resource.k8s.io/v1 is read where the API server serves it (Kubernetes
 // 1.34 and later), v1beta1 otherwise (1.32 and 1.33 with DRA turned on).
@@ -13,43 +14,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
-	resourcev1 "k8s.io/api/resource/v1"
-	resourcev1beta1 "k8s.io/api/resource/v1beta1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
-
-// The client knows resource.k8s.io's two versions and nothing else: the
-// typed clientset of every API group would triple what this package adds
-// to a node agent's binary and its start-up.
-var (
-	scheme = runtime.NewScheme()
-	codecs = serializer.NewCodecFactory(scheme)
-	params = runtime.NewParameterCodec(scheme)
-)
-
-func init() {
-	if err := resourcev1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := resourcev1beta1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-}
 
 // Device is what a driver publishes about one of its devices. The NVIDIA
 // DRA driver (gpu.nvidia.com) publishes a whole GPU with type "gpu" and its
@@ -71,12 +44,11 @@ const (
 // Watcher indexes the devices of one driver's ResourceSlices by pool and
 // device name. Its zero value is not usable; use New.
 type Watcher struct {
-	config   *rest.Config
+	client   *client
 	driver   string
 	nodeName string
 	logger   *zap.Logger
-	// retry is how long to wait before asking again which version of the
-	// API is served, when none is.
+	// retry is the longest wait before asking again, after a failure.
 	retry time.Duration
 
 	mu sync.RWMutex
@@ -85,13 +57,13 @@ type Watcher struct {
 	// index is the devices of the newest generation of each pool.
 	index map[key]Device
 	gen   atomic.Uint64
-	// version is the API version the informer reads; empty until chosen.
+	// version is the API version read; empty until chosen.
 	version atomic.Value
 
 	cancel  context.CancelFunc
 	done    chan struct{}
 	synced  atomic.Bool
-	failing atomic.Bool
+	failing bool // a failure was logged and none succeeded since
 }
 
 type key struct{ pool, device string }
@@ -105,17 +77,17 @@ type slice struct {
 // New returns a watcher of driver's slices through the API server of
 // config. With nodeName, only the slices of that node are read (a node
 // agent's own GPUs); empty reads them all.
-func New(config *rest.Config, driver, nodeName string, logger *zap.Logger) *Watcher {
+func New(config *Config, driver, nodeName string, logger *zap.Logger) *Watcher {
 	return &Watcher{
-		config: rest.CopyConfig(config), driver: driver, nodeName: nodeName, logger: logger,
+		client: newClient(config), driver: driver, nodeName: nodeName, logger: logger,
 		retry:  time.Minute,
 		slices: map[string]slice{},
 		index:  map[key]Device{},
 	}
 }
 
-// Start runs the informer until Stop. It does not wait for the first list:
-// until then, and while the API is unreachable, nothing resolves.
+// Start follows the slices until Stop. It does not wait for the first
+// list: until then, and while the API is unreachable, nothing resolves.
 func (w *Watcher) Start(ctx context.Context) {
 	ctx, w.cancel = context.WithCancel(ctx)
 	w.done = make(chan struct{})
@@ -125,13 +97,14 @@ func (w *Watcher) Start(ctx context.Context) {
 	}()
 }
 
-// Stop stops the informer and waits for it.
+// Stop stops following and waits for it.
 func (w *Watcher) Stop() {
 	if w.cancel == nil {
 		return
 	}
 	w.cancel()
 	<-w.done
+	w.client.http.CloseIdleConnections()
 }
 
 // Resolve returns the device named pool/device, as its driver publishes it.
@@ -152,7 +125,7 @@ func (w *Watcher) UUID(pool, device string) (string, bool) {
 // Generation changes whenever an answer of Resolve may have.
 func (w *Watcher) Generation() uint64 { return w.gen.Load() }
 
-// Synced says whether the informer has listed the slices once.
+// Synced says whether the slices were listed once.
 func (w *Watcher) Synced() bool { return w.synced.Load() }
 
 // Version is the version of resource.k8s.io being read, or empty.
@@ -161,178 +134,204 @@ func (w *Watcher) Version() string {
 	return v
 }
 
+// run finds the version served, then lists and watches until ctx ends,
+// listing again whenever a watch cannot go on, after a back-off when a
+// request failed.
 func (w *Watcher) run(ctx context.Context) {
-	warned := false
-	for {
-		version, client, err := w.servedVersion(ctx)
-		if err == nil {
-			w.version.Store(version)
-			w.logger.Info("Following DRA ResourceSlices", zap.String("driver", w.driver), zap.String("api", "resource.k8s.io/"+version))
-			w.inform(ctx, version, client)
+	var version string
+	backoff := time.Second
+	for ctx.Err() == nil {
+		var err error
+		if version == "" {
+			if version, err = w.servedVersion(ctx); err == nil {
+				w.version.Store(version)
+				w.logger.Info("Following DRA ResourceSlices", zap.String("driver", w.driver), zap.String("api", "resource.k8s.io/"+version))
+			} else if !w.failing {
+				w.failing = true
+				w.logger.Warn("DRA attribution unavailable; retrying", zap.String("driver", w.driver), zap.Error(err), zap.Duration("retry", w.retry))
+			}
+		}
+		if version != "" {
+			err = w.listAndWatch(ctx, version)
+		}
+		if ctx.Err() != nil {
 			return
 		}
-		if !warned {
-			w.logger.Warn("DRA attribution unavailable; retrying", zap.String("driver", w.driver), zap.Error(err), zap.Duration("retry", w.retry))
-			warned = true
+		if err == nil {
+			backoff = time.Second // the watch ended as watches do: list again
+			continue
 		}
+		if version != "" && !w.failing {
+			w.failing = true
+			w.logger.Warn("Cannot read DRA ResourceSlices; retrying", zap.String("driver", w.driver), zap.Error(err))
+		}
+		wait := min(backoff, w.retry)
+		if version == "" {
+			wait = w.retry
+		}
+		backoff *= 2
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(w.retry):
+		case <-time.After(wait):
 		}
 	}
 }
 
 // servedVersion asks the API server's discovery which version of
-// resourceslices it serves, and returns a client of that version.
-func (w *Watcher) servedVersion(ctx context.Context) (string, *rest.RESTClient, error) {
+// resourceslices it serves.
+func (w *Watcher) servedVersion(ctx context.Context) (string, error) {
 	var errs []string
 	for _, v := range []string{V1, V1beta1} {
-		client, err := w.client(v)
-		if err != nil {
-			return "", nil, err
+		var list struct {
+			Resources []struct {
+				Name string `json:"name"`
+			} `json:"resources"`
 		}
-		raw, err := client.Get().AbsPath("/apis/resource.k8s.io/" + v).Do(ctx).Raw()
-		if err != nil {
+		if err := w.client.getJSON(ctx, "/apis/resource.k8s.io/"+v, nil, &list); err != nil {
 			errs = append(errs, fmt.Sprintf("resource.k8s.io/%s: %v", v, err))
 			continue
 		}
-		var list metav1.APIResourceList
-		if err := json.Unmarshal(raw, &list); err != nil {
-			errs = append(errs, fmt.Sprintf("resource.k8s.io/%s: discovery: %v", v, err))
-			continue
-		}
-		for _, r := range list.APIResources {
+		for _, r := range list.Resources {
 			if r.Name == "resourceslices" {
-				return v, client, nil
+				return v, nil
 			}
 		}
 		errs = append(errs, fmt.Sprintf("resource.k8s.io/%s: no resourceslices", v))
 	}
-	return "", nil, fmt.Errorf("the API server serves no ResourceSlices (%s)", strings.Join(errs, "; "))
+	return "", fmt.Errorf("the API server serves no ResourceSlices (%s)", strings.Join(errs, "; "))
 }
 
-// client returns a REST client of resource.k8s.io/version.
-func (w *Watcher) client(version string) (*rest.RESTClient, error) {
-	c := rest.CopyConfig(w.config)
-	c.GroupVersion = &schema.GroupVersion{Group: "resource.k8s.io", Version: version}
-	c.APIPath = "/apis"
-	c.NegotiatedSerializer = codecs.WithoutConversion()
-	if c.UserAgent == "" {
-		c.UserAgent = rest.DefaultKubernetesUserAgent()
-	}
-	// The API server warns on every request of a deprecated version
-	// (v1beta1 from 1.35); the version read is logged once, at start.
-	c.WarningHandler = rest.NoWarnings{}
-	client, err := rest.RESTClientFor(c)
-	if err != nil {
-		return nil, fmt.Errorf("resource.k8s.io/%s client: %w", version, err)
-	}
-	return client, nil
+// sliceObject is the part of a ResourceSlice the watcher reads, in both
+// versions: v1's devices have their attributes at the top, v1beta1's
+// under basic.
+type sliceObject struct {
+	Metadata struct {
+		Name            string `json:"name"`
+		ResourceVersion string `json:"resourceVersion"`
+	} `json:"metadata"`
+	Spec struct {
+		Driver string `json:"driver"`
+		Pool   struct {
+			Name       string `json:"name"`
+			Generation int64  `json:"generation"`
+		} `json:"pool"`
+		Devices []struct {
+			Name       string               `json:"name"`
+			Attributes map[string]attribute `json:"attributes"`
+			Basic      *struct {
+				Attributes map[string]attribute `json:"attributes"`
+			} `json:"basic"`
+		} `json:"devices"`
+	} `json:"spec"`
 }
 
-func (w *Watcher) inform(ctx context.Context, version string, client *rest.RESTClient) {
-	sel := fields.Set{"spec.driver": w.driver}
+// attribute is a device attribute; only string attributes are read.
+type attribute struct {
+	String *string `json:"string"`
+}
+
+// listAndWatch lists the slices, replaces the index with them, and
+// watches from the list's resource version until the watch ends (nil) or
+// fails.
+func (w *Watcher) listAndWatch(ctx context.Context, version string) error {
+	path := "/apis/resource.k8s.io/" + version + "/resourceslices"
+	sel := "spec.driver=" + w.driver
 	if w.nodeName != "" {
-		sel["spec.nodeName"] = w.nodeName
+		sel += ",spec.nodeName=" + w.nodeName
 	}
-	selector := sel.AsSelector().String()
-	opts := func(o metav1.ListOptions) metav1.ListOptions {
-		o.FieldSelector = selector
-		return o
-	}
-	var example runtime.Object = &resourcev1beta1.ResourceSlice{}
-	newList := func() runtime.Object { return &resourcev1beta1.ResourceSliceList{} }
-	if version == V1 {
-		example = &resourcev1.ResourceSlice{}
-		newList = func() runtime.Object { return &resourcev1.ResourceSliceList{} }
-	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			list := newList()
-			o = opts(o)
-			err := client.Get().Resource("resourceslices").VersionedParams(&o, params).Do(ctx).Into(list)
-			return list, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o = opts(o)
-			o.Watch = true
-			return client.Get().Resource("resourceslices").VersionedParams(&o, params).Watch(ctx)
-		},
-	}
-	inf := cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})
-	// The reflector retries with back-off; one warning says why, until a
-	// slice is read again (RBAC missing, the API server away).
-	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
-		// A watch that expired or ended is relisted as a matter of course.
-		if ctx.Err() != nil || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) ||
-			errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return
+	all := map[string]slice{}
+	var rv, cont string
+	for {
+		q := url.Values{"fieldSelector": {sel}, "limit": {"500"}}
+		if cont != "" {
+			q.Set("continue", cont)
 		}
-		if !w.failing.Swap(true) {
-			w.logger.Warn("Cannot read DRA ResourceSlices; retrying", zap.String("driver", w.driver), zap.Error(err))
+		var list struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+				Continue        string `json:"continue"`
+			} `json:"metadata"`
+			Items []sliceObject `json:"items"`
 		}
-	})
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { w.put(obj) },
-		UpdateFunc: func(_, obj any) { w.put(obj) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if name, ok := sliceName(obj); ok {
-				w.remove(name)
-			}
-		},
-	})
-	go func() {
-		if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			w.synced.Store(true)
+		if err := w.client.getJSON(ctx, path, q, &list); err != nil {
+			return fmt.Errorf("list %s: %w", path, err)
 		}
-	}()
-	inf.RunWithContext(ctx)
-}
-
-func sliceName(obj any) (string, bool) {
-	switch s := obj.(type) {
-	case *resourcev1.ResourceSlice:
-		return s.Name, true
-	case *resourcev1beta1.ResourceSlice:
-		return s.Name, true
-	}
-	return "", false
-}
-
-// put indexes a slice added or changed.
-func (w *Watcher) put(obj any) {
-	w.failing.Store(false)
-	var name string
-	var sl slice
-	switch s := obj.(type) {
-	case *resourcev1.ResourceSlice:
-		name, sl = s.Name, fromV1(w.driver, s)
-	case *resourcev1beta1.ResourceSlice:
-		name, sl = s.Name, fromV1beta1(w.driver, s)
-	default:
-		return
+		for i := range list.Items {
+			all[list.Items[i].Metadata.Name] = w.fromObject(&list.Items[i])
+		}
+		rv, cont = list.Metadata.ResourceVersion, list.Metadata.Continue
+		if cont == "" {
+			break
+		}
 	}
 	w.mu.Lock()
-	w.slices[name] = sl
+	w.slices = all
 	w.reindex()
 	w.mu.Unlock()
+	w.synced.Store(true)
+	w.recovered()
+
+	q := url.Values{"fieldSelector": {sel}, "watch": {"1"}, "allowWatchBookmarks": {"true"},
+		"resourceVersion": {rv}, "timeoutSeconds": {"300"}}
+	body, err := w.client.get(ctx, path, q)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", path, err)
+	}
+	defer body.Close()
+	dec := json.NewDecoder(body)
+	for {
+		var ev struct {
+			Type   string          `json:"type"`
+			Object json.RawMessage `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return nil // the server ended the watch (timeout, restart): list again
+		}
+		switch ev.Type {
+		case "ADDED", "MODIFIED", "DELETED":
+			var obj sliceObject
+			if err := json.Unmarshal(ev.Object, &obj); err != nil {
+				return fmt.Errorf("watch %s: %w", path, err)
+			}
+			w.mu.Lock()
+			if ev.Type == "DELETED" {
+				delete(w.slices, obj.Metadata.Name)
+			} else {
+				w.slices[obj.Metadata.Name] = w.fromObject(&obj)
+			}
+			w.reindex()
+			w.mu.Unlock()
+		case "ERROR":
+			var st struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(ev.Object, &st)
+			if st.Code == http.StatusGone {
+				return nil // the resource version is too old: list again
+			}
+			return fmt.Errorf("watch %s: %d %s", path, st.Code, st.Message)
+		}
+	}
 }
 
-func (w *Watcher) remove(name string) {
-	w.mu.Lock()
-	delete(w.slices, name)
-	w.reindex()
-	w.mu.Unlock()
+// recovered logs that slices are read again after a logged failure.
+func (w *Watcher) recovered() {
+	if w.failing {
+		w.failing = false
+		w.logger.Info("DRA ResourceSlices read again", zap.String("driver", w.driver))
+	}
 }
 
 // reindex rebuilds the index from the slices: a pool's devices are those of
 // its newest generation; a driver republishing a pool leaves the older
 // generation's slices behind until it deletes them. Slices are few (one or
-// a few per node), so the whole index is rebuilt on every change.
+// a few per node), so the whole index is rebuilt on every change. Called
+// with w.mu held.
 func (w *Watcher) reindex() {
 	newest := map[string]int64{}
 	for _, s := range w.slices {
@@ -353,46 +352,27 @@ func (w *Watcher) reindex() {
 	w.gen.Add(1)
 }
 
-func fromV1(driver string, s *resourcev1.ResourceSlice) slice {
-	sl := slice{pool: s.Spec.Pool.Name, generation: s.Spec.Pool.Generation, devices: make(map[string]Device, len(s.Spec.Devices))}
-	for i := range s.Spec.Devices {
-		d := &s.Spec.Devices[i]
-		attr := func(name string) string {
-			if a, ok := lookup(d.Attributes, driver, name); ok && a.StringValue != nil {
-				return *a.StringValue
-			}
-			return ""
-		}
-		sl.devices[d.Name] = Device{UUID: attr("uuid"), ParentUUID: attr("parentUUID"), Type: attr("type"), Profile: attr("profile")}
-	}
-	return sl
-}
-
-func fromV1beta1(driver string, s *resourcev1beta1.ResourceSlice) slice {
-	sl := slice{pool: s.Spec.Pool.Name, generation: s.Spec.Pool.Generation, devices: make(map[string]Device, len(s.Spec.Devices))}
-	for i := range s.Spec.Devices {
-		d := &s.Spec.Devices[i]
-		var attrs map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute
+// fromObject reads a slice's pool and devices.
+func (w *Watcher) fromObject(o *sliceObject) slice {
+	sl := slice{pool: o.Spec.Pool.Name, generation: o.Spec.Pool.Generation, devices: make(map[string]Device, len(o.Spec.Devices))}
+	for i := range o.Spec.Devices {
+		d := &o.Spec.Devices[i]
+		attrs := d.Attributes
 		if d.Basic != nil {
 			attrs = d.Basic.Attributes
 		}
 		attr := func(name string) string {
-			if a, ok := lookup(attrs, driver, name); ok && a.StringValue != nil {
-				return *a.StringValue
+			a, ok := attrs[name]
+			if !ok {
+				// The driver's domain may be spelled out.
+				a = attrs[w.driver+"/"+name]
+			}
+			if a.String != nil {
+				return *a.String
 			}
 			return ""
 		}
 		sl.devices[d.Name] = Device{UUID: attr("uuid"), ParentUUID: attr("parentUUID"), Type: attr("type"), Profile: attr("profile")}
 	}
 	return sl
-}
-
-// lookup finds an attribute by its name in the driver's domain, which a
-// slice may spell bare (uuid) or qualified (gpu.nvidia.com/uuid).
-func lookup[Q ~string, A any](attrs map[Q]A, driver, name string) (A, bool) {
-	if a, ok := attrs[Q(name)]; ok {
-		return a, true
-	}
-	a, ok := attrs[Q(driver+"/"+name)]
-	return a, ok
 }

@@ -2,6 +2,7 @@ package resourceslices
 
 import (
 	"context"
+	"crypto/tls"
 	"testing"
 	"time"
 
@@ -15,6 +16,11 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
 )
+
+// adminConfig reaches s as its administrator.
+func adminConfig(s *kubetest.Server) *Config {
+	return &Config{Host: s.URL, TLS: &tls.Config{InsecureSkipVerify: true}, Token: kubetest.AdminToken}
+}
 
 // TestFallbackToV1beta1 runs a real kube-apiserver that serves
 // resource.k8s.io/v1beta1 and not v1, as Kubernetes 1.32 and 1.33 do with
@@ -32,17 +38,17 @@ func TestFallbackToV1beta1(t *testing.T) {
 	admin := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 
 	core, logs := observer.New(zap.InfoLevel)
-	w := New(s.Config(kubetest.AdminToken), "gpu.nvidia.com", "node-a", zap.New(core))
+	w := New(adminConfig(s), "gpu.nvidia.com", "node-a", zap.New(core))
 	w.Start(ctx)
 	t.Cleanup(w.Stop)
 	require.Eventually(t, w.Synced, 20*time.Second, 20*time.Millisecond)
 	require.Equal(t, V1beta1, w.Version())
 	require.Equal(t, 1, logs.FilterMessage("Following DRA ResourceSlices").Len())
 
-	attrs := func(kv ...string) map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute {
+	attrs := func(kv map[string]string) map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute {
 		m := map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute{}
-		for i := 0; i < len(kv); i += 2 {
-			m[resourcev1beta1.QualifiedName(kv[i])] = resourcev1beta1.DeviceAttribute{StringValue: ptr.To(kv[i+1])}
+		for k, v := range kv {
+			m[resourcev1beta1.QualifiedName(k)] = resourcev1beta1.DeviceAttribute{StringValue: ptr.To(v)}
 		}
 		return m
 	}
@@ -53,9 +59,9 @@ func TestFallbackToV1beta1(t *testing.T) {
 			Driver: "gpu.nvidia.com", NodeName: "node-a",
 			Pool: resourcev1beta1.ResourcePool{Name: "node-a", Generation: 1, ResourceSliceCount: 1},
 			Devices: []resourcev1beta1.Device{
-				{Name: "gpu-0", Basic: &resourcev1beta1.BasicDevice{Attributes: attrs("uuid", "GPU-aaaa", "type", "gpu")}},
-				{Name: "gpu-1-mig-1g10gb-0", Basic: &resourcev1beta1.BasicDevice{Attributes: attrs(
-					"gpu.nvidia.com/uuid", "MIG-bbbb", "parentUUID", "GPU-cccc", "type", "mig", "profile", "1g.10gb")}},
+				{Name: "gpu-0", Basic: &resourcev1beta1.BasicDevice{Attributes: attrs(map[string]string{"uuid": "GPU-aaaa", "type": "gpu"})}},
+				{Name: "gpu-1-mig-1g10gb-0", Basic: &resourcev1beta1.BasicDevice{Attributes: attrs(map[string]string{
+					"gpu.nvidia.com/uuid": "MIG-bbbb", "parentUUID": "GPU-cccc", "type": "mig", "profile": "1g.10gb"})}},
 			},
 		},
 	}, metav1.CreateOptions{})
@@ -83,7 +89,7 @@ func TestNoResourceSlices(t *testing.T) {
 	s = kubetest.Require(t, s, err)
 	t.Cleanup(s.Stop)
 	core, logs := observer.New(zap.InfoLevel)
-	w := New(s.Config(kubetest.AdminToken), "gpu.nvidia.com", "", zap.New(core))
+	w := New(adminConfig(s), "gpu.nvidia.com", "", zap.New(core))
 	w.retry = 10 * time.Millisecond
 	w.Start(context.Background())
 	require.Eventually(t, func() bool { return logs.FilterMessage("DRA attribution unavailable; retrying").Len() == 1 }, 20*time.Second, 10*time.Millisecond)

@@ -266,15 +266,21 @@ func TestDCGMStandinFullHost(t *testing.T) {
 }
 
 // TestDCGMStandinMIGFollowed: a MIG instance created on GPU 0 while the
-// receiver runs appears under its MIG UUID at the next scrape, with its
-// parent, instance IDs and profile; destroyed, it is gone at the next. The
+// receiver runs appears under its MIG UUID once the instances are listed
+// again (every 30 s; each scrape here is a minute apart), with its parent,
+// instance IDs and profile; destroyed, it is gone at the next listing. The
 // GPUs' counters go on meanwhile.
 func TestDCGMStandinMIGFollowed(t *testing.T) {
 	st := dcgmstandin.State{GPUs: 2, Connected: true, Epoch: 1}
 	state := standin(t, st)
-	s, _, logs := newDCGMScraper(t)
+	s, _, logs := newDCGMScraperWith(t, func(c *Config) {
+		c.CollectionInterval = time.Hour // the stand-in's values are fresh at any clock
+	})
 	ctx := context.Background()
+	clock := time.Now()
+	s.now = func() time.Time { return clock }
 	scrape := func() map[string]pmetric.ResourceMetrics {
+		clock = clock.Add(time.Minute)
 		md, err := s.scrape(ctx)
 		require.NoError(t, err)
 		return byDevice(t, md)

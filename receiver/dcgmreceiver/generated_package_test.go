@@ -8,6 +8,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	runWithAPIServer(m)
 	goleak.VerifyTestMain(m)
 }

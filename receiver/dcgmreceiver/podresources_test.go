@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,23 +23,13 @@ import (
 // unix socket.
 type kubelet struct {
 	podresourcesv1.UnimplementedPodResourcesListerServer
-	mu    sync.Mutex
 	resp  *podresourcesv1.ListPodResourcesResponse
 	calls int
 }
 
 func (k *kubelet) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	k.calls++
 	return k.resp, nil
-}
-
-// set replaces what List answers.
-func (k *kubelet) set(resp *podresourcesv1.ListPodResourcesResponse) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.resp = resp
 }
 
 func serveKubelet(t *testing.T, k *kubelet) string {

@@ -322,7 +322,9 @@ func TestPerProcessOnDCGM(t *testing.T) {
 
 // TestLocalExample: the configuration `make run` uses (examples/local)
 // splits gpu-node-1/gpu7 between three pods with distinct values, beside
-// the one pod of every other busy GPU.
+// the one pod of every other busy GPU; splits gpu-node-1/gpu5 into three
+// MIG instances under their MIG UUIDs; and holds gpu-node-1/gpu6 through
+// a DRA claim.
 func TestLocalExample(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "local", "config.yaml"))
 	require.NoError(t, err)
@@ -339,26 +341,24 @@ func TestLocalExample(t *testing.T) {
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	procs, devices := splits(md)
-	// 16 GPUs, one of them split into MIG instances, each its own device
-	// under its MIG UUID.
-	gpus, migs := 0, 0
-	for id := range devices {
-		switch {
-		case strings.HasPrefix(id, "GPU-"):
-			gpus++
-		case strings.HasPrefix(id, "MIG-"):
-			migs++
-		}
-	}
-	require.Equal(t, 16, gpus)
-	require.Positive(t, migs)
-	require.Len(t, devices, gpus+migs)
+	require.Len(t, devices, 16+3, "16 GPUs and 3 MIG instances")
 	var gpu7 string
+	migs := 0
 	for id, d := range devices {
 		if attr(d, "host.name") == "gpu-node-1" && attr(d, "hw.name") == "gpu7" {
 			gpu7 = id
 		}
+		if strings.HasPrefix(id, "MIG-") {
+			migs++
+			require.Equal(t, "2g.20gb", attr(d, "nvidia.gpu.mig.profile"))
+			require.True(t, strings.HasPrefix(attr(d, "hw.name"), "gpu5/mig"), attr(d, "hw.name"))
+			require.True(t, strings.HasPrefix(attr(d, "k8s.pod.name"), "mig-inference-1-5-"))
+		}
+		if attr(d, "host.name") == "gpu-node-1" && attr(d, "hw.name") == "gpu6" {
+			require.Equal(t, "notebook-1-6-gpu", attr(d, "k8s.resourceclaim.name"))
+		}
 	}
+	require.Equal(t, 3, migs)
 	values := map[float64]bool{}
 	pods := 0
 	for _, p := range procs {
@@ -371,12 +371,5 @@ func TestLocalExample(t *testing.T) {
 	}
 	require.Equal(t, 3, pods)
 	require.Len(t, values, 3, "distinct values")
-	onMIG := 0
-	for _, p := range procs {
-		if strings.HasPrefix(attr(p, "hw.id"), "MIG-") {
-			onMIG++
-		}
-	}
-	require.Positive(t, onMIG, "the pods on MIG instances, attributed per instance")
-	require.Len(t, procs, 8+5+1+3+onMIG, "the training pod on host 0's 8 GPUs, 5 serving pods on whole GPUs, the idle notebook, 3 on gpu7, the pods on the GPU split into MIG instances")
+	require.Len(t, procs, 8+5+3+1+3, "the training pod on host 0's 8 GPUs, 5 serving pods, 3 on gpu5's MIG instances, the idle notebook, 3 on gpu7")
 }

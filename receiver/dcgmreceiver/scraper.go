@@ -15,7 +15,6 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
-	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/podresources"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/resourceslices"
 )
@@ -119,7 +118,13 @@ func (s *gpuScraper) shutdown(context.Context) error {
 // not stop for want of a cluster.
 func (s *gpuScraper) startDRA() {
 	c := s.cfg.DRA
-	rc, err := kubeauth.RESTConfig(c.Auth.Type, c.Auth.Kubeconfig, c.Auth.Context)
+	var rc *resourceslices.Config
+	var err error
+	if c.Auth.Type == "kubeconfig" {
+		rc, err = resourceslices.FromKubeconfig(c.Auth.Kubeconfig, c.Auth.Context)
+	} else {
+		rc, err = resourceslices.InCluster()
+	}
 	if err != nil {
 		s.logger.Error("DRA attribution off: no Kubernetes API", zap.Error(err))
 		return

@@ -1,17 +1,30 @@
-package dcgmreceiver
+// Package dratest tests the dcgm receiver's DRA attribution against a real
+// kube-apiserver, through the receiver's factory. It is a package of its
+// own so that the receiver's test binary, whose benchmarks compare scrape
+// costs, links no Kubernetes client: client-go's packages keep a heap from
+// start-up that every garbage collection of a benchmark marks again.
+package dratest
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/grpc"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +34,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubetest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
 )
 
 var (
@@ -28,14 +42,14 @@ var (
 	apiServerErr error
 )
 
-// runWithAPIServer starts one kube-apiserver with etcd for the package's
-// DRA tests, stops it after, checks that no goroutine leaked, and exits.
-func runWithAPIServer(m *testing.M) {
+// TestMain starts one kube-apiserver with etcd for the package's tests,
+// stops it after, checks that no goroutine leaked, and exits.
+func TestMain(m *testing.M) {
 	if kubetest.Fuzzing() {
 		apiServerErr = errors.New("no kube-apiserver while fuzzing")
 		os.Exit(m.Run())
 	}
-	apiBin, etcdBin, err := kubetest.Binaries("../..")
+	apiBin, etcdBin, err := kubetest.Binaries("../../../..")
 	if err == nil {
 		apiServer, err = kubetest.Start(apiBin, etcdBin)
 	}
@@ -59,12 +73,12 @@ func runWithAPIServer(m *testing.M) {
 func agentKubeconfig(t *testing.T, s *kubetest.Server) string {
 	t.Helper()
 	ctx := context.Background()
-	objs, err := kubetest.Decode("../../distributions/otelcol-gpu/kubernetes/agent.yaml")
+	objs, err := kubetest.Decode("../../../../distributions/otelcol-gpu/kubernetes/agent.yaml")
 	require.NoError(t, err)
 	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 	_, err = cs.CoreV1().Namespaces().Get(ctx, "observability", metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		ns, _ := kubetest.Decode("../../distributions/otelcol-gpu/kubernetes/namespace.yaml")
+		ns, _ := kubetest.Decode("../../../../distributions/otelcol-gpu/kubernetes/namespace.yaml")
 		for _, obj := range ns {
 			require.NoError(t, s.Create(obj, false))
 		}
@@ -164,17 +178,38 @@ func TestDRAAttribution(t *testing.T) {
 	}}}
 	sock := serveKubelet(t, k)
 
-	sc, logs := newSimulatedScraper(t, func(c *Config) {
-		c.Simulated = fleetCfg
-		c.PodResources = PodResourcesConfig{Enabled: true, Endpoint: sock, RefreshInterval: time.Hour}
-		c.DRA = DRAConfig{Enabled: true, Driver: "gpu.nvidia.com", NodeName: node,
-			Auth: AuthConfig{Type: "kubeconfig", Kubeconfig: agentKubeconfig(t, s)}}
-	})
+	f := dcgmreceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*dcgmreceiver.Config)
+	cfg.Backend = dcgmreceiver.BackendSimulated
+	cfg.CollectionInterval = 50 * time.Millisecond
+	cfg.Simulated = fleetCfg
+	cfg.PodResources = dcgmreceiver.PodResourcesConfig{Enabled: true, Endpoint: sock, RefreshInterval: time.Hour}
+	cfg.DRA = dcgmreceiver.DRAConfig{Enabled: true, Driver: "gpu.nvidia.com", NodeName: node,
+		Auth: dcgmreceiver.AuthConfig{Type: "kubeconfig", Kubeconfig: agentKubeconfig(t, s)}}
+	require.NoError(t, confmap.Validate(cfg))
+	core, logs := observer.New(zap.InfoLevel)
+	set := receivertest.NewNopSettings(f.Type())
+	set.Logger = zap.New(core)
+	sink := new(consumertest.MetricsSink)
+	r, err := f.CreateMetrics(ctx, set, cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, r.Start(ctx, componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
+	// latest is the newest scrape's resources by hw.id, once there is one
+	// after every earlier call: each check reads what followed the change
+	// before it.
+	latest := func() map[string]pmetric.ResourceMetrics {
+		n := sink.DataPointCount()
+		require.Eventually(t, func() bool { return sink.DataPointCount() > n && len(sink.AllMetrics()) > 0 }, 10*time.Second, 10*time.Millisecond)
+		all := sink.AllMetrics()
+		return byDevice(t, all[len(all)-1])
+	}
 	attrs := func() map[string]map[string]any {
-		md, err := sc.scrape(ctx)
-		require.NoError(t, err)
 		out := map[string]map[string]any{}
-		for id, rm := range byDevice(t, md) {
+		for id, rm := range latest() {
+			if _, split := rm.Resource().Attributes().Get("nvidia.gpu.process.owner"); split {
+				continue
+			}
 			out[id] = rm.Resource().Attributes().AsRaw()
 		}
 		return out
@@ -208,8 +243,7 @@ func TestDRAAttribution(t *testing.T) {
 	require.NotContains(t, got[devs[9].UUID], "k8s.resourceclaim.name", "another node's slice")
 	require.Equal(t, "trainer-0", got[devs[0].UUID]["k8s.pod.name"], "the device plugin's GPU keeps its pod")
 	for _, m := range []string{"hw.gpu.utilization", "hw.power", "nvidia.gpu.sm.active"} {
-		_, ok := metric(byDeviceScrape(t, sc)[devs[5].UUID], m)
-		require.True(t, ok, "%s on the claimed GPU's resource", m)
+		require.True(t, hasMetric(latest()[devs[5].UUID], m), "%s on the claimed GPU's resource", m)
 	}
 
 	// The driver republishes the pool (a new generation, as after a GPU
@@ -248,11 +282,60 @@ func TestDRAAttribution(t *testing.T) {
 	require.NoError(t, admin.ResourceV1().ResourceSlices().Delete(ctx, "other-node-gpus", metav1.DeleteOptions{}))
 }
 
-func byDeviceScrape(t *testing.T, sc *gpuScraper) map[string]pmetric.ResourceMetrics {
+// kubelet serves the PodResources v1 API the way the kubelet does, on a
+// unix socket.
+type kubelet struct {
+	podresourcesv1.UnimplementedPodResourcesListerServer
+	resp *podresourcesv1.ListPodResourcesResponse
+}
+
+func (k *kubelet) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
+	return k.resp, nil
+}
+
+func serveKubelet(t *testing.T, k *kubelet) string {
 	t.Helper()
-	md, err := sc.scrape(context.Background())
+	sock := filepath.Join(t.TempDir(), "kubelet.sock")
+	lis, err := net.Listen("unix", sock)
 	require.NoError(t, err)
-	return byDevice(t, md)
+	srv := grpc.NewServer()
+	podresourcesv1.RegisterPodResourcesListerServer(srv, k)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return sock
+}
+
+func gpuDevice(ids ...string) *podresourcesv1.ContainerDevices {
+	return &podresourcesv1.ContainerDevices{ResourceName: "nvidia.com/gpu", DeviceIds: ids}
+}
+
+// byDevice indexes a scrape's resources by hw.id; a GPU's per-process
+// resources, which share its hw.id, come after it and are kept apart by
+// attrs.
+func byDevice(t *testing.T, md pmetric.Metrics) map[string]pmetric.ResourceMetrics {
+	t.Helper()
+	out := map[string]pmetric.ResourceMetrics{}
+	for i := 0; i < md.ResourceMetrics().Len(); i++ {
+		rm := md.ResourceMetrics().At(i)
+		id, ok := rm.Resource().Attributes().Get("hw.id")
+		require.True(t, ok, "resource without hw.id")
+		if _, seen := out[id.Str()]; !seen {
+			out[id.Str()] = rm
+		}
+	}
+	return out
+}
+
+func hasMetric(rm pmetric.ResourceMetrics, name string) bool {
+	for i := 0; i < rm.ScopeMetrics().Len(); i++ {
+		ms := rm.ScopeMetrics().At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			if ms.At(j).Name() == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func pick(m map[string]any, keys ...string) map[string]any {
