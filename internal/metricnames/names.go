@@ -4,6 +4,45 @@ package metricnames
 
 // Metric names, and their units as NAMEUnit.
 const (
+	// AmdGPUBadPages (receiver/dcgmreceiver): Frame buffer pages retired or waiting to be, by state (amdsmi_get_gpu_bad_page_info).
+	AmdGPUBadPages     = "amd.gpu.bad_pages"
+	AmdGPUBadPagesUnit = "{page}"
+	// AmdGPUBadPagesThreshold (receiver/dcgmreceiver): The number of retired pages at which the driver marks the GPU bad (amdsmi_get_gpu_bad_page_threshold). Absent where the library does not report it.
+	AmdGPUBadPagesThreshold     = "amd.gpu.bad_pages.threshold"
+	AmdGPUBadPagesThresholdUnit = "{page}"
+	// AmdGPUClockFrequency (receiver/dcgmreceiver): Current clock frequency (amdsmi_get_clock_info, GFX and MEM).
+	AmdGPUClockFrequency     = "amd.gpu.clock.frequency"
+	AmdGPUClockFrequencyUnit = "Hz"
+	// AmdGPUCperRecords (receiver/dcgmreceiver): CPER (RAS) records the GPU logged since the receiver first read it, per severity and AMD Field ID (amdsmi_get_gpu_cper_entries, read with a cursor kept across restarts).
+	AmdGPUCperRecords     = "amd.gpu.cper.records"
+	AmdGPUCperRecordsUnit = "{record}"
+	// AmdGPUEccErrors (receiver/dcgmreceiver): ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.
+	AmdGPUEccErrors     = "amd.gpu.ecc.errors"
+	AmdGPUEccErrorsUnit = "{error}"
+	// AmdGPUMmActivity (receiver/dcgmreceiver): Fraction of time the multimedia (video) engines were busy (amdsmi_get_gpu_activity, mm_activity).
+	AmdGPUMmActivity     = "amd.gpu.mm.activity"
+	AmdGPUMmActivityUnit = "1"
+	// AmdGPUPCIeReplays (receiver/dcgmreceiver): PCIe replays since the counter's start time (amdsmi_get_gpu_pci_replay_counter).
+	AmdGPUPCIeReplays     = "amd.gpu.pcie.replays"
+	AmdGPUPCIeReplaysUnit = "{replay}"
+	// AmdGPUPowerCap (receiver/dcgmreceiver): The power cap the driver enforces, the most the socket may draw (amdsmi_get_power_cap_info).
+	AmdGPUPowerCap     = "amd.gpu.power.cap"
+	AmdGPUPowerCapUnit = "W"
+	// AmdGPUTemperature (receiver/dcgmreceiver): Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.
+	AmdGPUTemperature     = "amd.gpu.temperature"
+	AmdGPUTemperatureUnit = "Cel"
+	// AmdGPUUmcActivity (receiver/dcgmreceiver): Fraction of time the memory controllers (UMC) were busy, a measure of memory traffic (amdsmi_get_gpu_activity, umc_activity).
+	AmdGPUUmcActivity     = "amd.gpu.umc.activity"
+	AmdGPUUmcActivityUnit = "1"
+	// AmdGPUViolationResidency (receiver/dcgmreceiver): Fraction of time the GPU was held back, per reason (amdsmi_get_violation_status, per_* percentages).
+	AmdGPUViolationResidency     = "amd.gpu.violation.residency"
+	AmdGPUViolationResidencyUnit = "1"
+	// AmdGPUXgmiBandwidth (receiver/dcgmreceiver): The most an XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth).
+	AmdGPUXgmiBandwidth     = "amd.gpu.xgmi.bandwidth"
+	AmdGPUXgmiBandwidthUnit = "By/s"
+	// AmdGPUXgmiIO (receiver/dcgmreceiver): Bytes moved over an XGMI link (amdsmi_get_link_metrics, read and write).
+	AmdGPUXgmiIO     = "amd.gpu.xgmi.io"
+	AmdGPUXgmiIOUnit = "By"
 	// GPUAutoscaleActions (connector/gpuautoscaleconnector): Scale actions written, by direction.
 	GPUAutoscaleActions     = "gpu.autoscale.actions"
 	GPUAutoscaleActionsUnit = "{action}"
@@ -174,10 +213,53 @@ const (
 	AttrAlertstate        = "alertstate"
 	AttrAlertstatePending = "pending"
 	AttrAlertstateFiring  = "firing"
-	// AttrErrorType (attribute, receiver/dcgmreceiver): The kind of error.
+	// AttrAmdGPUAfid (attribute, receiver/dcgmreceiver): An AMD Field ID (AFID) that a CPER record carries (amdsmi_get_afids_from_cper); 0 where the record has none.
+	AttrAmdGPUAfid = "amd.gpu.afid"
+	// AttrAmdGPUBadPageStatus (attribute, receiver/dcgmreceiver): The state of a retired frame buffer page (amdsmi_get_gpu_bad_page_info).
+	AttrAmdGPUBadPageStatus             = "amd.gpu.bad_page.status"
+	AttrAmdGPUBadPageStatusReserved     = "reserved"
+	AttrAmdGPUBadPageStatusPending      = "pending"
+	AttrAmdGPUBadPageStatusUnreservable = "unreservable"
+	// AttrAmdGPUClock (attribute, receiver/dcgmreceiver): The clock domain.
+	AttrAmdGPUClock       = "amd.gpu.clock"
+	AttrAmdGPUClockGfx    = "gfx"
+	AttrAmdGPUClockMemory = "memory"
+	// AttrAmdGPUCperSeverity (attribute, receiver/dcgmreceiver): The severity of a CPER record (amdsmi_cper_sev_t).
+	AttrAmdGPUCperSeverity                    = "amd.gpu.cper.severity"
+	AttrAmdGPUCperSeverityFatal               = "fatal"
+	AttrAmdGPUCperSeverityNonfatalUncorrected = "nonfatal_uncorrected"
+	AttrAmdGPUCperSeverityNonfatalCorrected   = "nonfatal_corrected"
+	// AttrAmdGPUIndex (resource attribute, receiver/dcgmreceiver): The AMD GPU's index on its host, in amdsmi's processor order (for a partition, its own index).
+	AttrAmdGPUIndex = "amd.gpu.index"
+	// AttrAmdGPUPartitionCompute (resource attribute, receiver/dcgmreceiver): The AMD GPU's compute partition mode (SPX, DPX, TPX, QPX, CPX; amdsmi_get_gpu_compute_partition).
+	AttrAmdGPUPartitionCompute = "amd.gpu.partition.compute"
+	// AttrAmdGPUPartitionID (resource attribute, receiver/dcgmreceiver): For a partition of an AMD GPU, its index within the GPU (amdsmi_get_gpu_enumeration_info, partition_id).
+	AttrAmdGPUPartitionID = "amd.gpu.partition.id"
+	// AttrAmdGPUPartitionMemory (resource attribute, receiver/dcgmreceiver): The AMD GPU's memory partition mode (NPS1, NPS2, NPS4, NPS8; amdsmi_get_gpu_memory_partition).
+	AttrAmdGPUPartitionMemory = "amd.gpu.partition.memory"
+	// AttrAmdGPUPCIBusID (resource attribute, receiver/dcgmreceiver): The AMD GPU's PCI bus id (amdsmi_get_gpu_device_bdf).
+	AttrAmdGPUPCIBusID = "amd.gpu.pci_bus_id"
+	// AttrAmdGPURasBlock (attribute, receiver/dcgmreceiver): The RAS block the ECC count is of, lower case as amdsmi names it (umc, sdma, gfx, mmhub, xgmi_wafl, hdp, ...).
+	AttrAmdGPURasBlock = "amd.gpu.ras.block"
+	// AttrAmdGPUTemperatureSensor (attribute, receiver/dcgmreceiver): The temperature sensor.
+	AttrAmdGPUTemperatureSensor        = "amd.gpu.temperature.sensor"
+	AttrAmdGPUTemperatureSensorEdge    = "edge"
+	AttrAmdGPUTemperatureSensorHotspot = "hotspot"
+	AttrAmdGPUTemperatureSensorVram    = "vram"
+	// AttrAmdGPUViolationReason (attribute, receiver/dcgmreceiver): Why the GPU was held back (amdsmi_get_violation_status): package power tracking (power), a thermal limit of the socket, a voltage regulator or the HBM, or PROCHOT.
+	AttrAmdGPUViolationReason              = "amd.gpu.violation.reason"
+	AttrAmdGPUViolationReasonPower         = "power"
+	AttrAmdGPUViolationReasonSocketThermal = "socket_thermal"
+	AttrAmdGPUViolationReasonVrThermal     = "vr_thermal"
+	AttrAmdGPUViolationReasonHbmThermal    = "hbm_thermal"
+	AttrAmdGPUViolationReasonProchot       = "prochot"
+	// AttrAmdGPUXgmiLink (attribute, receiver/dcgmreceiver): The XGMI link's index on the GPU (amdsmi_get_link_metrics).
+	AttrAmdGPUXgmiLink = "amd.gpu.xgmi.link"
+	// AttrErrorType (attribute, receiver/dcgmreceiver): The kind of error; deferred is AMD's, an uncorrectable error not yet consumed.
 	AttrErrorType            = "error.type"
 	AttrErrorTypeCorrected   = "corrected"
 	AttrErrorTypeUncorrected = "uncorrected"
+	AttrErrorTypeDeferred    = "deferred"
 	// AttrGPUAutoscaleDirection (attribute, connector/gpuautoscaleconnector): The direction of the scale action.
 	AttrGPUAutoscaleDirection     = "gpu.autoscale.direction"
 	AttrGPUAutoscaleDirectionUp   = "up"
@@ -200,7 +282,7 @@ const (
 	AttrGPURemediationState = "gpu.remediation.state"
 	// AttrHostName (resource attribute, receiver/dcgmreceiver): The host the GPU is on.
 	AttrHostName = "host.name"
-	// AttrHWDriverVersion (resource attribute, receiver/dcgmreceiver): The NVIDIA driver version.
+	// AttrHWDriverVersion (resource attribute, receiver/dcgmreceiver): The GPU driver's version (NVIDIA's driver; AMD's amdgpu).
 	AttrHWDriverVersion = "hw.driver_version"
 	// AttrHWGPUTask (attribute, receiver/dcgmreceiver): The engine the utilization is of.
 	AttrHWGPUTask        = "hw.gpu.task"
@@ -213,9 +295,11 @@ const (
 	AttrHWModel = "hw.model"
 	// AttrHWName (resource attribute, receiver/dcgmreceiver): A readable name of the device on its host, e.g. gpu3 or gpu3/mig1.0.
 	AttrHWName = "hw.name"
+	// AttrHWParent (resource attribute, receiver/dcgmreceiver): For a partition of an AMD GPU (compute partition mode DPX, TPX, QPX or CPX), the hw.id of the whole GPU it is part of.
+	AttrHWParent = "hw.parent"
 	// AttrHWType (resource attribute, receiver/dcgmreceiver): Always gpu.
 	AttrHWType = "hw.type"
-	// AttrHWVendor (resource attribute, receiver/dcgmreceiver): Always NVIDIA.
+	// AttrHWVendor (resource attribute, receiver/dcgmreceiver): NVIDIA or AMD.
 	AttrHWVendor = "hw.vendor"
 	// AttrK8sContainerName (resource attribute, receiver/dcgmreceiver): Name of the container the device is allocated to.
 	AttrK8sContainerName = "k8s.container.name"
@@ -317,6 +401,19 @@ const (
 
 // Metrics lists every metric of the table, sorted by name.
 var Metrics = [...]Metric{
+	{AmdGPUBadPages, AmdGPUBadPagesUnit, "receiver/dcgmreceiver"},
+	{AmdGPUBadPagesThreshold, AmdGPUBadPagesThresholdUnit, "receiver/dcgmreceiver"},
+	{AmdGPUClockFrequency, AmdGPUClockFrequencyUnit, "receiver/dcgmreceiver"},
+	{AmdGPUCperRecords, AmdGPUCperRecordsUnit, "receiver/dcgmreceiver"},
+	{AmdGPUEccErrors, AmdGPUEccErrorsUnit, "receiver/dcgmreceiver"},
+	{AmdGPUMmActivity, AmdGPUMmActivityUnit, "receiver/dcgmreceiver"},
+	{AmdGPUPCIeReplays, AmdGPUPCIeReplaysUnit, "receiver/dcgmreceiver"},
+	{AmdGPUPowerCap, AmdGPUPowerCapUnit, "receiver/dcgmreceiver"},
+	{AmdGPUTemperature, AmdGPUTemperatureUnit, "receiver/dcgmreceiver"},
+	{AmdGPUUmcActivity, AmdGPUUmcActivityUnit, "receiver/dcgmreceiver"},
+	{AmdGPUViolationResidency, AmdGPUViolationResidencyUnit, "receiver/dcgmreceiver"},
+	{AmdGPUXgmiBandwidth, AmdGPUXgmiBandwidthUnit, "receiver/dcgmreceiver"},
+	{AmdGPUXgmiIO, AmdGPUXgmiIOUnit, "receiver/dcgmreceiver"},
 	{GPUAutoscaleActions, GPUAutoscaleActionsUnit, "connector/gpuautoscaleconnector"},
 	{GPUAutoscaleDecision, GPUAutoscaleDecisionUnit, "connector/gpuautoscaleconnector"},
 	{GPUAutoscaleMetricForecast, GPUAutoscaleMetricForecastUnit, "connector/gpuautoscaleconnector"},
@@ -374,6 +471,19 @@ var Metrics = [...]Metric{
 var Attributes = [...]Attribute{
 	{AttrAlertname, "processor/gpuanalyzerprocessor"},
 	{AttrAlertstate, "processor/gpuanalyzerprocessor"},
+	{AttrAmdGPUAfid, "receiver/dcgmreceiver"},
+	{AttrAmdGPUBadPageStatus, "receiver/dcgmreceiver"},
+	{AttrAmdGPUClock, "receiver/dcgmreceiver"},
+	{AttrAmdGPUCperSeverity, "receiver/dcgmreceiver"},
+	{AttrAmdGPUIndex, "receiver/dcgmreceiver"},
+	{AttrAmdGPUPartitionCompute, "receiver/dcgmreceiver"},
+	{AttrAmdGPUPartitionID, "receiver/dcgmreceiver"},
+	{AttrAmdGPUPartitionMemory, "receiver/dcgmreceiver"},
+	{AttrAmdGPUPCIBusID, "receiver/dcgmreceiver"},
+	{AttrAmdGPURasBlock, "receiver/dcgmreceiver"},
+	{AttrAmdGPUTemperatureSensor, "receiver/dcgmreceiver"},
+	{AttrAmdGPUViolationReason, "receiver/dcgmreceiver"},
+	{AttrAmdGPUXgmiLink, "receiver/dcgmreceiver"},
 	{AttrErrorType, "receiver/dcgmreceiver"},
 	{AttrGPUAutoscaleDirection, "connector/gpuautoscaleconnector"},
 	{AttrGPUAutoscaleMetric, "connector/gpuautoscaleconnector"},
@@ -390,6 +500,7 @@ var Attributes = [...]Attribute{
 	{AttrHWID, "receiver/dcgmreceiver"},
 	{AttrHWModel, "receiver/dcgmreceiver"},
 	{AttrHWName, "receiver/dcgmreceiver"},
+	{AttrHWParent, "receiver/dcgmreceiver"},
 	{AttrHWType, "receiver/dcgmreceiver"},
 	{AttrHWVendor, "receiver/dcgmreceiver"},
 	{AttrK8sContainerName, "receiver/dcgmreceiver"},

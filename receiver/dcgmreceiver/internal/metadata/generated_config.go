@@ -9,6 +9,493 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// AmdGpuBadPagesMetricAttributeKey specifies the key of an attribute for the amd.gpu.bad_pages metric.
+type AmdGpuBadPagesMetricAttributeKey string
+
+const (
+	AmdGpuBadPagesMetricAttributeKeyAmdGpuBadPageStatus AmdGpuBadPagesMetricAttributeKey = "amd.gpu.bad_page.status"
+)
+
+// AmdGpuBadPagesMetricConfig provides config for the amd.gpu.bad_pages metric.
+type AmdGpuBadPagesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuBadPagesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuBadPagesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuBadPagesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuBadPagesMetricAttributeKeyAmdGpuBadPageStatus:
+		default:
+			return fmt.Errorf("metric amd.gpu.bad_pages doesn't have an attribute %v, valid attributes: [amd.gpu.bad_page.status]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuBadPagesThresholdMetricConfig provides config for the amd.gpu.bad_pages.threshold metric.
+type AmdGpuBadPagesThresholdMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *AmdGpuBadPagesThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// AmdGpuClockFrequencyMetricAttributeKey specifies the key of an attribute for the amd.gpu.clock.frequency metric.
+type AmdGpuClockFrequencyMetricAttributeKey string
+
+const (
+	AmdGpuClockFrequencyMetricAttributeKeyAmdGpuClock AmdGpuClockFrequencyMetricAttributeKey = "amd.gpu.clock"
+)
+
+// AmdGpuClockFrequencyMetricConfig provides config for the amd.gpu.clock.frequency metric.
+type AmdGpuClockFrequencyMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuClockFrequencyMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuClockFrequencyMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuClockFrequencyMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuClockFrequencyMetricAttributeKeyAmdGpuClock:
+		default:
+			return fmt.Errorf("metric amd.gpu.clock.frequency doesn't have an attribute %v, valid attributes: [amd.gpu.clock]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuCperRecordsMetricAttributeKey specifies the key of an attribute for the amd.gpu.cper.records metric.
+type AmdGpuCperRecordsMetricAttributeKey string
+
+const (
+	AmdGpuCperRecordsMetricAttributeKeyAmdGpuCperSeverity AmdGpuCperRecordsMetricAttributeKey = "amd.gpu.cper.severity"
+	AmdGpuCperRecordsMetricAttributeKeyAmdGpuAfid         AmdGpuCperRecordsMetricAttributeKey = "amd.gpu.afid"
+)
+
+// AmdGpuCperRecordsMetricConfig provides config for the amd.gpu.cper.records metric.
+type AmdGpuCperRecordsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuCperRecordsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuCperRecordsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuCperRecordsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuCperRecordsMetricAttributeKeyAmdGpuCperSeverity, AmdGpuCperRecordsMetricAttributeKeyAmdGpuAfid:
+		default:
+			return fmt.Errorf("metric amd.gpu.cper.records doesn't have an attribute %v, valid attributes: [amd.gpu.cper.severity, amd.gpu.afid]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuEccErrorsMetricAttributeKey specifies the key of an attribute for the amd.gpu.ecc.errors metric.
+type AmdGpuEccErrorsMetricAttributeKey string
+
+const (
+	AmdGpuEccErrorsMetricAttributeKeyErrorType      AmdGpuEccErrorsMetricAttributeKey = "error.type"
+	AmdGpuEccErrorsMetricAttributeKeyAmdGpuRasBlock AmdGpuEccErrorsMetricAttributeKey = "amd.gpu.ras.block"
+)
+
+// AmdGpuEccErrorsMetricConfig provides config for the amd.gpu.ecc.errors metric.
+type AmdGpuEccErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuEccErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuEccErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuEccErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuEccErrorsMetricAttributeKeyErrorType, AmdGpuEccErrorsMetricAttributeKeyAmdGpuRasBlock:
+		default:
+			return fmt.Errorf("metric amd.gpu.ecc.errors doesn't have an attribute %v, valid attributes: [error.type, amd.gpu.ras.block]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuMmActivityMetricConfig provides config for the amd.gpu.mm.activity metric.
+type AmdGpuMmActivityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *AmdGpuMmActivityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// AmdGpuPcieReplaysMetricConfig provides config for the amd.gpu.pcie.replays metric.
+type AmdGpuPcieReplaysMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *AmdGpuPcieReplaysMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// AmdGpuPowerCapMetricConfig provides config for the amd.gpu.power.cap metric.
+type AmdGpuPowerCapMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *AmdGpuPowerCapMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// AmdGpuTemperatureMetricAttributeKey specifies the key of an attribute for the amd.gpu.temperature metric.
+type AmdGpuTemperatureMetricAttributeKey string
+
+const (
+	AmdGpuTemperatureMetricAttributeKeyAmdGpuTemperatureSensor AmdGpuTemperatureMetricAttributeKey = "amd.gpu.temperature.sensor"
+)
+
+// AmdGpuTemperatureMetricConfig provides config for the amd.gpu.temperature metric.
+type AmdGpuTemperatureMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuTemperatureMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuTemperatureMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuTemperatureMetricAttributeKeyAmdGpuTemperatureSensor:
+		default:
+			return fmt.Errorf("metric amd.gpu.temperature doesn't have an attribute %v, valid attributes: [amd.gpu.temperature.sensor]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuUmcActivityMetricConfig provides config for the amd.gpu.umc.activity metric.
+type AmdGpuUmcActivityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *AmdGpuUmcActivityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// AmdGpuViolationResidencyMetricAttributeKey specifies the key of an attribute for the amd.gpu.violation.residency metric.
+type AmdGpuViolationResidencyMetricAttributeKey string
+
+const (
+	AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason AmdGpuViolationResidencyMetricAttributeKey = "amd.gpu.violation.reason"
+)
+
+// AmdGpuViolationResidencyMetricConfig provides config for the amd.gpu.violation.residency metric.
+type AmdGpuViolationResidencyMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuViolationResidencyMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuViolationResidencyMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuViolationResidencyMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason:
+		default:
+			return fmt.Errorf("metric amd.gpu.violation.residency doesn't have an attribute %v, valid attributes: [amd.gpu.violation.reason]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuXgmiBandwidthMetricAttributeKey specifies the key of an attribute for the amd.gpu.xgmi.bandwidth metric.
+type AmdGpuXgmiBandwidthMetricAttributeKey string
+
+const (
+	AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink AmdGpuXgmiBandwidthMetricAttributeKey = "amd.gpu.xgmi.link"
+)
+
+// AmdGpuXgmiBandwidthMetricConfig provides config for the amd.gpu.xgmi.bandwidth metric.
+type AmdGpuXgmiBandwidthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuXgmiBandwidthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuXgmiBandwidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuXgmiBandwidthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink:
+		default:
+			return fmt.Errorf("metric amd.gpu.xgmi.bandwidth doesn't have an attribute %v, valid attributes: [amd.gpu.xgmi.link]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuXgmiIoMetricAttributeKey specifies the key of an attribute for the amd.gpu.xgmi.io metric.
+type AmdGpuXgmiIoMetricAttributeKey string
+
+const (
+	AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection AmdGpuXgmiIoMetricAttributeKey = "network.io.direction"
+	AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink     AmdGpuXgmiIoMetricAttributeKey = "amd.gpu.xgmi.link"
+)
+
+// AmdGpuXgmiIoMetricConfig provides config for the amd.gpu.xgmi.io metric.
+type AmdGpuXgmiIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuXgmiIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuXgmiIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuXgmiIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink:
+		default:
+			return fmt.Errorf("metric amd.gpu.xgmi.io doesn't have an attribute %v, valid attributes: [network.io.direction, amd.gpu.xgmi.link]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwEnergyMetricConfig provides config for the hw.energy metric.
 type HwEnergyMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -939,6 +1426,19 @@ func (ms *NvidiaGpuXidErrorsMetricConfig) Validate() error {
 
 // MetricsConfig provides config for dcgm metrics.
 type MetricsConfig struct {
+	AmdGpuBadPages                        AmdGpuBadPagesMetricConfig                        `mapstructure:"amd.gpu.bad_pages"`
+	AmdGpuBadPagesThreshold               AmdGpuBadPagesThresholdMetricConfig               `mapstructure:"amd.gpu.bad_pages.threshold"`
+	AmdGpuClockFrequency                  AmdGpuClockFrequencyMetricConfig                  `mapstructure:"amd.gpu.clock.frequency"`
+	AmdGpuCperRecords                     AmdGpuCperRecordsMetricConfig                     `mapstructure:"amd.gpu.cper.records"`
+	AmdGpuEccErrors                       AmdGpuEccErrorsMetricConfig                       `mapstructure:"amd.gpu.ecc.errors"`
+	AmdGpuMmActivity                      AmdGpuMmActivityMetricConfig                      `mapstructure:"amd.gpu.mm.activity"`
+	AmdGpuPcieReplays                     AmdGpuPcieReplaysMetricConfig                     `mapstructure:"amd.gpu.pcie.replays"`
+	AmdGpuPowerCap                        AmdGpuPowerCapMetricConfig                        `mapstructure:"amd.gpu.power.cap"`
+	AmdGpuTemperature                     AmdGpuTemperatureMetricConfig                     `mapstructure:"amd.gpu.temperature"`
+	AmdGpuUmcActivity                     AmdGpuUmcActivityMetricConfig                     `mapstructure:"amd.gpu.umc.activity"`
+	AmdGpuViolationResidency              AmdGpuViolationResidencyMetricConfig              `mapstructure:"amd.gpu.violation.residency"`
+	AmdGpuXgmiBandwidth                   AmdGpuXgmiBandwidthMetricConfig                   `mapstructure:"amd.gpu.xgmi.bandwidth"`
+	AmdGpuXgmiIo                          AmdGpuXgmiIoMetricConfig                          `mapstructure:"amd.gpu.xgmi.io"`
 	HwEnergy                              HwEnergyMetricConfig                              `mapstructure:"hw.energy"`
 	HwErrors                              HwErrorsMetricConfig                              `mapstructure:"hw.errors"`
 	HwGpuIo                               HwGpuIoMetricConfig                               `mapstructure:"hw.gpu.io"`
@@ -974,6 +1474,61 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		AmdGpuBadPages: AmdGpuBadPagesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []AmdGpuBadPagesMetricAttributeKey{AmdGpuBadPagesMetricAttributeKeyAmdGpuBadPageStatus},
+		},
+		AmdGpuBadPagesThreshold: AmdGpuBadPagesThresholdMetricConfig{
+			Enabled: true,
+		},
+		AmdGpuClockFrequency: AmdGpuClockFrequencyMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []AmdGpuClockFrequencyMetricAttributeKey{AmdGpuClockFrequencyMetricAttributeKeyAmdGpuClock},
+		},
+		AmdGpuCperRecords: AmdGpuCperRecordsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []AmdGpuCperRecordsMetricAttributeKey{AmdGpuCperRecordsMetricAttributeKeyAmdGpuCperSeverity, AmdGpuCperRecordsMetricAttributeKeyAmdGpuAfid},
+		},
+		AmdGpuEccErrors: AmdGpuEccErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []AmdGpuEccErrorsMetricAttributeKey{AmdGpuEccErrorsMetricAttributeKeyErrorType, AmdGpuEccErrorsMetricAttributeKeyAmdGpuRasBlock},
+		},
+		AmdGpuMmActivity: AmdGpuMmActivityMetricConfig{
+			Enabled: true,
+		},
+		AmdGpuPcieReplays: AmdGpuPcieReplaysMetricConfig{
+			Enabled: true,
+		},
+		AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
+			Enabled: true,
+		},
+		AmdGpuTemperature: AmdGpuTemperatureMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []AmdGpuTemperatureMetricAttributeKey{AmdGpuTemperatureMetricAttributeKeyAmdGpuTemperatureSensor},
+		},
+		AmdGpuUmcActivity: AmdGpuUmcActivityMetricConfig{
+			Enabled: true,
+		},
+		AmdGpuViolationResidency: AmdGpuViolationResidencyMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []AmdGpuViolationResidencyMetricAttributeKey{AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason},
+		},
+		AmdGpuXgmiBandwidth: AmdGpuXgmiBandwidthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []AmdGpuXgmiBandwidthMetricAttributeKey{AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+		},
+		AmdGpuXgmiIo: AmdGpuXgmiIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink},
+		},
 		HwEnergy: HwEnergyMetricConfig{
 			Enabled: true,
 		},
@@ -1120,29 +1675,50 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for dcgm resource attributes.
 type ResourceAttributesConfig struct {
-	HostName              ResourceAttributeConfig `mapstructure:"host.name"`
-	HwDriverVersion       ResourceAttributeConfig `mapstructure:"hw.driver_version"`
-	HwID                  ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel               ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwName                ResourceAttributeConfig `mapstructure:"hw.name"`
-	HwType                ResourceAttributeConfig `mapstructure:"hw.type"`
-	HwVendor              ResourceAttributeConfig `mapstructure:"hw.vendor"`
-	K8sContainerName      ResourceAttributeConfig `mapstructure:"k8s.container.name"`
-	K8sJobName            ResourceAttributeConfig `mapstructure:"k8s.job.name"`
-	K8sNamespaceName      ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
-	K8sPodName            ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
-	K8sPodUID             ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
-	K8sResourceclaimName  ResourceAttributeConfig `mapstructure:"k8s.resourceclaim.name"`
-	NvidiaGpuIndex        ResourceAttributeConfig `mapstructure:"nvidia.gpu.index"`
-	NvidiaGpuMigInstance  ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.instance"`
-	NvidiaGpuMigParentID  ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.parent_id"`
-	NvidiaGpuMigProfile   ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.profile"`
-	NvidiaGpuPciBusID     ResourceAttributeConfig `mapstructure:"nvidia.gpu.pci_bus_id"`
-	NvidiaGpuProcessOwner ResourceAttributeConfig `mapstructure:"nvidia.gpu.process.owner"`
+	AmdGpuIndex            ResourceAttributeConfig `mapstructure:"amd.gpu.index"`
+	AmdGpuPartitionCompute ResourceAttributeConfig `mapstructure:"amd.gpu.partition.compute"`
+	AmdGpuPartitionID      ResourceAttributeConfig `mapstructure:"amd.gpu.partition.id"`
+	AmdGpuPartitionMemory  ResourceAttributeConfig `mapstructure:"amd.gpu.partition.memory"`
+	AmdGpuPciBusID         ResourceAttributeConfig `mapstructure:"amd.gpu.pci_bus_id"`
+	HostName               ResourceAttributeConfig `mapstructure:"host.name"`
+	HwDriverVersion        ResourceAttributeConfig `mapstructure:"hw.driver_version"`
+	HwID                   ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel                ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwName                 ResourceAttributeConfig `mapstructure:"hw.name"`
+	HwParent               ResourceAttributeConfig `mapstructure:"hw.parent"`
+	HwType                 ResourceAttributeConfig `mapstructure:"hw.type"`
+	HwVendor               ResourceAttributeConfig `mapstructure:"hw.vendor"`
+	K8sContainerName       ResourceAttributeConfig `mapstructure:"k8s.container.name"`
+	K8sJobName             ResourceAttributeConfig `mapstructure:"k8s.job.name"`
+	K8sNamespaceName       ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
+	K8sPodName             ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
+	K8sPodUID              ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	K8sResourceclaimName   ResourceAttributeConfig `mapstructure:"k8s.resourceclaim.name"`
+	NvidiaGpuIndex         ResourceAttributeConfig `mapstructure:"nvidia.gpu.index"`
+	NvidiaGpuMigInstance   ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.instance"`
+	NvidiaGpuMigParentID   ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.parent_id"`
+	NvidiaGpuMigProfile    ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.profile"`
+	NvidiaGpuPciBusID      ResourceAttributeConfig `mapstructure:"nvidia.gpu.pci_bus_id"`
+	NvidiaGpuProcessOwner  ResourceAttributeConfig `mapstructure:"nvidia.gpu.process.owner"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
+		AmdGpuIndex: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AmdGpuPartitionCompute: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AmdGpuPartitionID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AmdGpuPartitionMemory: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AmdGpuPciBusID: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		HostName: ResourceAttributeConfig{
 			Enabled: true,
 		},
@@ -1156,6 +1732,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		HwName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwParent: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		HwType: ResourceAttributeConfig{

@@ -26,6 +26,61 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					AmdGpuBadPages: AmdGpuBadPagesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuBadPagesMetricAttributeKey{AmdGpuBadPagesMetricAttributeKeyAmdGpuBadPageStatus},
+					},
+					AmdGpuBadPagesThreshold: AmdGpuBadPagesThresholdMetricConfig{
+						Enabled: true,
+					},
+					AmdGpuClockFrequency: AmdGpuClockFrequencyMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuClockFrequencyMetricAttributeKey{AmdGpuClockFrequencyMetricAttributeKeyAmdGpuClock},
+					},
+					AmdGpuCperRecords: AmdGpuCperRecordsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuCperRecordsMetricAttributeKey{AmdGpuCperRecordsMetricAttributeKeyAmdGpuCperSeverity, AmdGpuCperRecordsMetricAttributeKeyAmdGpuAfid},
+					},
+					AmdGpuEccErrors: AmdGpuEccErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuEccErrorsMetricAttributeKey{AmdGpuEccErrorsMetricAttributeKeyErrorType, AmdGpuEccErrorsMetricAttributeKeyAmdGpuRasBlock},
+					},
+					AmdGpuMmActivity: AmdGpuMmActivityMetricConfig{
+						Enabled: true,
+					},
+					AmdGpuPcieReplays: AmdGpuPcieReplaysMetricConfig{
+						Enabled: true,
+					},
+					AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
+						Enabled: true,
+					},
+					AmdGpuTemperature: AmdGpuTemperatureMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuTemperatureMetricAttributeKey{AmdGpuTemperatureMetricAttributeKeyAmdGpuTemperatureSensor},
+					},
+					AmdGpuUmcActivity: AmdGpuUmcActivityMetricConfig{
+						Enabled: true,
+					},
+					AmdGpuViolationResidency: AmdGpuViolationResidencyMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuViolationResidencyMetricAttributeKey{AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason},
+					},
+					AmdGpuXgmiBandwidth: AmdGpuXgmiBandwidthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuXgmiBandwidthMetricAttributeKey{AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+					},
+					AmdGpuXgmiIo: AmdGpuXgmiIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink},
+					},
 					HwEnergy: HwEnergyMetricConfig{
 						Enabled: true,
 					},
@@ -143,25 +198,31 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					HostName:              ResourceAttributeConfig{Enabled: true},
-					HwDriverVersion:       ResourceAttributeConfig{Enabled: true},
-					HwID:                  ResourceAttributeConfig{Enabled: true},
-					HwModel:               ResourceAttributeConfig{Enabled: true},
-					HwName:                ResourceAttributeConfig{Enabled: true},
-					HwType:                ResourceAttributeConfig{Enabled: true},
-					HwVendor:              ResourceAttributeConfig{Enabled: true},
-					K8sContainerName:      ResourceAttributeConfig{Enabled: true},
-					K8sJobName:            ResourceAttributeConfig{Enabled: true},
-					K8sNamespaceName:      ResourceAttributeConfig{Enabled: true},
-					K8sPodName:            ResourceAttributeConfig{Enabled: true},
-					K8sPodUID:             ResourceAttributeConfig{Enabled: true},
-					K8sResourceclaimName:  ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuIndex:        ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuMigInstance:  ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuMigParentID:  ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuMigProfile:   ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuPciBusID:     ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuProcessOwner: ResourceAttributeConfig{Enabled: true},
+					AmdGpuIndex:            ResourceAttributeConfig{Enabled: true},
+					AmdGpuPartitionCompute: ResourceAttributeConfig{Enabled: true},
+					AmdGpuPartitionID:      ResourceAttributeConfig{Enabled: true},
+					AmdGpuPartitionMemory:  ResourceAttributeConfig{Enabled: true},
+					AmdGpuPciBusID:         ResourceAttributeConfig{Enabled: true},
+					HostName:               ResourceAttributeConfig{Enabled: true},
+					HwDriverVersion:        ResourceAttributeConfig{Enabled: true},
+					HwID:                   ResourceAttributeConfig{Enabled: true},
+					HwModel:                ResourceAttributeConfig{Enabled: true},
+					HwName:                 ResourceAttributeConfig{Enabled: true},
+					HwParent:               ResourceAttributeConfig{Enabled: true},
+					HwType:                 ResourceAttributeConfig{Enabled: true},
+					HwVendor:               ResourceAttributeConfig{Enabled: true},
+					K8sContainerName:       ResourceAttributeConfig{Enabled: true},
+					K8sJobName:             ResourceAttributeConfig{Enabled: true},
+					K8sNamespaceName:       ResourceAttributeConfig{Enabled: true},
+					K8sPodName:             ResourceAttributeConfig{Enabled: true},
+					K8sPodUID:              ResourceAttributeConfig{Enabled: true},
+					K8sResourceclaimName:   ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuIndex:         ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuMigInstance:   ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: true},
+					NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -169,6 +230,61 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					AmdGpuBadPages: AmdGpuBadPagesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuBadPagesMetricAttributeKey{AmdGpuBadPagesMetricAttributeKeyAmdGpuBadPageStatus},
+					},
+					AmdGpuBadPagesThreshold: AmdGpuBadPagesThresholdMetricConfig{
+						Enabled: false,
+					},
+					AmdGpuClockFrequency: AmdGpuClockFrequencyMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuClockFrequencyMetricAttributeKey{AmdGpuClockFrequencyMetricAttributeKeyAmdGpuClock},
+					},
+					AmdGpuCperRecords: AmdGpuCperRecordsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuCperRecordsMetricAttributeKey{AmdGpuCperRecordsMetricAttributeKeyAmdGpuCperSeverity, AmdGpuCperRecordsMetricAttributeKeyAmdGpuAfid},
+					},
+					AmdGpuEccErrors: AmdGpuEccErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuEccErrorsMetricAttributeKey{AmdGpuEccErrorsMetricAttributeKeyErrorType, AmdGpuEccErrorsMetricAttributeKeyAmdGpuRasBlock},
+					},
+					AmdGpuMmActivity: AmdGpuMmActivityMetricConfig{
+						Enabled: false,
+					},
+					AmdGpuPcieReplays: AmdGpuPcieReplaysMetricConfig{
+						Enabled: false,
+					},
+					AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
+						Enabled: false,
+					},
+					AmdGpuTemperature: AmdGpuTemperatureMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuTemperatureMetricAttributeKey{AmdGpuTemperatureMetricAttributeKeyAmdGpuTemperatureSensor},
+					},
+					AmdGpuUmcActivity: AmdGpuUmcActivityMetricConfig{
+						Enabled: false,
+					},
+					AmdGpuViolationResidency: AmdGpuViolationResidencyMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuViolationResidencyMetricAttributeKey{AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason},
+					},
+					AmdGpuXgmiBandwidth: AmdGpuXgmiBandwidthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuXgmiBandwidthMetricAttributeKey{AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+					},
+					AmdGpuXgmiIo: AmdGpuXgmiIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink},
+					},
 					HwEnergy: HwEnergyMetricConfig{
 						Enabled: false,
 					},
@@ -286,25 +402,31 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					HostName:              ResourceAttributeConfig{Enabled: false},
-					HwDriverVersion:       ResourceAttributeConfig{Enabled: false},
-					HwID:                  ResourceAttributeConfig{Enabled: false},
-					HwModel:               ResourceAttributeConfig{Enabled: false},
-					HwName:                ResourceAttributeConfig{Enabled: false},
-					HwType:                ResourceAttributeConfig{Enabled: false},
-					HwVendor:              ResourceAttributeConfig{Enabled: false},
-					K8sContainerName:      ResourceAttributeConfig{Enabled: false},
-					K8sJobName:            ResourceAttributeConfig{Enabled: false},
-					K8sNamespaceName:      ResourceAttributeConfig{Enabled: false},
-					K8sPodName:            ResourceAttributeConfig{Enabled: false},
-					K8sPodUID:             ResourceAttributeConfig{Enabled: false},
-					K8sResourceclaimName:  ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuIndex:        ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuMigInstance:  ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuMigParentID:  ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuMigProfile:   ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuPciBusID:     ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuProcessOwner: ResourceAttributeConfig{Enabled: false},
+					AmdGpuIndex:            ResourceAttributeConfig{Enabled: false},
+					AmdGpuPartitionCompute: ResourceAttributeConfig{Enabled: false},
+					AmdGpuPartitionID:      ResourceAttributeConfig{Enabled: false},
+					AmdGpuPartitionMemory:  ResourceAttributeConfig{Enabled: false},
+					AmdGpuPciBusID:         ResourceAttributeConfig{Enabled: false},
+					HostName:               ResourceAttributeConfig{Enabled: false},
+					HwDriverVersion:        ResourceAttributeConfig{Enabled: false},
+					HwID:                   ResourceAttributeConfig{Enabled: false},
+					HwModel:                ResourceAttributeConfig{Enabled: false},
+					HwName:                 ResourceAttributeConfig{Enabled: false},
+					HwParent:               ResourceAttributeConfig{Enabled: false},
+					HwType:                 ResourceAttributeConfig{Enabled: false},
+					HwVendor:               ResourceAttributeConfig{Enabled: false},
+					K8sContainerName:       ResourceAttributeConfig{Enabled: false},
+					K8sJobName:             ResourceAttributeConfig{Enabled: false},
+					K8sNamespaceName:       ResourceAttributeConfig{Enabled: false},
+					K8sPodName:             ResourceAttributeConfig{Enabled: false},
+					K8sPodUID:              ResourceAttributeConfig{Enabled: false},
+					K8sResourceclaimName:   ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuIndex:         ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuMigInstance:   ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: false},
+					NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -312,10 +434,105 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
+}
+func TestAmdGpuBadPagesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuBadPages
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuBadPagesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.bad_pages doesn't have an attribute invalid, valid attributes: [amd.gpu.bad_page.status]")
+
+	cfg = DefaultMetricsConfig().AmdGpuBadPages
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuClockFrequencyMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuClockFrequency
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuClockFrequencyMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.clock.frequency doesn't have an attribute invalid, valid attributes: [amd.gpu.clock]")
+
+	cfg = DefaultMetricsConfig().AmdGpuClockFrequency
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuCperRecordsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuCperRecords
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuCperRecordsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.cper.records doesn't have an attribute invalid, valid attributes: [amd.gpu.cper.severity, amd.gpu.afid]")
+
+	cfg = DefaultMetricsConfig().AmdGpuCperRecords
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuEccErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuEccErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuEccErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.ecc.errors doesn't have an attribute invalid, valid attributes: [error.type, amd.gpu.ras.block]")
+
+	cfg = DefaultMetricsConfig().AmdGpuEccErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuTemperatureMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuTemperature
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuTemperatureMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.temperature doesn't have an attribute invalid, valid attributes: [amd.gpu.temperature.sensor]")
+
+	cfg = DefaultMetricsConfig().AmdGpuTemperature
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuViolationResidencyMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuViolationResidency
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuViolationResidencyMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.violation.residency doesn't have an attribute invalid, valid attributes: [amd.gpu.violation.reason]")
+
+	cfg = DefaultMetricsConfig().AmdGpuViolationResidency
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuXgmiBandwidthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuXgmiBandwidth
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuXgmiBandwidthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.xgmi.bandwidth doesn't have an attribute invalid, valid attributes: [amd.gpu.xgmi.link]")
+
+	cfg = DefaultMetricsConfig().AmdGpuXgmiBandwidth
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuXgmiIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuXgmiIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuXgmiIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.xgmi.io doesn't have an attribute invalid, valid attributes: [network.io.direction, amd.gpu.xgmi.link]")
+
+	cfg = DefaultMetricsConfig().AmdGpuXgmiIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
 func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
@@ -472,49 +689,61 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				HostName:              ResourceAttributeConfig{Enabled: true},
-				HwDriverVersion:       ResourceAttributeConfig{Enabled: true},
-				HwID:                  ResourceAttributeConfig{Enabled: true},
-				HwModel:               ResourceAttributeConfig{Enabled: true},
-				HwName:                ResourceAttributeConfig{Enabled: true},
-				HwType:                ResourceAttributeConfig{Enabled: true},
-				HwVendor:              ResourceAttributeConfig{Enabled: true},
-				K8sContainerName:      ResourceAttributeConfig{Enabled: true},
-				K8sJobName:            ResourceAttributeConfig{Enabled: true},
-				K8sNamespaceName:      ResourceAttributeConfig{Enabled: true},
-				K8sPodName:            ResourceAttributeConfig{Enabled: true},
-				K8sPodUID:             ResourceAttributeConfig{Enabled: true},
-				K8sResourceclaimName:  ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuIndex:        ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuMigInstance:  ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuMigParentID:  ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuMigProfile:   ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuPciBusID:     ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuProcessOwner: ResourceAttributeConfig{Enabled: true},
+				AmdGpuIndex:            ResourceAttributeConfig{Enabled: true},
+				AmdGpuPartitionCompute: ResourceAttributeConfig{Enabled: true},
+				AmdGpuPartitionID:      ResourceAttributeConfig{Enabled: true},
+				AmdGpuPartitionMemory:  ResourceAttributeConfig{Enabled: true},
+				AmdGpuPciBusID:         ResourceAttributeConfig{Enabled: true},
+				HostName:               ResourceAttributeConfig{Enabled: true},
+				HwDriverVersion:        ResourceAttributeConfig{Enabled: true},
+				HwID:                   ResourceAttributeConfig{Enabled: true},
+				HwModel:                ResourceAttributeConfig{Enabled: true},
+				HwName:                 ResourceAttributeConfig{Enabled: true},
+				HwParent:               ResourceAttributeConfig{Enabled: true},
+				HwType:                 ResourceAttributeConfig{Enabled: true},
+				HwVendor:               ResourceAttributeConfig{Enabled: true},
+				K8sContainerName:       ResourceAttributeConfig{Enabled: true},
+				K8sJobName:             ResourceAttributeConfig{Enabled: true},
+				K8sNamespaceName:       ResourceAttributeConfig{Enabled: true},
+				K8sPodName:             ResourceAttributeConfig{Enabled: true},
+				K8sPodUID:              ResourceAttributeConfig{Enabled: true},
+				K8sResourceclaimName:   ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuIndex:         ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuMigInstance:   ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: true},
+				NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				HostName:              ResourceAttributeConfig{Enabled: false},
-				HwDriverVersion:       ResourceAttributeConfig{Enabled: false},
-				HwID:                  ResourceAttributeConfig{Enabled: false},
-				HwModel:               ResourceAttributeConfig{Enabled: false},
-				HwName:                ResourceAttributeConfig{Enabled: false},
-				HwType:                ResourceAttributeConfig{Enabled: false},
-				HwVendor:              ResourceAttributeConfig{Enabled: false},
-				K8sContainerName:      ResourceAttributeConfig{Enabled: false},
-				K8sJobName:            ResourceAttributeConfig{Enabled: false},
-				K8sNamespaceName:      ResourceAttributeConfig{Enabled: false},
-				K8sPodName:            ResourceAttributeConfig{Enabled: false},
-				K8sPodUID:             ResourceAttributeConfig{Enabled: false},
-				K8sResourceclaimName:  ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuIndex:        ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuMigInstance:  ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuMigParentID:  ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuMigProfile:   ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuPciBusID:     ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuProcessOwner: ResourceAttributeConfig{Enabled: false},
+				AmdGpuIndex:            ResourceAttributeConfig{Enabled: false},
+				AmdGpuPartitionCompute: ResourceAttributeConfig{Enabled: false},
+				AmdGpuPartitionID:      ResourceAttributeConfig{Enabled: false},
+				AmdGpuPartitionMemory:  ResourceAttributeConfig{Enabled: false},
+				AmdGpuPciBusID:         ResourceAttributeConfig{Enabled: false},
+				HostName:               ResourceAttributeConfig{Enabled: false},
+				HwDriverVersion:        ResourceAttributeConfig{Enabled: false},
+				HwID:                   ResourceAttributeConfig{Enabled: false},
+				HwModel:                ResourceAttributeConfig{Enabled: false},
+				HwName:                 ResourceAttributeConfig{Enabled: false},
+				HwParent:               ResourceAttributeConfig{Enabled: false},
+				HwType:                 ResourceAttributeConfig{Enabled: false},
+				HwVendor:               ResourceAttributeConfig{Enabled: false},
+				K8sContainerName:       ResourceAttributeConfig{Enabled: false},
+				K8sJobName:             ResourceAttributeConfig{Enabled: false},
+				K8sNamespaceName:       ResourceAttributeConfig{Enabled: false},
+				K8sPodName:             ResourceAttributeConfig{Enabled: false},
+				K8sPodUID:              ResourceAttributeConfig{Enabled: false},
+				K8sResourceclaimName:   ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuIndex:         ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuMigInstance:   ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: false},
+				NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

@@ -19,6 +19,160 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeAmdGpuBadPageStatus specifies the value amd.gpu.bad_page.status attribute.
+type AttributeAmdGpuBadPageStatus int
+
+const (
+	_ AttributeAmdGpuBadPageStatus = iota
+	AttributeAmdGpuBadPageStatusReserved
+	AttributeAmdGpuBadPageStatusPending
+	AttributeAmdGpuBadPageStatusUnreservable
+)
+
+// String returns the string representation of the AttributeAmdGpuBadPageStatus.
+func (av AttributeAmdGpuBadPageStatus) String() string {
+	switch av {
+	case AttributeAmdGpuBadPageStatusReserved:
+		return "reserved"
+	case AttributeAmdGpuBadPageStatusPending:
+		return "pending"
+	case AttributeAmdGpuBadPageStatusUnreservable:
+		return "unreservable"
+	}
+	return ""
+}
+
+// MapAttributeAmdGpuBadPageStatus is a helper map of string to AttributeAmdGpuBadPageStatus attribute value.
+var MapAttributeAmdGpuBadPageStatus = map[string]AttributeAmdGpuBadPageStatus{
+	"reserved":     AttributeAmdGpuBadPageStatusReserved,
+	"pending":      AttributeAmdGpuBadPageStatusPending,
+	"unreservable": AttributeAmdGpuBadPageStatusUnreservable,
+}
+
+// AttributeAmdGpuClock specifies the value amd.gpu.clock attribute.
+type AttributeAmdGpuClock int
+
+const (
+	_ AttributeAmdGpuClock = iota
+	AttributeAmdGpuClockGfx
+	AttributeAmdGpuClockMemory
+)
+
+// String returns the string representation of the AttributeAmdGpuClock.
+func (av AttributeAmdGpuClock) String() string {
+	switch av {
+	case AttributeAmdGpuClockGfx:
+		return "gfx"
+	case AttributeAmdGpuClockMemory:
+		return "memory"
+	}
+	return ""
+}
+
+// MapAttributeAmdGpuClock is a helper map of string to AttributeAmdGpuClock attribute value.
+var MapAttributeAmdGpuClock = map[string]AttributeAmdGpuClock{
+	"gfx":    AttributeAmdGpuClockGfx,
+	"memory": AttributeAmdGpuClockMemory,
+}
+
+// AttributeAmdGpuCperSeverity specifies the value amd.gpu.cper.severity attribute.
+type AttributeAmdGpuCperSeverity int
+
+const (
+	_ AttributeAmdGpuCperSeverity = iota
+	AttributeAmdGpuCperSeverityFatal
+	AttributeAmdGpuCperSeverityNonfatalUncorrected
+	AttributeAmdGpuCperSeverityNonfatalCorrected
+)
+
+// String returns the string representation of the AttributeAmdGpuCperSeverity.
+func (av AttributeAmdGpuCperSeverity) String() string {
+	switch av {
+	case AttributeAmdGpuCperSeverityFatal:
+		return "fatal"
+	case AttributeAmdGpuCperSeverityNonfatalUncorrected:
+		return "nonfatal_uncorrected"
+	case AttributeAmdGpuCperSeverityNonfatalCorrected:
+		return "nonfatal_corrected"
+	}
+	return ""
+}
+
+// MapAttributeAmdGpuCperSeverity is a helper map of string to AttributeAmdGpuCperSeverity attribute value.
+var MapAttributeAmdGpuCperSeverity = map[string]AttributeAmdGpuCperSeverity{
+	"fatal":                AttributeAmdGpuCperSeverityFatal,
+	"nonfatal_uncorrected": AttributeAmdGpuCperSeverityNonfatalUncorrected,
+	"nonfatal_corrected":   AttributeAmdGpuCperSeverityNonfatalCorrected,
+}
+
+// AttributeAmdGpuTemperatureSensor specifies the value amd.gpu.temperature.sensor attribute.
+type AttributeAmdGpuTemperatureSensor int
+
+const (
+	_ AttributeAmdGpuTemperatureSensor = iota
+	AttributeAmdGpuTemperatureSensorEdge
+	AttributeAmdGpuTemperatureSensorHotspot
+	AttributeAmdGpuTemperatureSensorVram
+)
+
+// String returns the string representation of the AttributeAmdGpuTemperatureSensor.
+func (av AttributeAmdGpuTemperatureSensor) String() string {
+	switch av {
+	case AttributeAmdGpuTemperatureSensorEdge:
+		return "edge"
+	case AttributeAmdGpuTemperatureSensorHotspot:
+		return "hotspot"
+	case AttributeAmdGpuTemperatureSensorVram:
+		return "vram"
+	}
+	return ""
+}
+
+// MapAttributeAmdGpuTemperatureSensor is a helper map of string to AttributeAmdGpuTemperatureSensor attribute value.
+var MapAttributeAmdGpuTemperatureSensor = map[string]AttributeAmdGpuTemperatureSensor{
+	"edge":    AttributeAmdGpuTemperatureSensorEdge,
+	"hotspot": AttributeAmdGpuTemperatureSensorHotspot,
+	"vram":    AttributeAmdGpuTemperatureSensorVram,
+}
+
+// AttributeAmdGpuViolationReason specifies the value amd.gpu.violation.reason attribute.
+type AttributeAmdGpuViolationReason int
+
+const (
+	_ AttributeAmdGpuViolationReason = iota
+	AttributeAmdGpuViolationReasonPower
+	AttributeAmdGpuViolationReasonSocketThermal
+	AttributeAmdGpuViolationReasonVrThermal
+	AttributeAmdGpuViolationReasonHbmThermal
+	AttributeAmdGpuViolationReasonProchot
+)
+
+// String returns the string representation of the AttributeAmdGpuViolationReason.
+func (av AttributeAmdGpuViolationReason) String() string {
+	switch av {
+	case AttributeAmdGpuViolationReasonPower:
+		return "power"
+	case AttributeAmdGpuViolationReasonSocketThermal:
+		return "socket_thermal"
+	case AttributeAmdGpuViolationReasonVrThermal:
+		return "vr_thermal"
+	case AttributeAmdGpuViolationReasonHbmThermal:
+		return "hbm_thermal"
+	case AttributeAmdGpuViolationReasonProchot:
+		return "prochot"
+	}
+	return ""
+}
+
+// MapAttributeAmdGpuViolationReason is a helper map of string to AttributeAmdGpuViolationReason attribute value.
+var MapAttributeAmdGpuViolationReason = map[string]AttributeAmdGpuViolationReason{
+	"power":          AttributeAmdGpuViolationReasonPower,
+	"socket_thermal": AttributeAmdGpuViolationReasonSocketThermal,
+	"vr_thermal":     AttributeAmdGpuViolationReasonVrThermal,
+	"hbm_thermal":    AttributeAmdGpuViolationReasonHbmThermal,
+	"prochot":        AttributeAmdGpuViolationReasonProchot,
+}
+
 // AttributeErrorType specifies the value error.type attribute.
 type AttributeErrorType int
 
@@ -26,6 +180,7 @@ const (
 	_ AttributeErrorType = iota
 	AttributeErrorTypeCorrected
 	AttributeErrorTypeUncorrected
+	AttributeErrorTypeDeferred
 )
 
 // String returns the string representation of the AttributeErrorType.
@@ -35,6 +190,8 @@ func (av AttributeErrorType) String() string {
 		return "corrected"
 	case AttributeErrorTypeUncorrected:
 		return "uncorrected"
+	case AttributeErrorTypeDeferred:
+		return "deferred"
 	}
 	return ""
 }
@@ -43,6 +200,7 @@ func (av AttributeErrorType) String() string {
 var MapAttributeErrorType = map[string]AttributeErrorType{
 	"corrected":   AttributeErrorTypeCorrected,
 	"uncorrected": AttributeErrorTypeUncorrected,
+	"deferred":    AttributeErrorTypeDeferred,
 }
 
 // AttributeHwGpuTask specifies the value hw.gpu.task attribute.
@@ -242,6 +400,53 @@ var MapAttributeNvidiaGpuThrottleReason = map[string]AttributeNvidiaGpuThrottleR
 }
 
 var MetricsInfo = metricsInfo{
+	AmdGpuBadPages: metricInfo{
+		Name:       "amd.gpu.bad_pages",
+		Attributes: []string{"amd.gpu.bad_page.status"},
+	},
+	AmdGpuBadPagesThreshold: metricInfo{
+		Name: "amd.gpu.bad_pages.threshold",
+	},
+	AmdGpuClockFrequency: metricInfo{
+		Name:       "amd.gpu.clock.frequency",
+		Attributes: []string{"amd.gpu.clock"},
+	},
+	AmdGpuCperRecords: metricInfo{
+		Name:       "amd.gpu.cper.records",
+		Attributes: []string{"amd.gpu.cper.severity", "amd.gpu.afid"},
+	},
+	AmdGpuEccErrors: metricInfo{
+		Name:       "amd.gpu.ecc.errors",
+		Attributes: []string{"error.type", "amd.gpu.ras.block"},
+	},
+	AmdGpuMmActivity: metricInfo{
+		Name: "amd.gpu.mm.activity",
+	},
+	AmdGpuPcieReplays: metricInfo{
+		Name: "amd.gpu.pcie.replays",
+	},
+	AmdGpuPowerCap: metricInfo{
+		Name: "amd.gpu.power.cap",
+	},
+	AmdGpuTemperature: metricInfo{
+		Name:       "amd.gpu.temperature",
+		Attributes: []string{"amd.gpu.temperature.sensor"},
+	},
+	AmdGpuUmcActivity: metricInfo{
+		Name: "amd.gpu.umc.activity",
+	},
+	AmdGpuViolationResidency: metricInfo{
+		Name:       "amd.gpu.violation.residency",
+		Attributes: []string{"amd.gpu.violation.reason"},
+	},
+	AmdGpuXgmiBandwidth: metricInfo{
+		Name:       "amd.gpu.xgmi.bandwidth",
+		Attributes: []string{"amd.gpu.xgmi.link"},
+	},
+	AmdGpuXgmiIo: metricInfo{
+		Name:       "amd.gpu.xgmi.io",
+		Attributes: []string{"network.io.direction", "amd.gpu.xgmi.link"},
+	},
 	HwEnergy: metricInfo{
 		Name: "hw.energy",
 	},
@@ -349,6 +554,19 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	AmdGpuBadPages                        metricInfo
+	AmdGpuBadPagesThreshold               metricInfo
+	AmdGpuClockFrequency                  metricInfo
+	AmdGpuCperRecords                     metricInfo
+	AmdGpuEccErrors                       metricInfo
+	AmdGpuMmActivity                      metricInfo
+	AmdGpuPcieReplays                     metricInfo
+	AmdGpuPowerCap                        metricInfo
+	AmdGpuTemperature                     metricInfo
+	AmdGpuUmcActivity                     metricInfo
+	AmdGpuViolationResidency              metricInfo
+	AmdGpuXgmiBandwidth                   metricInfo
+	AmdGpuXgmiIo                          metricInfo
 	HwEnergy                              metricInfo
 	HwErrors                              metricInfo
 	HwGpuIo                               metricInfo
@@ -385,6 +603,987 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricAmdGpuBadPages struct {
+	data          pmetric.Metric             // data buffer for generated metric.
+	config        AmdGpuBadPagesMetricConfig // metric config provided by user.
+	capacity      int                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.bad_pages metric with initial data.
+func (m *metricAmdGpuBadPages) init() {
+	m.data.SetName("amd.gpu.bad_pages")
+	m.data.SetDescription("Frame buffer pages retired or waiting to be, by state (amdsmi_get_gpu_bad_page_info).")
+	m.data.SetUnit("{page}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuBadPages) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, amdGpuBadPageStatusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuBadPagesMetricAttributeKeyAmdGpuBadPageStatus) {
+		dp.Attributes().PutStr("amd.gpu.bad_page.status", amdGpuBadPageStatusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuBadPages) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuBadPages) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuBadPages(cfg AmdGpuBadPagesMetricConfig) metricAmdGpuBadPages {
+	m := metricAmdGpuBadPages{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuBadPagesThreshold struct {
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   AmdGpuBadPagesThresholdMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
+}
+
+// init fills amd.gpu.bad_pages.threshold metric with initial data.
+func (m *metricAmdGpuBadPagesThreshold) init() {
+	m.data.SetName("amd.gpu.bad_pages.threshold")
+	m.data.SetDescription("The number of retired pages at which the driver marks the GPU bad (amdsmi_get_gpu_bad_page_threshold). Absent where the library does not report it.")
+	m.data.SetUnit("{page}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricAmdGpuBadPagesThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuBadPagesThreshold) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuBadPagesThreshold) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuBadPagesThreshold(cfg AmdGpuBadPagesThresholdMetricConfig) metricAmdGpuBadPagesThreshold {
+	m := metricAmdGpuBadPagesThreshold{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuClockFrequency struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        AmdGpuClockFrequencyMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.clock.frequency metric with initial data.
+func (m *metricAmdGpuClockFrequency) init() {
+	m.data.SetName("amd.gpu.clock.frequency")
+	m.data.SetDescription("Current clock frequency (amdsmi_get_clock_info, GFX and MEM).")
+	m.data.SetUnit("Hz")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, amdGpuClockAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuClockFrequencyMetricAttributeKeyAmdGpuClock) {
+		dp.Attributes().PutStr("amd.gpu.clock", amdGpuClockAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuClockFrequency) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuClockFrequency) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuClockFrequency(cfg AmdGpuClockFrequencyMetricConfig) metricAmdGpuClockFrequency {
+	m := metricAmdGpuClockFrequency{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuCperRecords struct {
+	data          pmetric.Metric                // data buffer for generated metric.
+	config        AmdGpuCperRecordsMetricConfig // metric config provided by user.
+	capacity      int                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.cper.records metric with initial data.
+func (m *metricAmdGpuCperRecords) init() {
+	m.data.SetName("amd.gpu.cper.records")
+	m.data.SetDescription("CPER (RAS) records the GPU logged since the receiver first read it, per severity and AMD Field ID (amdsmi_get_gpu_cper_entries, read with a cursor kept across restarts).")
+	m.data.SetUnit("{record}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuCperRecords) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, amdGpuCperSeverityAttributeValue string, amdGpuAfidAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuCperRecordsMetricAttributeKeyAmdGpuCperSeverity) {
+		dp.Attributes().PutStr("amd.gpu.cper.severity", amdGpuCperSeverityAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuCperRecordsMetricAttributeKeyAmdGpuAfid) {
+		dp.Attributes().PutInt("amd.gpu.afid", amdGpuAfidAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuCperRecords) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuCperRecords) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuCperRecords(cfg AmdGpuCperRecordsMetricConfig) metricAmdGpuCperRecords {
+	m := metricAmdGpuCperRecords{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuEccErrors struct {
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        AmdGpuEccErrorsMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.ecc.errors metric with initial data.
+func (m *metricAmdGpuEccErrors) init() {
+	m.data.SetName("amd.gpu.ecc.errors")
+	m.data.SetDescription("ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuEccErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, errorTypeAttributeValue string, amdGpuRasBlockAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuEccErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuEccErrorsMetricAttributeKeyAmdGpuRasBlock) {
+		dp.Attributes().PutStr("amd.gpu.ras.block", amdGpuRasBlockAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuEccErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuEccErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuEccErrors(cfg AmdGpuEccErrorsMetricConfig) metricAmdGpuEccErrors {
+	m := metricAmdGpuEccErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuMmActivity struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   AmdGpuMmActivityMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills amd.gpu.mm.activity metric with initial data.
+func (m *metricAmdGpuMmActivity) init() {
+	m.data.SetName("amd.gpu.mm.activity")
+	m.data.SetDescription("Fraction of time the multimedia (video) engines were busy (amdsmi_get_gpu_activity, mm_activity).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricAmdGpuMmActivity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuMmActivity) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuMmActivity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuMmActivity(cfg AmdGpuMmActivityMetricConfig) metricAmdGpuMmActivity {
+	m := metricAmdGpuMmActivity{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuPcieReplays struct {
+	data     pmetric.Metric                // data buffer for generated metric.
+	config   AmdGpuPcieReplaysMetricConfig // metric config provided by user.
+	capacity int                           // max observed number of data points added to the metric.
+}
+
+// init fills amd.gpu.pcie.replays metric with initial data.
+func (m *metricAmdGpuPcieReplays) init() {
+	m.data.SetName("amd.gpu.pcie.replays")
+	m.data.SetDescription("PCIe replays since the counter's start time (amdsmi_get_gpu_pci_replay_counter).")
+	m.data.SetUnit("{replay}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricAmdGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuPcieReplays) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuPcieReplays) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuPcieReplays(cfg AmdGpuPcieReplaysMetricConfig) metricAmdGpuPcieReplays {
+	m := metricAmdGpuPcieReplays{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuPowerCap struct {
+	data     pmetric.Metric             // data buffer for generated metric.
+	config   AmdGpuPowerCapMetricConfig // metric config provided by user.
+	capacity int                        // max observed number of data points added to the metric.
+}
+
+// init fills amd.gpu.power.cap metric with initial data.
+func (m *metricAmdGpuPowerCap) init() {
+	m.data.SetName("amd.gpu.power.cap")
+	m.data.SetDescription("The power cap the driver enforces, the most the socket may draw (amdsmi_get_power_cap_info).")
+	m.data.SetUnit("W")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricAmdGpuPowerCap) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuPowerCap) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuPowerCap) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuPowerCap(cfg AmdGpuPowerCapMetricConfig) metricAmdGpuPowerCap {
+	m := metricAmdGpuPowerCap{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuTemperature struct {
+	data          pmetric.Metric                // data buffer for generated metric.
+	config        AmdGpuTemperatureMetricConfig // metric config provided by user.
+	capacity      int                           // max observed number of data points added to the metric.
+	aggDataPoints []float64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.temperature metric with initial data.
+func (m *metricAmdGpuTemperature) init() {
+	m.data.SetName("amd.gpu.temperature")
+	m.data.SetDescription("Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.")
+	m.data.SetUnit("Cel")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, amdGpuTemperatureSensorAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuTemperatureMetricAttributeKeyAmdGpuTemperatureSensor) {
+		dp.Attributes().PutStr("amd.gpu.temperature.sensor", amdGpuTemperatureSensorAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuTemperature) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuTemperature) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuTemperature(cfg AmdGpuTemperatureMetricConfig) metricAmdGpuTemperature {
+	m := metricAmdGpuTemperature{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuUmcActivity struct {
+	data     pmetric.Metric                // data buffer for generated metric.
+	config   AmdGpuUmcActivityMetricConfig // metric config provided by user.
+	capacity int                           // max observed number of data points added to the metric.
+}
+
+// init fills amd.gpu.umc.activity metric with initial data.
+func (m *metricAmdGpuUmcActivity) init() {
+	m.data.SetName("amd.gpu.umc.activity")
+	m.data.SetDescription("Fraction of time the memory controllers (UMC) were busy, a measure of memory traffic (amdsmi_get_gpu_activity, umc_activity).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricAmdGpuUmcActivity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuUmcActivity) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuUmcActivity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuUmcActivity(cfg AmdGpuUmcActivityMetricConfig) metricAmdGpuUmcActivity {
+	m := metricAmdGpuUmcActivity{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuViolationResidency struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        AmdGpuViolationResidencyMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.violation.residency metric with initial data.
+func (m *metricAmdGpuViolationResidency) init() {
+	m.data.SetName("amd.gpu.violation.residency")
+	m.data.SetDescription("Fraction of time the GPU was held back, per reason (amdsmi_get_violation_status, per_* percentages).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuViolationResidency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, amdGpuViolationReasonAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason) {
+		dp.Attributes().PutStr("amd.gpu.violation.reason", amdGpuViolationReasonAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuViolationResidency) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuViolationResidency) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuViolationResidency(cfg AmdGpuViolationResidencyMetricConfig) metricAmdGpuViolationResidency {
+	m := metricAmdGpuViolationResidency{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuXgmiBandwidth struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        AmdGpuXgmiBandwidthMetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []float64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.xgmi.bandwidth metric with initial data.
+func (m *metricAmdGpuXgmiBandwidth) init() {
+	m.data.SetName("amd.gpu.xgmi.bandwidth")
+	m.data.SetDescription("The most an XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth).")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuXgmiBandwidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, amdGpuXgmiLinkAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink) {
+		dp.Attributes().PutInt("amd.gpu.xgmi.link", amdGpuXgmiLinkAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuXgmiBandwidth) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuXgmiBandwidth) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuXgmiBandwidth(cfg AmdGpuXgmiBandwidthMetricConfig) metricAmdGpuXgmiBandwidth {
+	m := metricAmdGpuXgmiBandwidth{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuXgmiIo struct {
+	data          pmetric.Metric           // data buffer for generated metric.
+	config        AmdGpuXgmiIoMetricConfig // metric config provided by user.
+	capacity      int                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.xgmi.io metric with initial data.
+func (m *metricAmdGpuXgmiIo) init() {
+	m.data.SetName("amd.gpu.xgmi.io")
+	m.data.SetDescription("Bytes moved over an XGMI link (amdsmi_get_link_metrics, read and write).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuXgmiIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue string, amdGpuXgmiLinkAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink) {
+		dp.Attributes().PutInt("amd.gpu.xgmi.link", amdGpuXgmiLinkAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuXgmiIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuXgmiIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuXgmiIo(cfg AmdGpuXgmiIoMetricConfig) metricAmdGpuXgmiIo {
+	m := metricAmdGpuXgmiIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricHwEnergy struct {
@@ -2400,6 +3599,19 @@ type MetricsBuilder struct {
 	buildInfo                                   component.BuildInfo  // contains version information.
 	resourceAttributeIncludeFilter              map[string]filter.Filter
 	resourceAttributeExcludeFilter              map[string]filter.Filter
+	metricAmdGpuBadPages                        metricAmdGpuBadPages
+	metricAmdGpuBadPagesThreshold               metricAmdGpuBadPagesThreshold
+	metricAmdGpuClockFrequency                  metricAmdGpuClockFrequency
+	metricAmdGpuCperRecords                     metricAmdGpuCperRecords
+	metricAmdGpuEccErrors                       metricAmdGpuEccErrors
+	metricAmdGpuMmActivity                      metricAmdGpuMmActivity
+	metricAmdGpuPcieReplays                     metricAmdGpuPcieReplays
+	metricAmdGpuPowerCap                        metricAmdGpuPowerCap
+	metricAmdGpuTemperature                     metricAmdGpuTemperature
+	metricAmdGpuUmcActivity                     metricAmdGpuUmcActivity
+	metricAmdGpuViolationResidency              metricAmdGpuViolationResidency
+	metricAmdGpuXgmiBandwidth                   metricAmdGpuXgmiBandwidth
+	metricAmdGpuXgmiIo                          metricAmdGpuXgmiIo
 	metricHwEnergy                              metricHwEnergy
 	metricHwErrors                              metricHwErrors
 	metricHwGpuIo                               metricHwGpuIo
@@ -2456,6 +3668,19 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		startTime:                                   pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer:                               pmetric.NewMetrics(),
 		buildInfo:                                   settings.BuildInfo,
+		metricAmdGpuBadPages:                        newMetricAmdGpuBadPages(mbc.Metrics.AmdGpuBadPages),
+		metricAmdGpuBadPagesThreshold:               newMetricAmdGpuBadPagesThreshold(mbc.Metrics.AmdGpuBadPagesThreshold),
+		metricAmdGpuClockFrequency:                  newMetricAmdGpuClockFrequency(mbc.Metrics.AmdGpuClockFrequency),
+		metricAmdGpuCperRecords:                     newMetricAmdGpuCperRecords(mbc.Metrics.AmdGpuCperRecords),
+		metricAmdGpuEccErrors:                       newMetricAmdGpuEccErrors(mbc.Metrics.AmdGpuEccErrors),
+		metricAmdGpuMmActivity:                      newMetricAmdGpuMmActivity(mbc.Metrics.AmdGpuMmActivity),
+		metricAmdGpuPcieReplays:                     newMetricAmdGpuPcieReplays(mbc.Metrics.AmdGpuPcieReplays),
+		metricAmdGpuPowerCap:                        newMetricAmdGpuPowerCap(mbc.Metrics.AmdGpuPowerCap),
+		metricAmdGpuTemperature:                     newMetricAmdGpuTemperature(mbc.Metrics.AmdGpuTemperature),
+		metricAmdGpuUmcActivity:                     newMetricAmdGpuUmcActivity(mbc.Metrics.AmdGpuUmcActivity),
+		metricAmdGpuViolationResidency:              newMetricAmdGpuViolationResidency(mbc.Metrics.AmdGpuViolationResidency),
+		metricAmdGpuXgmiBandwidth:                   newMetricAmdGpuXgmiBandwidth(mbc.Metrics.AmdGpuXgmiBandwidth),
+		metricAmdGpuXgmiIo:                          newMetricAmdGpuXgmiIo(mbc.Metrics.AmdGpuXgmiIo),
 		metricHwEnergy:                              newMetricHwEnergy(mbc.Metrics.HwEnergy),
 		metricHwErrors:                              newMetricHwErrors(mbc.Metrics.HwErrors),
 		metricHwGpuIo:                               newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
@@ -2490,6 +3715,36 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		resourceAttributeIncludeFilter:              make(map[string]filter.Filter),
 		resourceAttributeExcludeFilter:              make(map[string]filter.Filter),
 	}
+	if mbc.ResourceAttributes.AmdGpuIndex.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["amd.gpu.index"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuIndex.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuIndex.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["amd.gpu.index"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuIndex.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuPartitionCompute.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["amd.gpu.partition.compute"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuPartitionCompute.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuPartitionCompute.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["amd.gpu.partition.compute"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuPartitionCompute.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuPartitionID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["amd.gpu.partition.id"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuPartitionID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuPartitionID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["amd.gpu.partition.id"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuPartitionID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuPartitionMemory.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["amd.gpu.partition.memory"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuPartitionMemory.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuPartitionMemory.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["amd.gpu.partition.memory"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuPartitionMemory.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuPciBusID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["amd.gpu.pci_bus_id"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuPciBusID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AmdGpuPciBusID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["amd.gpu.pci_bus_id"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuPciBusID.MetricsExclude)
+	}
 	if mbc.ResourceAttributes.HostName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["host.name"] = filter.CreateFilter(mbc.ResourceAttributes.HostName.MetricsInclude)
 	}
@@ -2519,6 +3774,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.HwName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.name"] = filter.CreateFilter(mbc.ResourceAttributes.HwName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwParent.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwParent.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.HwType.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsInclude)
@@ -2673,6 +3934,19 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricAmdGpuBadPages.emit(ils.Metrics())
+	mb.metricAmdGpuBadPagesThreshold.emit(ils.Metrics())
+	mb.metricAmdGpuClockFrequency.emit(ils.Metrics())
+	mb.metricAmdGpuCperRecords.emit(ils.Metrics())
+	mb.metricAmdGpuEccErrors.emit(ils.Metrics())
+	mb.metricAmdGpuMmActivity.emit(ils.Metrics())
+	mb.metricAmdGpuPcieReplays.emit(ils.Metrics())
+	mb.metricAmdGpuPowerCap.emit(ils.Metrics())
+	mb.metricAmdGpuTemperature.emit(ils.Metrics())
+	mb.metricAmdGpuUmcActivity.emit(ils.Metrics())
+	mb.metricAmdGpuViolationResidency.emit(ils.Metrics())
+	mb.metricAmdGpuXgmiBandwidth.emit(ils.Metrics())
+	mb.metricAmdGpuXgmiIo.emit(ils.Metrics())
 	mb.metricHwEnergy.emit(ils.Metrics())
 	mb.metricHwErrors.emit(ils.Metrics())
 	mb.metricHwGpuIo.emit(ils.Metrics())
@@ -2733,6 +4007,71 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordAmdGpuBadPagesDataPoint adds a data point to amd.gpu.bad_pages metric.
+func (mb *MetricsBuilder) RecordAmdGpuBadPagesDataPoint(ts pcommon.Timestamp, val int64, amdGpuBadPageStatusAttributeValue AttributeAmdGpuBadPageStatus) {
+	mb.metricAmdGpuBadPages.recordDataPoint(mb.startTime, ts, val, amdGpuBadPageStatusAttributeValue.String())
+}
+
+// RecordAmdGpuBadPagesThresholdDataPoint adds a data point to amd.gpu.bad_pages.threshold metric.
+func (mb *MetricsBuilder) RecordAmdGpuBadPagesThresholdDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricAmdGpuBadPagesThreshold.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordAmdGpuClockFrequencyDataPoint adds a data point to amd.gpu.clock.frequency metric.
+func (mb *MetricsBuilder) RecordAmdGpuClockFrequencyDataPoint(ts pcommon.Timestamp, val float64, amdGpuClockAttributeValue AttributeAmdGpuClock) {
+	mb.metricAmdGpuClockFrequency.recordDataPoint(mb.startTime, ts, val, amdGpuClockAttributeValue.String())
+}
+
+// RecordAmdGpuCperRecordsDataPoint adds a data point to amd.gpu.cper.records metric.
+func (mb *MetricsBuilder) RecordAmdGpuCperRecordsDataPoint(ts pcommon.Timestamp, val int64, amdGpuCperSeverityAttributeValue AttributeAmdGpuCperSeverity, amdGpuAfidAttributeValue int64) {
+	mb.metricAmdGpuCperRecords.recordDataPoint(mb.startTime, ts, val, amdGpuCperSeverityAttributeValue.String(), amdGpuAfidAttributeValue)
+}
+
+// RecordAmdGpuEccErrorsDataPoint adds a data point to amd.gpu.ecc.errors metric.
+func (mb *MetricsBuilder) RecordAmdGpuEccErrorsDataPoint(ts pcommon.Timestamp, val int64, errorTypeAttributeValue AttributeErrorType, amdGpuRasBlockAttributeValue string) {
+	mb.metricAmdGpuEccErrors.recordDataPoint(mb.startTime, ts, val, errorTypeAttributeValue.String(), amdGpuRasBlockAttributeValue)
+}
+
+// RecordAmdGpuMmActivityDataPoint adds a data point to amd.gpu.mm.activity metric.
+func (mb *MetricsBuilder) RecordAmdGpuMmActivityDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricAmdGpuMmActivity.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordAmdGpuPcieReplaysDataPoint adds a data point to amd.gpu.pcie.replays metric.
+func (mb *MetricsBuilder) RecordAmdGpuPcieReplaysDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricAmdGpuPcieReplays.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordAmdGpuPowerCapDataPoint adds a data point to amd.gpu.power.cap metric.
+func (mb *MetricsBuilder) RecordAmdGpuPowerCapDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricAmdGpuPowerCap.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordAmdGpuTemperatureDataPoint adds a data point to amd.gpu.temperature metric.
+func (mb *MetricsBuilder) RecordAmdGpuTemperatureDataPoint(ts pcommon.Timestamp, val float64, amdGpuTemperatureSensorAttributeValue AttributeAmdGpuTemperatureSensor) {
+	mb.metricAmdGpuTemperature.recordDataPoint(mb.startTime, ts, val, amdGpuTemperatureSensorAttributeValue.String())
+}
+
+// RecordAmdGpuUmcActivityDataPoint adds a data point to amd.gpu.umc.activity metric.
+func (mb *MetricsBuilder) RecordAmdGpuUmcActivityDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricAmdGpuUmcActivity.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordAmdGpuViolationResidencyDataPoint adds a data point to amd.gpu.violation.residency metric.
+func (mb *MetricsBuilder) RecordAmdGpuViolationResidencyDataPoint(ts pcommon.Timestamp, val float64, amdGpuViolationReasonAttributeValue AttributeAmdGpuViolationReason) {
+	mb.metricAmdGpuViolationResidency.recordDataPoint(mb.startTime, ts, val, amdGpuViolationReasonAttributeValue.String())
+}
+
+// RecordAmdGpuXgmiBandwidthDataPoint adds a data point to amd.gpu.xgmi.bandwidth metric.
+func (mb *MetricsBuilder) RecordAmdGpuXgmiBandwidthDataPoint(ts pcommon.Timestamp, val float64, amdGpuXgmiLinkAttributeValue int64) {
+	mb.metricAmdGpuXgmiBandwidth.recordDataPoint(mb.startTime, ts, val, amdGpuXgmiLinkAttributeValue)
+}
+
+// RecordAmdGpuXgmiIoDataPoint adds a data point to amd.gpu.xgmi.io metric.
+func (mb *MetricsBuilder) RecordAmdGpuXgmiIoDataPoint(ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection, amdGpuXgmiLinkAttributeValue int64) {
+	mb.metricAmdGpuXgmiIo.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String(), amdGpuXgmiLinkAttributeValue)
 }
 
 // RecordHwEnergyDataPoint adds a data point to hw.energy metric.

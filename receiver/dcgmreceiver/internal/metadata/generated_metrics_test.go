@@ -67,6 +67,14 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["amd.gpu.bad_pages"] = mb.metricAmdGpuBadPages.config.AggregationStrategy
+			aggMap["amd.gpu.clock.frequency"] = mb.metricAmdGpuClockFrequency.config.AggregationStrategy
+			aggMap["amd.gpu.cper.records"] = mb.metricAmdGpuCperRecords.config.AggregationStrategy
+			aggMap["amd.gpu.ecc.errors"] = mb.metricAmdGpuEccErrors.config.AggregationStrategy
+			aggMap["amd.gpu.temperature"] = mb.metricAmdGpuTemperature.config.AggregationStrategy
+			aggMap["amd.gpu.violation.residency"] = mb.metricAmdGpuViolationResidency.config.AggregationStrategy
+			aggMap["amd.gpu.xgmi.bandwidth"] = mb.metricAmdGpuXgmiBandwidth.config.AggregationStrategy
+			aggMap["amd.gpu.xgmi.io"] = mb.metricAmdGpuXgmiIo.config.AggregationStrategy
 			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
 			aggMap["hw.gpu.io"] = mb.metricHwGpuIo.config.AggregationStrategy
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
@@ -86,6 +94,69 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuBadPagesDataPoint(ts, 1, AttributeAmdGpuBadPageStatusReserved)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuBadPagesDataPoint(ts, 3, AttributeAmdGpuBadPageStatusPending)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuBadPagesThresholdDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuClockFrequencyDataPoint(ts, 1, AttributeAmdGpuClockGfx)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuClockFrequencyDataPoint(ts, 3, AttributeAmdGpuClockMemory)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuCperRecordsDataPoint(ts, 1, AttributeAmdGpuCperSeverityFatal, 12)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuCperRecordsDataPoint(ts, 3, AttributeAmdGpuCperSeverityNonfatalUncorrected, 13)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuEccErrorsDataPoint(ts, 1, AttributeErrorTypeCorrected, "amd.gpu.ras.block-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuEccErrorsDataPoint(ts, 3, AttributeErrorTypeUncorrected, "amd.gpu.ras.block-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuMmActivityDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuPcieReplaysDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuPowerCapDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuTemperatureDataPoint(ts, 1, AttributeAmdGpuTemperatureSensorEdge)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuTemperatureDataPoint(ts, 3, AttributeAmdGpuTemperatureSensorHotspot)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuUmcActivityDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuViolationResidencyDataPoint(ts, 1, AttributeAmdGpuViolationReasonPower)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuViolationResidencyDataPoint(ts, 3, AttributeAmdGpuViolationReasonSocketThermal)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuXgmiBandwidthDataPoint(ts, 1, 17)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuXgmiBandwidthDataPoint(ts, 3, 18)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordAmdGpuXgmiIoDataPoint(ts, 1, AttributeNetworkIoDirectionReceive, 17)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuXgmiIoDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit, 18)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwEnergyDataPoint(ts, 1)
@@ -214,11 +285,17 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 
 			rb := mb.NewResourceBuilder()
+			rb.SetAmdGpuIndex(13)
+			rb.SetAmdGpuPartitionCompute("amd.gpu.partition.compute-val")
+			rb.SetAmdGpuPartitionID(20)
+			rb.SetAmdGpuPartitionMemory("amd.gpu.partition.memory-val")
+			rb.SetAmdGpuPciBusID("amd.gpu.pci_bus_id-val")
 			rb.SetHostName("host.name-val")
 			rb.SetHwDriverVersion("hw.driver_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
 			rb.SetHwName("hw.name-val")
+			rb.SetHwParent("hw.parent-val")
 			rb.SetHwType("hw.type-val")
 			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sContainerName("k8s.container.name-val")
@@ -236,6 +313,14 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricAmdGpuBadPages.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuClockFrequency.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuCperRecords.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuEccErrors.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuTemperature.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuViolationResidency.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuXgmiBandwidth.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuXgmiIo.aggDataPoints)
 				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuIo.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
@@ -274,6 +359,419 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "amd.gpu.bad_pages":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.bad_pages"], "Found a duplicate in the metrics slice: amd.gpu.bad_pages")
+						validatedMetrics["amd.gpu.bad_pages"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Frame buffer pages retired or waiting to be, by state (amdsmi_get_gpu_bad_page_info).", mi.Description())
+						assert.Equal(t, "{page}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						amdGpuBadPageStatusAttrVal, ok := dp.Attributes().Get("amd.gpu.bad_page.status")
+						assert.True(t, ok)
+						assert.Equal(t, "reserved", amdGpuBadPageStatusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.bad_pages"], "Found a duplicate in the metrics slice: amd.gpu.bad_pages")
+						validatedMetrics["amd.gpu.bad_pages"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Frame buffer pages retired or waiting to be, by state (amdsmi_get_gpu_bad_page_info).", mi.Description())
+						assert.Equal(t, "{page}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["amd.gpu.bad_pages"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("amd.gpu.bad_page.status")
+						assert.False(t, ok)
+					}
+				case "amd.gpu.bad_pages.threshold":
+					assert.False(t, validatedMetrics["amd.gpu.bad_pages.threshold"], "Found a duplicate in the metrics slice: amd.gpu.bad_pages.threshold")
+					validatedMetrics["amd.gpu.bad_pages.threshold"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The number of retired pages at which the driver marks the GPU bad (amdsmi_get_gpu_bad_page_threshold). Absent where the library does not report it.", mi.Description())
+					assert.Equal(t, "{page}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "amd.gpu.clock.frequency":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.clock.frequency"], "Found a duplicate in the metrics slice: amd.gpu.clock.frequency")
+						validatedMetrics["amd.gpu.clock.frequency"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Current clock frequency (amdsmi_get_clock_info, GFX and MEM).", mi.Description())
+						assert.Equal(t, "Hz", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						amdGpuClockAttrVal, ok := dp.Attributes().Get("amd.gpu.clock")
+						assert.True(t, ok)
+						assert.Equal(t, "gfx", amdGpuClockAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.clock.frequency"], "Found a duplicate in the metrics slice: amd.gpu.clock.frequency")
+						validatedMetrics["amd.gpu.clock.frequency"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Current clock frequency (amdsmi_get_clock_info, GFX and MEM).", mi.Description())
+						assert.Equal(t, "Hz", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["amd.gpu.clock.frequency"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("amd.gpu.clock")
+						assert.False(t, ok)
+					}
+				case "amd.gpu.cper.records":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.cper.records"], "Found a duplicate in the metrics slice: amd.gpu.cper.records")
+						validatedMetrics["amd.gpu.cper.records"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "CPER (RAS) records the GPU logged since the receiver first read it, per severity and AMD Field ID (amdsmi_get_gpu_cper_entries, read with a cursor kept across restarts).", mi.Description())
+						assert.Equal(t, "{record}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						amdGpuCperSeverityAttrVal, ok := dp.Attributes().Get("amd.gpu.cper.severity")
+						assert.True(t, ok)
+						assert.Equal(t, "fatal", amdGpuCperSeverityAttrVal.Str())
+						amdGpuAfidAttrVal, ok := dp.Attributes().Get("amd.gpu.afid")
+						assert.True(t, ok)
+						assert.EqualValues(t, 12, amdGpuAfidAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.cper.records"], "Found a duplicate in the metrics slice: amd.gpu.cper.records")
+						validatedMetrics["amd.gpu.cper.records"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "CPER (RAS) records the GPU logged since the receiver first read it, per severity and AMD Field ID (amdsmi_get_gpu_cper_entries, read with a cursor kept across restarts).", mi.Description())
+						assert.Equal(t, "{record}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["amd.gpu.cper.records"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("amd.gpu.cper.severity")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("amd.gpu.afid")
+						assert.False(t, ok)
+					}
+				case "amd.gpu.ecc.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.ecc.errors"], "Found a duplicate in the metrics slice: amd.gpu.ecc.errors")
+						validatedMetrics["amd.gpu.ecc.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "corrected", errorTypeAttrVal.Str())
+						amdGpuRasBlockAttrVal, ok := dp.Attributes().Get("amd.gpu.ras.block")
+						assert.True(t, ok)
+						assert.Equal(t, "amd.gpu.ras.block-val", amdGpuRasBlockAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.ecc.errors"], "Found a duplicate in the metrics slice: amd.gpu.ecc.errors")
+						validatedMetrics["amd.gpu.ecc.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["amd.gpu.ecc.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("error.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("amd.gpu.ras.block")
+						assert.False(t, ok)
+					}
+				case "amd.gpu.mm.activity":
+					assert.False(t, validatedMetrics["amd.gpu.mm.activity"], "Found a duplicate in the metrics slice: amd.gpu.mm.activity")
+					validatedMetrics["amd.gpu.mm.activity"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Fraction of time the multimedia (video) engines were busy (amdsmi_get_gpu_activity, mm_activity).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "amd.gpu.pcie.replays":
+					assert.False(t, validatedMetrics["amd.gpu.pcie.replays"], "Found a duplicate in the metrics slice: amd.gpu.pcie.replays")
+					validatedMetrics["amd.gpu.pcie.replays"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "PCIe replays since the counter's start time (amdsmi_get_gpu_pci_replay_counter).", mi.Description())
+					assert.Equal(t, "{replay}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "amd.gpu.power.cap":
+					assert.False(t, validatedMetrics["amd.gpu.power.cap"], "Found a duplicate in the metrics slice: amd.gpu.power.cap")
+					validatedMetrics["amd.gpu.power.cap"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The power cap the driver enforces, the most the socket may draw (amdsmi_get_power_cap_info).", mi.Description())
+					assert.Equal(t, "W", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "amd.gpu.temperature":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.temperature"], "Found a duplicate in the metrics slice: amd.gpu.temperature")
+						validatedMetrics["amd.gpu.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						amdGpuTemperatureSensorAttrVal, ok := dp.Attributes().Get("amd.gpu.temperature.sensor")
+						assert.True(t, ok)
+						assert.Equal(t, "edge", amdGpuTemperatureSensorAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.temperature"], "Found a duplicate in the metrics slice: amd.gpu.temperature")
+						validatedMetrics["amd.gpu.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["amd.gpu.temperature"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("amd.gpu.temperature.sensor")
+						assert.False(t, ok)
+					}
+				case "amd.gpu.umc.activity":
+					assert.False(t, validatedMetrics["amd.gpu.umc.activity"], "Found a duplicate in the metrics slice: amd.gpu.umc.activity")
+					validatedMetrics["amd.gpu.umc.activity"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Fraction of time the memory controllers (UMC) were busy, a measure of memory traffic (amdsmi_get_gpu_activity, umc_activity).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "amd.gpu.violation.residency":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.violation.residency"], "Found a duplicate in the metrics slice: amd.gpu.violation.residency")
+						validatedMetrics["amd.gpu.violation.residency"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Fraction of time the GPU was held back, per reason (amdsmi_get_violation_status, per_* percentages).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						amdGpuViolationReasonAttrVal, ok := dp.Attributes().Get("amd.gpu.violation.reason")
+						assert.True(t, ok)
+						assert.Equal(t, "power", amdGpuViolationReasonAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.violation.residency"], "Found a duplicate in the metrics slice: amd.gpu.violation.residency")
+						validatedMetrics["amd.gpu.violation.residency"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Fraction of time the GPU was held back, per reason (amdsmi_get_violation_status, per_* percentages).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["amd.gpu.violation.residency"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("amd.gpu.violation.reason")
+						assert.False(t, ok)
+					}
+				case "amd.gpu.xgmi.bandwidth":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.bandwidth"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.bandwidth")
+						validatedMetrics["amd.gpu.xgmi.bandwidth"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The most an XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth).", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						amdGpuXgmiLinkAttrVal, ok := dp.Attributes().Get("amd.gpu.xgmi.link")
+						assert.True(t, ok)
+						assert.EqualValues(t, 17, amdGpuXgmiLinkAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.bandwidth"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.bandwidth")
+						validatedMetrics["amd.gpu.xgmi.bandwidth"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The most an XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth).", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["amd.gpu.xgmi.bandwidth"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("amd.gpu.xgmi.link")
+						assert.False(t, ok)
+					}
+				case "amd.gpu.xgmi.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.io"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.io")
+						validatedMetrics["amd.gpu.xgmi.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes moved over an XGMI link (amdsmi_get_link_metrics, read and write).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+						amdGpuXgmiLinkAttrVal, ok := dp.Attributes().Get("amd.gpu.xgmi.link")
+						assert.True(t, ok)
+						assert.EqualValues(t, 17, amdGpuXgmiLinkAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.io"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.io")
+						validatedMetrics["amd.gpu.xgmi.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes moved over an XGMI link (amdsmi_get_link_metrics, read and write).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["amd.gpu.xgmi.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("amd.gpu.xgmi.link")
+						assert.False(t, ok)
+					}
 				case "hw.energy":
 					assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
 					validatedMetrics["hw.energy"] = true

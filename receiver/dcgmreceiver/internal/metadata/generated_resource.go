@@ -21,6 +21,41 @@ func NewResourceBuilder(rac ResourceAttributesConfig) *ResourceBuilder {
 	}
 }
 
+// SetAmdGpuIndex sets provided value as "amd.gpu.index" attribute.
+func (rb *ResourceBuilder) SetAmdGpuIndex(val int64) {
+	if rb.config.AmdGpuIndex.Enabled {
+		rb.res.Attributes().PutInt("amd.gpu.index", val)
+	}
+}
+
+// SetAmdGpuPartitionCompute sets provided value as "amd.gpu.partition.compute" attribute.
+func (rb *ResourceBuilder) SetAmdGpuPartitionCompute(val string) {
+	if rb.config.AmdGpuPartitionCompute.Enabled {
+		rb.res.Attributes().PutStr("amd.gpu.partition.compute", val)
+	}
+}
+
+// SetAmdGpuPartitionID sets provided value as "amd.gpu.partition.id" attribute.
+func (rb *ResourceBuilder) SetAmdGpuPartitionID(val int64) {
+	if rb.config.AmdGpuPartitionID.Enabled {
+		rb.res.Attributes().PutInt("amd.gpu.partition.id", val)
+	}
+}
+
+// SetAmdGpuPartitionMemory sets provided value as "amd.gpu.partition.memory" attribute.
+func (rb *ResourceBuilder) SetAmdGpuPartitionMemory(val string) {
+	if rb.config.AmdGpuPartitionMemory.Enabled {
+		rb.res.Attributes().PutStr("amd.gpu.partition.memory", val)
+	}
+}
+
+// SetAmdGpuPciBusID sets provided value as "amd.gpu.pci_bus_id" attribute.
+func (rb *ResourceBuilder) SetAmdGpuPciBusID(val string) {
+	if rb.config.AmdGpuPciBusID.Enabled {
+		rb.res.Attributes().PutStr("amd.gpu.pci_bus_id", val)
+	}
+}
+
 // SetHostName sets provided value as "host.name" attribute.
 func (rb *ResourceBuilder) SetHostName(val string) {
 	if rb.config.HostName.Enabled {
@@ -53,6 +88,13 @@ func (rb *ResourceBuilder) SetHwModel(val string) {
 func (rb *ResourceBuilder) SetHwName(val string) {
 	if rb.config.HwName.Enabled {
 		rb.res.Attributes().PutStr("hw.name", val)
+	}
+}
+
+// SetHwParent sets provided value as "hw.parent" attribute.
+func (rb *ResourceBuilder) SetHwParent(val string) {
+	if rb.config.HwParent.Enabled {
+		rb.res.Attributes().PutStr("hw.parent", val)
 	}
 }
 

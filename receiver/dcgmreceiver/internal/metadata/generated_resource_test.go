@@ -13,11 +13,17 @@ func TestResourceBuilder(t *testing.T) {
 		t.Run(tt, func(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
+			rb.SetAmdGpuIndex(13)
+			rb.SetAmdGpuPartitionCompute("amd.gpu.partition.compute-val")
+			rb.SetAmdGpuPartitionID(20)
+			rb.SetAmdGpuPartitionMemory("amd.gpu.partition.memory-val")
+			rb.SetAmdGpuPciBusID("amd.gpu.pci_bus_id-val")
 			rb.SetHostName("host.name-val")
 			rb.SetHwDriverVersion("hw.driver_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
 			rb.SetHwName("hw.name-val")
+			rb.SetHwParent("hw.parent-val")
 			rb.SetHwType("hw.type-val")
 			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sContainerName("k8s.container.name-val")
@@ -38,14 +44,39 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 19, res.Attributes().Len())
+				assert.Equal(t, 25, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 19, res.Attributes().Len())
+				assert.Equal(t, 25, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
 			default:
 				assert.Failf(t, "unexpected test case: %s", tt)
+			}
+			amdGpuIndexAttrVal, ok := res.Attributes().Get("amd.gpu.index")
+			assert.True(t, ok)
+			if ok {
+				assert.EqualValues(t, 13, amdGpuIndexAttrVal.Int())
+			}
+			amdGpuPartitionComputeAttrVal, ok := res.Attributes().Get("amd.gpu.partition.compute")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "amd.gpu.partition.compute-val", amdGpuPartitionComputeAttrVal.Str())
+			}
+			amdGpuPartitionIDAttrVal, ok := res.Attributes().Get("amd.gpu.partition.id")
+			assert.True(t, ok)
+			if ok {
+				assert.EqualValues(t, 20, amdGpuPartitionIDAttrVal.Int())
+			}
+			amdGpuPartitionMemoryAttrVal, ok := res.Attributes().Get("amd.gpu.partition.memory")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "amd.gpu.partition.memory-val", amdGpuPartitionMemoryAttrVal.Str())
+			}
+			amdGpuPciBusIDAttrVal, ok := res.Attributes().Get("amd.gpu.pci_bus_id")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "amd.gpu.pci_bus_id-val", amdGpuPciBusIDAttrVal.Str())
 			}
 			hostNameAttrVal, ok := res.Attributes().Get("host.name")
 			assert.True(t, ok)
@@ -71,6 +102,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+			}
+			hwParentAttrVal, ok := res.Attributes().Get("hw.parent")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 			}
 			hwTypeAttrVal, ok := res.Attributes().Get("hw.type")
 			assert.True(t, ok)
