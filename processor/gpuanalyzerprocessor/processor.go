@@ -58,6 +58,9 @@ type analyzerProcessor struct {
 	// marks them among the batch's resources.
 	shares batchShares
 	split  []bool
+	// migAllocated is, per MIG-enabled GPU of the batch, the part of
+	// it its instances hold (mig.go).
+	migAllocated map[string]float64
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -144,7 +147,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		s.Group = p.groupKey(attrs)
 		_, s.PodAttributed = attrs.Get(metricnames.AttrK8sPodName)
 		if p.costOn {
-			s.PricePerHour = p.prices.of(attrs)
+			s.PricePerHour = p.prices.of(attrs) * p.priceFactor(id, attrs)
 		}
 		if len(p.shares.byGPU) > 0 && !s.PodAttributed {
 			// A GPU one pod holds is that pod's, whoever's processes
@@ -178,6 +181,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	clear(p.rms)
 	p.rms = p.rms[:0]
 	p.shares.reset()
+	clear(p.migAllocated)
 	p.checkpoint(ctx, latest)
 	if p.summary != nil {
 		p.summary.flush()
@@ -205,7 +209,8 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 }
 
 // findShares marks the batch's per-process resources in p.split and takes
-// their utilization into p.shares.
+// their utilization into p.shares; with prices, it also sums what the
+// batch's MIG instances hold of their GPUs (mig.go).
 func (p *analyzerProcessor) findShares(rms pmetric.ResourceMetricsSlice) {
 	n := rms.Len()
 	if cap(p.split) < n {
@@ -214,6 +219,9 @@ func (p *analyzerProcessor) findShares(rms pmetric.ResourceMetricsSlice) {
 	p.split = p.split[:n]
 	for i := range n {
 		attrs := rms.At(i).Resource().Attributes()
+		if p.costOn {
+			p.findMIG(attrs)
+		}
 		_, p.split[i] = attrs.Get(metricnames.AttrNvidiaGPUProcessOwner)
 		if p.split[i] {
 			if id, ok := attrs.Get(metricnames.AttrHWID); ok && id.Type() == pcommon.ValueTypeStr {
