@@ -9,8 +9,10 @@
 // otelcol.pipeline.id, otelcol.signal, another 130, which no setting
 // removes). On a terminal the line that matters then wraps across the
 // screen. console_short is zap's console encoding with those fields left
-// out and the time of day alone; a line's own fields (the GPU, its score)
-// stay. Production configurations keep `encoding: json`, fields and all.
+// out and the time of day alone. A line's own fields stay, written for a
+// person rather than a parser (fields.go): the GPU as host/gpuN, its pod as
+// namespace/pod, numbers to three figures, the rest as key=value.
+// Production configurations keep `encoding: json`, fields and all.
 //
 // The encoder is registered when this package is imported; the dcgm
 // receiver and the gpu_analyzer processor import it, so that every build
@@ -81,5 +83,8 @@ func (e shortEncoder) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*b
 			kept = append(kept, f)
 		}
 	}
-	return e.Encoder.EncodeEntry(ent, kept)
+	if short := shortFields(ent.Time, kept); short != "" {
+		ent.Message += "  " + short
+	}
+	return e.Encoder.EncodeEntry(ent, nil)
 }
