@@ -320,8 +320,8 @@ func TestE2EAnalyzerVerdicts(t *testing.T) {
 		t.Fatalf("within 2 minutes: straggler seen after %v, throttled after %v (0 = never)", seenStraggler, seenThrottled)
 	}
 	t.Logf("straggler visible after %v, throttled GPU after %v", seenStraggler.Round(time.Second), seenThrottled.Round(time.Second))
-	if !strings.Contains(c.logs.String(), "GPU is a straggler") || !strings.Contains(c.logs.String(), `"hw.name": "gpu5"`) {
-		t.Error("the straggler should be logged with its hw.name")
+	if !strings.Contains(c.logs.String(), "GPU is a straggler  gpu-node-0/gpu5  ml/llm-pretrain-worker-") {
+		t.Error("the straggler should be logged as host/gpu and namespace/pod (console_short)")
 	}
 	// The fleet summary, every 30 s: the notebook's idle GPU is priced.
 	// 16 GPUs and gpu-node-1/gpu5's 3 MIG instances, each a device.

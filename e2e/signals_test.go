@@ -157,7 +157,8 @@ func TestE2EServiceSignalsAutoscale(t *testing.T) {
 		}
 		p.(map[string]any)["exporters"] = kept
 	}
-	cfg["service"].(map[string]any)["telemetry"] = map[string]any{"metrics": map[string]any{"level": "none"}}
+	// The example's own log settings (JSON), without internal metrics.
+	cfg["service"].(map[string]any)["telemetry"].(map[string]any)["metrics"] = map[string]any{"level": "none"}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ func TestE2EServiceSignalsAutoscale(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	want := `"metric": "vllm:num_requests_waiting", "value": 12`
+	want := `"metric":"vllm:num_requests_waiting","value":12` // the example's JSON log
 	for !strings.Contains(c.logs.String(), want) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no log record %q:\n%s", want, c.logs.String())
