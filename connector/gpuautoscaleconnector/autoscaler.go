@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -83,6 +85,13 @@ type autoscaler struct {
 
 	// replayedAt is the data time of a replay's latest evaluation.
 	replayedAt time.Time
+
+	// id names the component to the storage extension; store keeps the
+	// serving mode's state across restarts (persist.go), nil without
+	// one; saved is when it was last written. Guarded by evalMu.
+	id    component.ID
+	store storage.Client
+	saved time.Time
 }
 
 type target struct {
@@ -128,7 +137,7 @@ func newAutoscaler(cfg *Config, set connector.Settings) (*autoscaler, error) {
 	}
 	a := &autoscaler{
 		cfg: cfg, logger: set.Logger, tb: tb, now: time.Now, noCluster: cfg.Auth.Type == "none",
-		mb: metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		mb: metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set), id: set.ID,
 	}
 	for i := range cfg.Targets {
 		t := &cfg.Targets[i]
@@ -197,7 +206,10 @@ func podNamespace() string {
 
 // Start starts the evaluation loop; sharedcomponent calls it once for all
 // the connector's instances.
-func (a *autoscaler) Start(_ context.Context, host component.Host) error {
+func (a *autoscaler) Start(ctx context.Context, host component.Host) error {
+	if err := a.openStorage(ctx, host); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.started = true
@@ -225,6 +237,7 @@ func (a *autoscaler) Shutdown(context.Context) error {
 	if a.leases != nil {
 		a.leases.Stop() // release the Leases held, so another replica takes over at once
 	}
+	a.closeStorage()
 	a.evalMu.Unlock()
 	a.tb.Shutdown()
 	return nil
@@ -441,6 +454,7 @@ func reportingPods(values []map[string]float64) []string {
 func (a *autoscaler) evaluate(ctx context.Context, now time.Time) {
 	a.evalMu.Lock()
 	md, ld := a.evaluateLocked(ctx, now)
+	a.checkpoint(ctx, now)
 	a.evalMu.Unlock()
 	a.mu.Lock()
 	metricsOut, logsOut := a.metricsOut, a.logsOut
@@ -510,8 +524,19 @@ func (a *autoscaler) evaluateTarget(ctx context.Context, now time.Time, t *targe
 	case t.sim != nil:
 		o.Current, o.Pods = t.sim.replicas, t.sim.pods
 	default:
-		// No cluster: the pods are those that report, all running.
-		for _, name := range reporting {
+		// No cluster: the pods are those that report, all running; in
+		// serving mode, also those reporting only their server's metrics.
+		names := reporting
+		if t.serving != nil {
+			names = slices.Clone(reporting)
+			for name := range t.serving.fresh {
+				if !slices.Contains(reporting, name) {
+					names = append(names, name)
+				}
+			}
+			slices.Sort(names)
+		}
+		for _, name := range names {
 			o.Pods = append(o.Pods, hpa.Pod{Name: name, Phase: hpa.Running})
 		}
 		o.Current = int32(len(o.Pods))

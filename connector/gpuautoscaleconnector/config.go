@@ -3,6 +3,7 @@ package gpuautoscaleconnector
 import (
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/collector/component"
 	"strings"
 	"time"
 
@@ -24,6 +25,13 @@ type Config struct {
 	Auth           AuthConfig           `mapstructure:"auth"`
 	LeaderElection LeaderElectionConfig `mapstructure:"leader_election"`
 	Targets        []TargetConfig       `mapstructure:"targets"`
+	// Storage names a storage extension (file_storage) that keeps what the
+	// serving mode learned (daily profile, forecast errors, pod capacity)
+	// across restarts. Unset: a restart learns it all again.
+	Storage *component.ID `mapstructure:"storage"`
+	// CheckpointInterval is how often that state is written to Storage
+	// besides at shutdown; 0 writes it at shutdown only.
+	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
 	// MetricsBuilderConfig turns the connector's own metrics and resource
 	// attributes on and off (metrics, resource_attributes).
 	metadata.MetricsBuilderConfig `mapstructure:",squash"`
@@ -132,6 +140,7 @@ func createDefaultConfig() *Config {
 		Interval:             15 * time.Second,
 		MetricMaxAge:         time.Minute,
 		APITimeout:           10 * time.Second,
+		CheckpointInterval:   time.Minute,
 		Auth:                 AuthConfig{Type: "in_cluster"},
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		LeaderElection: LeaderElectionConfig{
@@ -167,6 +176,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.APITimeout <= 0 {
 		bad("api_timeout must be positive, got %v", cfg.APITimeout)
+	}
+	if cfg.CheckpointInterval < 0 {
+		bad("checkpoint_interval must not be negative, got %v", cfg.CheckpointInterval)
 	}
 	if cfg.LeaderElection.Enabled && cfg.Auth.Type == "none" {
 		bad("leader_election needs the Kubernetes API: disable it when auth::type is none")
