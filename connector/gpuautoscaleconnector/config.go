@@ -3,9 +3,10 @@ package gpuautoscaleconnector
 import (
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/collector/component"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/collector/component"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"

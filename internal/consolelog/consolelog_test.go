@@ -70,7 +70,7 @@ func TestShortFields(t *testing.T) {
 		{"live", straggler(now.Add(-3 * time.Millisecond)), "gpu-node-0/gpu5  ml/llm-pretrain-worker-0  job=llm-pretrain score=2.05"},
 		{"replayed", straggler(now.Add(-24*time.Hour + 11*time.Minute)), "gpu-node-0/gpu5  ml/llm-pretrain-worker-0  at=2026-11-24T03:02:55.750Z job=llm-pretrain score=2.05"},
 		{"no GPU", []zap.Field{zap.String("backend", "simulated"), zap.Int("gpus", 19)}, "backend=simulated gpus=19"},
-		{"values", []zap.Field{zap.String("reason", "power cap"), zap.Float64("watts", 1234.56), zap.Duration("for", 90 * time.Second),
+		{"values", []zap.Field{zap.String("reason", "power cap"), zap.Float64("watts", 1234.56), zap.Duration("for", 90*time.Second),
 			zap.Error(errors.New("connection refused")), zap.Bool("dry_run", true), zap.String("empty", "")},
 			`reason="power cap" watts=1235 for=1m30s error="connection refused" dry_run=true empty=""`},
 	} {

@@ -76,7 +76,7 @@ func (e *Estimator) MarshalState() ([]byte, error) {
 	}
 	if e.day != nil {
 		s.Profile = &savedProfile{First: e.day.first, Bins: make([]savedBin, binsPerDay)}
-		for i, b := range e.day.bins {
+		for i, b := range &e.day.bins {
 			s.Profile.Bins[i] = savedBin{b.mean, b.day, b.sum, b.secs, b.seen}
 		}
 	}
@@ -144,18 +144,18 @@ func (s *savedState) check() error {
 		return errors.New("more entries than an estimator keeps")
 	}
 	for i, h := range s.History {
-		if err := finite(fmt.Sprintf("History[%d]", i), h.Seconds, h.Arrival, h.Need); err != nil {
+		if err := finite(fmt.Sprintf("history[%d]", i), h.Seconds, h.Arrival, h.Need); err != nil {
 			return err
 		}
 	}
 	for i, r := range s.Errors {
-		if err := finite(fmt.Sprintf("Errors[%d]", i), r.Ratio); err != nil {
+		if err := finite(fmt.Sprintf("errors[%d]", i), r.Ratio); err != nil {
 			return err
 		}
 	}
 	for i, w := range s.Wants {
 		if w.N < 0 {
-			return fmt.Errorf("Wants[%d] is %d", i, w.N)
+			return fmt.Errorf("wants[%d] is %d", i, w.N)
 		}
 	}
 	if s.Profile != nil {
@@ -163,7 +163,7 @@ func (s *savedState) check() error {
 			return fmt.Errorf("the daily profile has %d bins, want %d", len(s.Profile.Bins), binsPerDay)
 		}
 		for i, b := range s.Profile.Bins {
-			if err := finite(fmt.Sprintf("Profile.Bins[%d]", i), b.Mean, b.Sum, b.Secs); err != nil {
+			if err := finite(fmt.Sprintf("profile.bins[%d]", i), b.Mean, b.Sum, b.Secs); err != nil {
 				return err
 			}
 		}

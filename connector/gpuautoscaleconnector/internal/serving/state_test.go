@@ -89,7 +89,7 @@ func TestStateRefused(t *testing.T) {
 		}), "0 bins"},
 		{"a negative need", edit(func(m map[string]any) {
 			m["history"].([]any)[0].(map[string]any)["n"] = -3
-		}), "History[0]"},
+		}), "history[0]"},
 	} {
 		e := New(p)
 		require.NoError(t, e.RestoreState(good))
