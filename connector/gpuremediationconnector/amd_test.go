@@ -316,3 +316,45 @@ func TestAMDAFIDTable(t *testing.T) {
 	require.ErrorContains(t, err, "policy::afid::x1: an AFID must be a positive number")
 	require.ErrorContains(t, err, `policy::afid::31: unknown action "reboot"; want none, restart_app, reset_gpu, drain or replace`)
 }
+
+// After the reboot an uncorrectable error asked for, an AMD GPU whose ECC
+// keeps correcting errors passes its health check and its node is given
+// back (corrected errors are the ECC working); one that defers a new
+// error does not, and a person is asked.
+func TestAMDRebootVerifiedDespiteCorrectedErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		deferred int64 // during the check
+		want     string
+	}{
+		{"corrected only", 0, "ecc_uncorrectable:uncordon:healthy"},
+		{"a deferred error", 1, "ecc_uncorrectable:drain:needs_person"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			node := f.node("n", nil)
+			f.setBootID(node, "boot-1")
+			cfg := testConfig()
+			cfg.Recovery.HealthyFor = time.Minute
+			f.remediator(cfg, nil)
+			gpu := gpuID(node, 0)
+			report := func(uncorrected, corrected, deferred int64) amdReport {
+				return amdReport{node: node, gpu: gpu, ecc: map[string]int64{eccUncorrectedV: uncorrected, eccCorrectedV: corrected, eccDeferredV: deferred}}
+			}
+			f.feedAMD(report(0, 0, 0))
+			f.step(time.Second)
+			require.Equal(t, []string{"ecc_uncorrectable:drain:policy"}, reasons(f.feedAMD(report(1, 0, 0))))
+			require.Equal(t, "awaiting_reboot", f.r.plans[0].state())
+			f.setBootID(node, "boot-2")
+			f.step(time.Second)
+			require.Equal(t, []string{"ecc_uncorrectable:drain:rebooted"}, reasons(f.feedAMD(report(1, 0, 0))))
+			f.step(20 * time.Second)
+			got := reasons(f.feedAMD(report(1, 40, tc.deferred)))
+			f.step(41 * time.Second)
+			got = append(got, reasons(f.feedAMD(report(1, 80, tc.deferred)))...)
+			require.Contains(t, got, tc.want)
+			n := f.getNode(node)
+			require.Equal(t, tc.deferred != 0, n.Spec.Unschedulable)
+		})
+	}
+}
