@@ -27,5 +27,5 @@ func TestRemediateBadSettings(t *testing.T) {
 	out, stderr, code := runReplay(t, "-remediate", bad, tracePath("serving-mixed-5s"))
 	require.Equal(t, 1, code)
 	require.Empty(t, out)
-	require.Equal(t, "gpureplay: "+bad+`: policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu or drain`+"\n", stderr)
+	require.Equal(t, "gpureplay: "+bad+`: policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu, drain or replace`+"\n", stderr)
 }

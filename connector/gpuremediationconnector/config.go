@@ -1,12 +1,14 @@
 package gpuremediationconnector
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"time"
 
+	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
@@ -83,6 +85,20 @@ type PolicyConfig struct {
 	// incident: a burst of XID lines, or a burst a scrape split in two.
 	IncidentWindow time.Duration    `mapstructure:"incident_window"`
 	Escalation     EscalationConfig `mapstructure:"escalation"`
+
+	// AMD GPUs (hw.vendor AMD). Corrected and deferred ECC errors are
+	// recorded (none): a decision logged and counted, no node touched.
+	ECCCorrectable string `mapstructure:"ecc_correctable"`
+	ECCDeferred    string `mapstructure:"ecc_deferred"`
+	// CPERFatal and CPERUncorrected are the remediation of a CPER record
+	// by its severity, where AFID does not name its AMD Field ID.
+	CPERFatal       string `mapstructure:"cper_fatal"`
+	CPERUncorrected string `mapstructure:"cper_nonfatal_uncorrected"`
+	// AFID overrides the shipped table (afids.yaml) per AMD Field ID.
+	AFID map[string]string `mapstructure:"afid"`
+	// BadPageThreshold: retired pages at the driver's threshold
+	// (amd.gpu.bad_pages.threshold); retiring can repair no more.
+	BadPageThreshold string `mapstructure:"bad_page_threshold"`
 }
 
 // EscalationConfig: the same restart_app XID in Count incidents on one
@@ -187,6 +203,11 @@ func createDefaultConfig() *Config {
 			ECCUncorrectable: "drain",
 			RowRemapFailure:  "drain",
 			GPUFaulted:       "drain",
+			ECCCorrectable:   "none",
+			ECCDeferred:      "none",
+			CPERFatal:        "drain",
+			CPERUncorrected:  "none",
+			BadPageThreshold: "replace",
 			IncidentWindow:   30 * time.Second,
 			Escalation:       EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"},
 		},
@@ -314,6 +335,35 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 		}
 		p.Actions[code] = parse(key, cfg.Policy.RecoveryAction[k])
 	}
+	p.AFIDs = map[int]policy.Remediation{}
+	shipped, err := shippedAFIDs()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, table := range []struct {
+		where string
+		afids map[string]string
+	}{{"afids.yaml: afid::", shipped}, {"policy::afid::", cfg.Policy.AFID}} {
+		keys := make([]string, 0, len(table.afids))
+		for k := range table.afids {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			key := table.where + k
+			afid, err := strconv.Atoi(k)
+			if err != nil || afid < 1 {
+				errs = append(errs, fmt.Errorf("%s: an AFID must be a positive number", key))
+				continue
+			}
+			p.AFIDs[afid] = parse(key, table.afids[k])
+		}
+	}
+	p.ECCCorrectable = parse("policy::ecc_correctable", cfg.Policy.ECCCorrectable)
+	p.ECCDeferred = parse("policy::ecc_deferred", cfg.Policy.ECCDeferred)
+	p.CPERFatal = parse("policy::cper_fatal", cfg.Policy.CPERFatal)
+	p.CPERUncorrected = parse("policy::cper_nonfatal_uncorrected", cfg.Policy.CPERUncorrected)
+	p.BadPageThreshold = parse("policy::bad_page_threshold", cfg.Policy.BadPageThreshold)
 	p.ECCUncorrectable = parse("policy::ecc_uncorrectable", cfg.Policy.ECCUncorrectable)
 	p.RowRemapFailure = parse("policy::row_remap_failure", cfg.Policy.RowRemapFailure)
 	p.GPUFaulted = parse("policy::gpu_faulted", cfg.Policy.GPUFaulted)
@@ -333,4 +383,21 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 		p.EscalateTo = parse("policy::escalation::to", e.To)
 	}
 	return p, errors.Join(errs...)
+}
+
+// afidsYAML is the shipped table of remediations by AMD Field ID.
+//
+//go:embed afids.yaml
+var afidsYAML []byte
+
+// shippedAFIDs reads afids.yaml's table; policy() checks its entries as
+// it checks the configuration's.
+func shippedAFIDs() (map[string]string, error) {
+	var f struct {
+		AFID map[string]string `yaml:"afid"`
+	}
+	if err := yaml.Unmarshal(afidsYAML, &f); err != nil {
+		return nil, fmt.Errorf("afids.yaml: %w", err)
+	}
+	return f.AFID, nil
 }

@@ -69,7 +69,7 @@ func TestLoadConfig(t *testing.T) {
 // Each bad setting gets one error that names its key.
 func TestBadSettingsNameTheKey(t *testing.T) {
 	for name, want := range map[string]string{
-		"unknown_action":          `policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu or drain`,
+		"unknown_action":          `policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu, drain or replace`,
 		"xid_out_of_range":        "policy::xid::300: an XID must be a number from 1 to 255",
 		"share_out_of_range":      "circuit_breaker::max_share must be between 0 and 1, got 1.5",
 		"unknown_ecc_action":      `policy::ecc_uncorrectable: unknown action "cordon"`,

@@ -35,6 +35,19 @@ const (
 	attrPodName     = metricnames.AttrK8sPodName
 	attrPodNS       = metricnames.AttrK8sNamespaceName
 	eccUncorrectedV = "uncorrected"
+
+	// AMD GPUs'.
+	attrVendor         = metricnames.AttrHWVendor
+	vendorAMD          = "AMD"
+	metricCPER         = metricnames.AmdGPUCperRecords
+	attrCPERSeverity   = metricnames.AttrAmdGPUCperSeverity
+	attrAFID           = metricnames.AttrAmdGPUAfid
+	metricBadPages     = metricnames.AmdGPUBadPages
+	metricBadPageLimit = metricnames.AmdGPUBadPagesThreshold
+	eccCorrectedV      = metricnames.AttrErrorTypeCorrected
+	eccDeferredV       = metricnames.AttrErrorTypeDeferred
+	cperFatalV         = metricnames.AttrAmdGPUCperSeverityFatal
+	cperUncorrectedV   = metricnames.AttrAmdGPUCperSeverityNonfatalUncorrected
 )
 
 // gpuState is what is known of one GPU's fault evidence.
@@ -49,8 +62,11 @@ type gpuState struct {
 	// the driver's recovery action (0: none), and whether it was read
 	recovery      int
 	recoveryKnown bool
-	lastFault     time.Time
-	lastSeen      time.Time
+	// an AMD GPU's retired pages at the driver's threshold, and whether
+	// that was read
+	badPagesFull, badPagesKnown bool
+	lastFault                   time.Time
+	lastSeen                    time.Time
 }
 
 type counter struct {
@@ -106,12 +122,20 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 	if pod := str(attrs, attrPodName); pod != "" {
 		g.pod = str(attrs, attrPodNS) + "/" + pod
 	}
+	amd := str(attrs, attrVendor) == vendorAMD
 	var out []detected
 	add := func(ts pcommon.Timestamp, f policy.Fault, fresh bool) {
 		at := ts.AsTime()
-		g.lastFault = at
+		if f.Kind != policy.ECCCorrectable {
+			// Corrected errors are the ECC working: a GPU that logs them
+			// is still healthy after its reboot.
+			g.lastFault = at
+		}
 		out = append(out, detected{at: at, node: node, gpu: gpu, pod: g.pod, fault: f, fresh: fresh})
 	}
+	var badPages, badPageLimit float64
+	var hasBadPages bool
+	var badPagesAt pcommon.Timestamp
 	sms := rm.ScopeMetrics()
 	for i := 0; i < sms.Len(); i++ {
 		ms := sms.At(i).Metrics()
@@ -147,15 +171,60 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 				dps := m.Sum().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					dp := dps.At(k)
-					if str(dp.Attributes(), attrErrorType) != eccUncorrectedV {
+					// On NVIDIA GPUs only uncorrectable errors are
+					// evidence, as before; an AMD GPU's corrected and
+					// deferred errors are recorded too (AMD's health
+					// rules count uncorrectable ones only).
+					kind, key := policy.ECCUncorrectable, "ecc"
+					switch typ := str(dp.Attributes(), attrErrorType); {
+					case typ == eccUncorrectedV:
+					case amd && typ == eccCorrectedV:
+						kind, key = policy.ECCCorrectable, "ecc_corrected"
+					case amd && typ == eccDeferredV:
+						kind, key = policy.ECCDeferred, "ecc_deferred"
+					default:
 						continue
 					}
 					if !r.bad.count(dp) {
 						continue
 					}
 					g.see(dp.Timestamp(), r)
-					if g.increase("ecc", dp) {
-						add(dp.Timestamp(), policy.Fault{Kind: policy.ECCUncorrectable}, true)
+					if g.increase(key, dp) {
+						add(dp.Timestamp(), policy.Fault{Kind: kind}, true)
+					}
+				}
+			case metricCPER:
+				if m.Type() != pmetric.MetricTypeSum {
+					r.bad.wrongType += int64(metricpoints.Count(m))
+					continue
+				}
+				dps := m.Sum().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					var kind policy.Kind
+					switch str(dp.Attributes(), attrCPERSeverity) {
+					case cperFatalV:
+						kind = policy.CPERFatal
+					case cperUncorrectedV:
+						kind = policy.CPERUncorrected
+					default:
+						continue // corrected records: the hardware fixed it
+					}
+					afid := int64(0)
+					if v, ok := dp.Attributes().Get(attrAFID); ok {
+						if v.Type() != pcommon.ValueTypeInt || v.Int() < 0 || v.Int() > math.MaxInt32 {
+							r.bad.invalidValue++
+							continue
+						}
+						afid = v.Int()
+					}
+					if !r.bad.count(dp) {
+						continue
+					}
+					g.see(dp.Timestamp(), r)
+					f := policy.Fault{Kind: kind, Code: int(afid)}
+					if g.increase(f.String(), dp) {
+						add(dp.Timestamp(), f, true)
 					}
 				}
 			case metricRowRemap:
@@ -173,6 +242,17 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 						add(dp.Timestamp(), policy.Fault{Kind: policy.RecoveryAction, Code: action}, g.recoveryKnown)
 					}
 					g.recovery, g.recoveryKnown = action, true
+				})
+			case metricBadPages, metricBadPageLimit:
+				r.levels(m, g, func(dp pmetric.NumberDataPoint) {
+					if m.Name() == metricBadPageLimit {
+						badPageLimit = value(dp)
+						return
+					}
+					// Every state counts: pending pages are retired at
+					// the next reset, and the driver's table holds them.
+					badPages += value(dp)
+					hasBadPages, badPagesAt = true, max(badPagesAt, dp.Timestamp())
 				})
 			case metricVerdict:
 				if m.Type() != pmetric.MetricTypeGauge {
@@ -198,6 +278,13 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 				}
 			}
 		}
+	}
+	if hasBadPages && badPageLimit > 0 {
+		full := badPages >= badPageLimit
+		if full && !g.badPagesFull {
+			add(badPagesAt, policy.Fault{Kind: policy.BadPageThreshold}, g.badPagesKnown)
+		}
+		g.badPagesFull, g.badPagesKnown = full, true
 	}
 	return out
 }
@@ -307,7 +394,7 @@ func evidencePoints(rm pmetric.ResourceMetrics) int64 {
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			switch m := ms.At(j); m.Name() {
-			case metricXID, metricECC, metricRowRemap, metricRecovery:
+			case metricXID, metricECC, metricRowRemap, metricRecovery, metricCPER, metricBadPages, metricBadPageLimit:
 				n += int64(metricpoints.Count(m))
 			}
 		}

@@ -81,6 +81,8 @@ const (
 	stepAwait    = "await"
 	stepVerify   = "verify"
 	stepUncordon = "uncordon"
+	// stepHold ends a replace: the node stays out for a person (needsPerson).
+	stepHold = "hold"
 )
 
 // plan is the remediation of one fault on one GPU, worked through step by
@@ -412,19 +414,21 @@ func (r *remediator) steps(rem policy.Remediation) []string {
 		add(a.Taint, stepTaint)
 		add(a.Drain, stepDrain)
 		add(a.Request, stepRequest)
-	case policy.Drain:
+	case policy.Drain, policy.Replace:
 		add(a.Event, stepEvent)
 		add(a.Condition, stepCondition)
 		add(a.Taint, stepTaint)
 		add(a.Cordon, stepCordon)
 		add(a.Drain, stepDrain)
-		add(a.Request, stepRequest)
+		// A GPU to be replaced is not rebooted: no reboot repairs it.
+		add(a.Request && rem == policy.Drain, stepRequest)
+		add(rem == policy.Replace, stepHold)
 	}
 	// A request is followed through: the reset or reboot awaited, the GPU
 	// checked, the node given back. Without a request (or without a drain
 	// to make the GPU idle first) nothing would reset the GPU, and the node
 	// stays out until a person looks.
-	if rem >= policy.ResetGPU && a.Request && a.Drain {
+	if rem >= policy.ResetGPU && rem != policy.Replace && a.Request && a.Drain {
 		s = append(s, stepAwait, stepVerify)
 		add(r.cfg.Recovery.Uncordon, stepUncordon)
 	}
@@ -674,6 +678,8 @@ func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time
 		return r.verify(ctx, p, now)
 	case stepUncordon:
 		return r.giveBack(ctx, p, now)
+	case stepHold:
+		return r.needsPerson(ctx, p, now, fault+": held for replacement, as AMD's service action for the fault is a new GPU")
 	case stepDrain:
 		if p.drainSince.IsZero() {
 			p.drainSince = now
@@ -773,6 +779,16 @@ func conditionReason(f policy.Fault) string {
 		return "UncorrectableECC"
 	case policy.RowRemapFailure:
 		return "RowRemapFailure"
+	case policy.ECCDeferred:
+		return "DeferredECC"
+	case policy.ECCCorrectable:
+		return "CorrectableECC"
+	case policy.CPERFatal:
+		return fmt.Sprintf("FatalCPERAFID%d", f.Code)
+	case policy.CPERUncorrected:
+		return fmt.Sprintf("UncorrectedCPERAFID%d", f.Code)
+	case policy.BadPageThreshold:
+		return "BadPageThreshold"
 	}
 	return "GPUFaulted"
 }

@@ -186,7 +186,7 @@ func TestRemediationTopology(t *testing.T) {
 }
 
 // checkFaultFilter: filter/faults drops every metric but the fault evidence
-// gpu_remediation reads from the dcgm receiver.
+// gpu_remediation reads from the dcgm receiver, NVIDIA's and AMD's.
 func checkFaultFilter(t *testing.T, where string, filter any) {
 	t.Helper()
 	conds := strs(at(filter, "metric_conditions"))
@@ -205,7 +205,8 @@ func checkFaultFilter(t *testing.T, where string, filter any) {
 		kept = append(kept, m[1])
 	}
 	sort.Strings(kept)
-	want := []string{metricnames.HWErrors, metricnames.NvidiaGPURowRemapFailure, metricnames.NvidiaGPUXIDErrors, metricnames.NvidiaGPURecoveryAction}
+	want := []string{metricnames.HWErrors, metricnames.NvidiaGPURowRemapFailure, metricnames.NvidiaGPUXIDErrors, metricnames.NvidiaGPURecoveryAction,
+		metricnames.AmdGPUCperRecords, metricnames.AmdGPUBadPages, metricnames.AmdGPUBadPagesThreshold}
 	sort.Strings(want)
 	if !reflect.DeepEqual(kept, want) {
 		t.Errorf("%s: filter/faults keeps %v; want %v", where, kept, want)

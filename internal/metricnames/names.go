@@ -272,7 +272,7 @@ const (
 	AttrGPUAutoscaleTargetKind = "gpu.autoscale.target.kind"
 	// AttrGPUAutoscaleTargetName (resource attribute, connector/gpuautoscaleconnector): The scale target's name.
 	AttrGPUAutoscaleTargetName = "gpu.autoscale.target.name"
-	// AttrGPURemediationAction (attribute, connector/gpuremediationconnector): A step taken (event, condition, taint, cordon, drain, request, uncordon), a remediation not taken (none, restart_app, reset_gpu, drain), or breaker.
+	// AttrGPURemediationAction (attribute, connector/gpuremediationconnector): A step taken (event, condition, taint, cordon, drain, request, uncordon), a remediation not taken (none, restart_app, reset_gpu, drain, replace), or breaker.
 	AttrGPURemediationAction = "gpu.remediation.action"
 	// AttrGPURemediationIncidentID (attribute, connector/gpuremediationconnector): The incident's id, as in its decisions, Events and log records (e.g. xid_79-1a2b3c4d).
 	AttrGPURemediationIncidentID = "gpu.remediation.incident.id"

@@ -100,6 +100,18 @@ type BottleneckConfig struct {
 	WaitingPowerRatio float64 `mapstructure:"waiting_power_ratio"`
 	WorkingPowerRatio float64 `mapstructure:"working_power_ratio"`
 	IdlePowerRatio    float64 `mapstructure:"idle_power_ratio"`
+	// AMD GPUs: AMDThrottleReasons are the violation reasons that count as
+	// throttling; a sample counts as throttled when the GPU was held back
+	// for more than ThrottleResidency of its interval by one of them, and
+	// the window is throttled past ThrottleFraction of its samples. A GPU
+	// whose memory controllers are busy MemoryBoundUMCActivity or more of
+	// the time is memory bound, one whose XGMI links carry
+	// CommunicationBoundXGMIRatio or more of their bandwidth is
+	// communication bound.
+	AMDThrottleReasons          []string `mapstructure:"amd_throttle_reasons"`
+	ThrottleResidency           float64  `mapstructure:"throttle_residency"`
+	MemoryBoundUMCActivity      float64  `mapstructure:"memory_bound_umc_activity"`
+	CommunicationBoundXGMIRatio float64  `mapstructure:"communication_bound_xgmi_ratio"`
 	// BoardPower adds to or overrides the table of models' board power in
 	// W (powerref.go), keyed as cost::per_gpu_hour is: a key matches
 	// hw.model as a whole word, the longest wins.
@@ -277,6 +289,13 @@ func defaultConfig() *Config {
 			WaitingPowerRatio:             1.0 / 3,
 			WorkingPowerRatio:             0.45,
 			IdlePowerRatio:                0.15,
+			// Package power tracking holds an AMD GPU at its power cap
+			// under full load, as sw_power_cap does an NVIDIA GPU: not
+			// counted, as that is not.
+			AMDThrottleReasons:          []string{"socket_thermal", "vr_thermal", "hbm_thermal", "prochot"},
+			ThrottleResidency:           0.5,
+			MemoryBoundUMCActivity:      0.7,
+			CommunicationBoundXGMIRatio: 0.1,
 		},
 		Straggler: StragglerConfig{
 			MinGroupSize:          4,
@@ -355,11 +374,19 @@ func (cfg *Config) Validate() error {
 			bad("bottleneck::throttle_reasons[%d]: unknown reason %q; want one of hw_slowdown, sw_thermal, hw_thermal, hw_power_brake, sw_power_cap, sync_boost, gpu_idle, applications_clocks_setting, display_clocks_setting", i, r)
 		}
 	}
+	for i, r := range b.AMDThrottleReasons {
+		if _, ok := violationReasons[r]; !ok {
+			bad("bottleneck::amd_throttle_reasons[%d]: unknown reason %q; want one of power, socket_thermal, vr_thermal, hbm_thermal, prochot", i, r)
+		}
+	}
 	ratio := func(key string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad("%s must be between 0 and 1, got %v", key, v)
 		}
 	}
+	ratio("bottleneck::throttle_residency", b.ThrottleResidency)
+	ratio("bottleneck::memory_bound_umc_activity", b.MemoryBoundUMCActivity)
+	ratio("bottleneck::communication_bound_xgmi_ratio", b.CommunicationBoundXGMIRatio)
 	percent := func(key string, v float64) {
 		if !(v >= 0 && v <= 100) {
 			bad("%s must be a percentage between 0 and 100, got %v", key, v)
@@ -467,6 +494,10 @@ func (cfg *Config) analysisConfig() analysis.Config {
 	for _, r := range cfg.Bottleneck.ThrottleReasons {
 		mask |= throttleReasonBits[r]
 	}
+	var violations uint8
+	for _, r := range cfg.Bottleneck.AMDThrottleReasons {
+		violations |= 1 << violationReasons[r]
+	}
 	b, s := &cfg.Bottleneck, &cfg.Straggler
 	ac := analysis.Config{
 		Rules: analysis.Rules{
@@ -486,6 +517,10 @@ func (cfg *Config) analysisConfig() analysis.Config {
 			WaitingPower:        b.WaitingPowerRatio,
 			WorkingPower:        b.WorkingPowerRatio,
 			IdlePower:           b.IdlePowerRatio,
+			ViolationMask:       violations,
+			ThrottleResidency:   b.ThrottleResidency,
+			MemoryBoundUMC:      b.MemoryBoundUMCActivity,
+			CommunicationXGMI:   b.CommunicationBoundXGMIRatio,
 		},
 		Hints: analysis.HintRules{
 			BatchSizeSMActive:    cfg.Hints.IncreaseBatchSizeSMActive,

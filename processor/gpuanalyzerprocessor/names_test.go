@@ -30,6 +30,8 @@ func TestReadsReceiverMetrics(t *testing.T) {
 		a.PutStr(metricnames.AttrNvidiaGPUClock, metricnames.AttrNvidiaGPUClockSM)
 		a.PutStr(metricnames.AttrErrorType, metricnames.AttrErrorTypeUncorrected)
 		a.PutInt(metricnames.AttrNvidiaGPUXID, 79)
+		a.PutStr(metricnames.AttrAmdGPUViolationReason, metricnames.AttrAmdGPUViolationReasonHbmThermal)
+		a.PutStr(metricnames.AttrAmdGPUCperSeverity, metricnames.AttrAmdGPUCperSeverityFatal)
 		var s analysis.Sample
 		var fb deferred
 		p.read(m.Name, dp, &s, &fb)
@@ -43,5 +45,5 @@ func TestReadsReceiverMetrics(t *testing.T) {
 		require.Equal(t, "receiver/dcgmreceiver", m.Origin, "the analyzer reads %s, which the dcgm receiver's metadata.yaml does not declare", m.Name)
 	}
 	t.Logf("the analyzer reads %q", read)
-	require.Len(t, read, 19, "every input of the analyzer is found")
+	require.Len(t, read, 27, "every input of the analyzer is found")
 }

@@ -19,7 +19,26 @@ import (
 // "A10" does not match "A100". A form factor the name does not say (an
 // "NVIDIA H100" of a recording that kept only that) takes the SXM module's
 // power, the form of the 8-GPU training nodes.
+//
+// AMD's Instinct parts are keyed by the name in amdsmi's market name
+// ("AMD Instinct MI300X"), at their peak total board power from AMD's
+// data sheets and product pages: MI300X
+// (https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/amd-instinct-mi300x-data-sheet.pdf),
+// MI325X
+// (https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/product-briefs/instinct-mi325x-datasheet.pdf),
+// MI350X and MI355X (https://www.amd.com/en/products/accelerators/instinct/mi350.html),
+// MI250X and MI250 (https://www.amd.com/en/products/accelerators/instinct/mi200.html).
+// An MI250X's amdsmi device is one of its two dies (GCDs), each with its
+// own power reading, which AMD reports for the whole module; its power
+// cap, where the receiver reads it, is the better reference.
 var boardPower = map[string]float64{
+	"MI355X": 1400,
+	"MI350X": 1000,
+	"MI325X": 1000,
+	"MI300X": 750,
+	"MI250X": 560,
+	"MI250":  560,
+
 	"B200":           1000, // HGX B200
 	"H200":           700,  // H200 SXM
 	"H200 NVL":       600,

@@ -426,6 +426,55 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 		if ok = in(0, math.MaxFloat64); ok {
 			s.XIDs = append(s.XIDs, analysis.XIDCount{Code: uint32(code.Int()), Counter: analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}})
 		}
+	case metricnames.AmdGPUUmcActivity:
+		ok = ratio(&s.UMCActive, analysis.HasUMCActive)
+	case metricnames.AmdGPUXgmiIO:
+		// Every link, both directions, as NVLink's.
+		if ok = in(0, math.MaxFloat64); ok {
+			if s.Has&analysis.HasXGMI == 0 {
+				s.XGMI = analysis.Counter{Start: int64(dp.StartTimestamp())}
+			}
+			s.XGMI.Value += v
+			s.Has |= analysis.HasXGMI
+		}
+	case metricnames.AmdGPUXgmiBandwidth:
+		// Each way: the links carry twice this, sending and receiving.
+		if ok = in(0, math.MaxFloat64); ok {
+			s.XGMICapacity += 2 * v
+		}
+	case metricnames.AmdGPUViolationResidency:
+		r, known := violationReasons[attrStr(dp, metricnames.AttrAmdGPUViolationReason)]
+		if !known {
+			used = false
+			break
+		}
+		if ok = in(0, 1); ok {
+			s.Violation[r], s.ViolationPresent = v, s.ViolationPresent|1<<r
+			s.Has |= analysis.HasViolation
+		}
+	case metricnames.AmdGPUCperRecords:
+		if attrStr(dp, metricnames.AttrAmdGPUCperSeverity) != metricnames.AttrAmdGPUCperSeverityFatal {
+			used = false
+			break
+		}
+		// One point per AMD Field ID: any of them tells a fatal error.
+		if ok = in(0, math.MaxFloat64); ok {
+			if s.Has&analysis.HasFatalRAS == 0 {
+				s.FatalRAS = analysis.Counter{Start: int64(dp.StartTimestamp())}
+			}
+			s.FatalRAS.Value += v
+			s.Has |= analysis.HasFatalRAS
+		}
+	case metricnames.AmdGPUBadPages:
+		if ok = in(0, math.MaxFloat64); ok {
+			fb.badPages, fb.hasBadPages = fb.badPages+v, true
+		}
+	case metricnames.AmdGPUBadPagesThreshold:
+		if ok = in(0, math.MaxFloat64); ok {
+			fb.badPageThreshold = v
+		}
+	case metricnames.AmdGPUPowerCap:
+		fb.powerLimit, fb.hasPowerLimit, used = dp, true, false
 	case metricnames.TrainingStepComputeDuration:
 		if ok = in(0, 1e6) && v > 0; ok {
 			s.Step, s.Has = v, s.Has|analysis.HasStep
@@ -452,6 +501,20 @@ type deferred struct {
 
 	power, powerLimit       pmetric.NumberDataPoint
 	hasPower, hasPowerLimit bool
+
+	// An AMD GPU's retired pages, and the count at which its driver marks
+	// it bad (0: not reported).
+	badPages, badPageThreshold float64
+	hasBadPages                bool
+}
+
+// violationReasons are the receiver's names of AMD's violation reasons.
+var violationReasons = map[string]analysis.ViolationReason{
+	metricnames.AttrAmdGPUViolationReasonPower:         analysis.ViolationPower,
+	metricnames.AttrAmdGPUViolationReasonSocketThermal: analysis.ViolationSocketThermal,
+	metricnames.AttrAmdGPUViolationReasonVrThermal:     analysis.ViolationVRThermal,
+	metricnames.AttrAmdGPUViolationReasonHbmThermal:    analysis.ViolationHBMThermal,
+	metricnames.AttrAmdGPUViolationReasonProchot:       analysis.ViolationProchot,
 }
 
 // into completes the sample and returns the readings it ignored as not
@@ -461,6 +524,15 @@ func (fb *deferred) into(s *analysis.Sample) (ignored int64) {
 		ignored = fb.powerInto(s)
 	}
 	fb.frameBufferInto(s)
+	if fb.hasBadPages && fb.badPageThreshold > 0 {
+		// Pages retired up to the driver's threshold: the memory can no
+		// longer be repaired by retiring, as when NVIDIA's row remapping
+		// fails.
+		s.RowRemapFail, s.Has = 0, s.Has|analysis.HasRowRemapFailure
+		if fb.badPages >= fb.badPageThreshold {
+			s.RowRemapFail = 1
+		}
+	}
 	return ignored
 }
 

@@ -26,9 +26,13 @@ const (
 	ResetGPU
 	// Drain: the node must be taken out of service and emptied.
 	Drain
+	// Replace: the GPU must be replaced: the node is taken out of service
+	// and emptied as for a drain, and held for a person, with no reset or
+	// reboot asked for (none would repair it).
+	Replace
 )
 
-var names = [...]string{"none", "restart_app", "reset_gpu", "drain"}
+var names = [...]string{"none", "restart_app", "reset_gpu", "drain", "replace"}
 
 func (r Remediation) String() string { return names[r] }
 
@@ -39,7 +43,7 @@ func Parse(s string) (Remediation, error) {
 			return Remediation(i), nil
 		}
 	}
-	return None, fmt.Errorf("unknown action %q; want none, restart_app, reset_gpu or drain", s)
+	return None, fmt.Errorf("unknown action %q; want none, restart_app, reset_gpu, drain or replace", s)
 }
 
 // Kind is the kind of evidence a fault comes from.
@@ -53,6 +57,15 @@ const (
 	// RecoveryAction: the driver asks for a recovery action (Code, one of
 	// NVML's nvmlDeviceGpuRecoveryAction_t values), as XID 154 announces.
 	RecoveryAction
+	// AMD GPUs: corrected and deferred ECC errors (a deferred error is an
+	// uncorrectable one not yet consumed), a fatal or a non-fatal
+	// uncorrected CPER record (Code: the AMD Field ID it carries, 0 for
+	// none), and retired pages at the driver's threshold.
+	ECCCorrectable
+	ECCDeferred
+	CPERFatal
+	CPERUncorrected
+	BadPageThreshold
 )
 
 // The driver's recovery actions (NVML's nvmlDeviceGpuRecoveryAction_t,
@@ -132,6 +145,16 @@ func (f Fault) String() string {
 		return "row_remap_failure"
 	case RecoveryAction:
 		return "recovery_" + ActionName(f.Code)
+	case ECCCorrectable:
+		return "ecc_correctable"
+	case ECCDeferred:
+		return "ecc_deferred"
+	case CPERFatal:
+		return "cper_fatal_afid_" + strconv.Itoa(f.Code)
+	case CPERUncorrected:
+		return "cper_uncorrected_afid_" + strconv.Itoa(f.Code)
+	case BadPageThreshold:
+		return "bad_page_threshold"
 	default:
 		return "gpu_faulted"
 	}
@@ -208,6 +231,13 @@ type Policy struct {
 	// Actions maps the driver's recovery actions; an action absent from
 	// it is a drain.
 	Actions map[int]Remediation
+	// AMD GPUs. AFIDs maps an AMD Field ID a CPER record carries to its
+	// remediation; a record whose AFID is absent (or that has none) takes
+	// CPERFatal or CPERUncorrected by its severity.
+	ECCCorrectable, ECCDeferred Remediation
+	CPERFatal, CPERUncorrected  Remediation
+	BadPageThreshold            Remediation
+	AFIDs                       map[int]Remediation
 	// IncidentWindow: evidence of the same fault on one GPU within this
 	// long of an incident's first evidence is that incident, not a new one.
 	// A driver logs one application fault as a burst of lines (XID 13
@@ -312,6 +342,20 @@ func (p *Policy) Decide(inc *Incident) Decision {
 		if r, ok = p.Actions[f.Code]; !ok {
 			r = Drain
 		}
+	case ECCCorrectable:
+		r = p.ECCCorrectable
+	case ECCDeferred:
+		r = p.ECCDeferred
+	case CPERFatal, CPERUncorrected:
+		var ok bool
+		if r, ok = p.AFIDs[f.Code]; !ok || f.Code == 0 {
+			r = p.CPERUncorrected
+			if f.Kind == CPERFatal {
+				r = p.CPERFatal
+			}
+		}
+	case BadPageThreshold:
+		r = p.BadPageThreshold
 	}
 	if f.Kind != XID || r != RestartApp || p.Count <= 0 {
 		return Decision{Remediation: r}

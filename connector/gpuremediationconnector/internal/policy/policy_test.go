@@ -105,7 +105,7 @@ func TestParse(t *testing.T) {
 		require.Equal(t, r, got)
 	}
 	_, err := Parse("reboot")
-	require.EqualError(t, err, `unknown action "reboot"; want none, restart_app, reset_gpu or drain`)
+	require.EqualError(t, err, `unknown action "reboot"; want none, restart_app, reset_gpu, drain or replace`)
 }
 
 // The driver's recovery action decides; unknown actions drain.

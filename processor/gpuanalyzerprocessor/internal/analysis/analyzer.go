@@ -28,6 +28,31 @@ const (
 	// HasFBUsed: the frame buffer in use is known (Sample.FBUsed), with or
 	// without the free memory that HasFB needs.
 	HasFBUsed
+	// HasUMCActive: an AMD GPU's memory controller activity,
+	// Sample.UMCActive.
+	HasUMCActive
+	// HasXGMI: the bytes an AMD GPU moved over its XGMI links,
+	// Sample.XGMI, and what they can carry, Sample.XGMICapacity.
+	HasXGMI
+	// HasViolation: an AMD GPU's violation residency, Sample.Violation.
+	HasViolation
+	// HasFatalRAS: the count of an AMD GPU's fatal RAS (CPER) records,
+	// Sample.FatalRAS.
+	HasFatalRAS
+)
+
+// ViolationReason is one reason an AMD GPU reports for holding its clocks
+// back (amdsmi's violation status).
+type ViolationReason uint8
+
+// The violation reasons, as the receiver names them.
+const (
+	ViolationPower ViolationReason = iota
+	ViolationSocketThermal
+	ViolationVRThermal
+	ViolationHBMThermal
+	ViolationProchot
+	NumViolationReasons
 )
 
 // Counter is a cumulative counter's value and start time.
@@ -75,6 +100,22 @@ type Sample struct {
 	// at full work, W: its enforced power limit, or its model's board
 	// power; 0 if neither is known, and the analyzer learns it.
 	Power, RefPower float64
+	// UMCActive is the fraction of the interval an AMD GPU's memory
+	// controllers were busy: its memory traffic, as DRAMActive is an
+	// NVIDIA GPU's.
+	UMCActive float64
+	// XGMI is the bytes an AMD GPU moved over its XGMI links, both
+	// directions, a cumulative counter; XGMICapacity is what the links
+	// carry at most, bytes per second, both directions.
+	XGMI         Counter
+	XGMICapacity float64
+	// Violation is the fraction of the interval an AMD GPU was held back
+	// for each reason; ViolationPresent has bit r set where reason r was
+	// reported.
+	Violation        [NumViolationReasons]float64
+	ViolationPresent uint8
+	// FatalRAS counts an AMD GPU's fatal RAS (CPER) records.
+	FatalRAS Counter
 	// Shares are the parts of a shared GPU (time-slicing, MPS) that its
 	// pods used over the interval this sample closes, one per pod (or the
 	// host's processes); nil for a GPU no one shares. Its usage is split
@@ -195,15 +236,18 @@ const (
 	wOccupancy
 	wTensor
 	wPower // W
+	wUMC   // AMD memory controller activity, ratio
 	numWindowed
 )
 
 // windowed maps each windowed reading to its presence bit in Sample.Has.
 // The two rates have no bit: they are present when the counter gave a rate.
 var windowed = [numWindowed]uint32{wSM: HasSMActive, wDRAM: HasDRAMActive, wUtil: HasGPUUtil, wClock: HasSMClock, wStep: HasStep,
-	wOccupancy: HasOccupancy, wTensor: HasTensor, wPower: HasPower}
+	wOccupancy: HasOccupancy, wTensor: HasTensor, wPower: HasPower, wUMC: HasUMCActive}
 
-// point is one sample as the window keeps it: 56 bytes.
+// point is one sample as the window keeps it: 56 bytes. wNVLink holds an
+// AMD GPU's XGMI rate: a GPU has one or the other, and a slot more would
+// grow every point by 8 bytes.
 type point struct {
 	t int64
 	v [numWindowed]float32
@@ -282,7 +326,10 @@ type gpuState struct {
 	nReasons, nThrottled int32
 	pushes               int32
 
+	// nvlink rates NVLink's counter, or XGMI's on an AMD GPU; xgmiCap is
+	// what its XGMI links carry at most, bytes per second.
 	nvlink, pcieRx rater
+	xgmiCap        float64
 	// leak fits the frame buffer use; allocated at the first FB reading.
 	leak  *leakFit
 	hasFB bool
@@ -295,6 +342,8 @@ type gpuState struct {
 	hasFault bool
 	dbe      tracker
 	hasDBE   bool
+	fatalRAS tracker
+	hasRAS   bool
 	xids     []tracker
 
 	cur      stats
@@ -499,7 +548,7 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	// utilization's means are scaled back before a threshold sees them
 	// (classify) and only ratios of clocks are taken.
 	values := [numWindowed]float64{wSM: s.SMActive, wDRAM: s.DRAMActive, wUtil: s.GPUUtil * 100, wClock: s.SMClock / 1e6, wStep: s.Step,
-		wOccupancy: s.Occupancy, wTensor: s.Tensor, wPower: s.Power}
+		wOccupancy: s.Occupancy, wTensor: s.Tensor, wPower: s.Power, wUMC: s.UMCActive}
 	for i, bit := range windowed {
 		if bit != 0 && s.Has&bit != 0 {
 			p.v[i], p.present = float32(values[i]), p.present|1<<i
@@ -507,6 +556,12 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	}
 	if s.Has&HasNVLink != 0 {
 		if r, ok := g.nvlink.rate(s.NVLink, t); ok {
+			p.v[wNVLink], p.present = float32(r), p.present|1<<wNVLink
+		}
+	}
+	if s.Has&HasXGMI != 0 {
+		g.xgmiCap = s.XGMICapacity
+		if r, ok := g.nvlink.rate(s.XGMI, t); ok {
 			p.v[wNVLink], p.present = float32(r), p.present|1<<wNVLink
 		}
 	}
@@ -528,6 +583,17 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 			p.flags |= pThrottled
 		}
 	}
+	if s.Has&HasViolation != 0 && s.ViolationPresent&a.cfg.Rules.ViolationMask != 0 {
+		// Held back more than the residency by any reason counted makes
+		// the sample throttled, as a throttle reason's bit does on NVIDIA.
+		p.flags |= pReasons
+		for r, v := range s.Violation {
+			if s.ViolationPresent&a.cfg.Rules.ViolationMask&(1<<r) != 0 && v > a.cfg.Rules.ThrottleResidency {
+				p.flags |= pThrottled
+				break
+			}
+		}
+	}
 	g.push(p, window, g.cadence.gapLimit(window))
 
 	g.hasTemp, g.temp = s.Has&HasTemp != 0, s.Temp
@@ -537,7 +603,8 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	g.fbHeld = s.Has&HasFBUsed != 0 && s.FBUsed >= fbHeldBytes
 
 	// Fault evidence: an increase of the uncorrectable ECC count, a critical
-	// XID, a failed row remapping.
+	// XID, a failed row remapping (on AMD, retired pages at the driver's
+	// threshold), a fatal RAS record.
 	if s.Has&HasDBE != 0 {
 		var inc bool
 		inc, g.dbe = g.increase(g.hasDBE, g.dbe, s.DBE, t)
@@ -565,6 +632,14 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	}
 	if s.Has&HasRowRemapFailure != 0 && s.RowRemapFail > 0 {
 		g.faultAt, g.hasFault = t, true
+	}
+	if s.Has&HasFatalRAS != 0 {
+		var inc bool
+		inc, g.fatalRAS = g.increase(g.hasRAS, g.fatalRAS, s.FatalRAS, t)
+		g.hasRAS = true
+		if inc {
+			g.faultAt, g.hasFault = t, true
+		}
 	}
 }
 

@@ -81,19 +81,26 @@ func (g *gpuState) powerRatioOf(s *stats) (float64, bool) {
 //     used (activityOf), which is what tells it from a waiting GPU.
 //   - Power only, under IdlePower: idle.
 //   - Anything else, or no power, or no reference: unknown.
+//
+// An AMD GPU, which has no SM activity either, says more of its work: its
+// memory controllers' activity (umc) is its memory traffic, and its XGMI
+// links' throughput against what they carry its communication. Once power
+// has not found it waiting or idle, these class it memory or communication
+// bound, in the order the profiled rules try them (classify).
 func (a *Analyzer) withoutProfiling(g *gpuState) Class {
-	r := &a.cfg.Rules
+	r, s := &a.cfg.Rules, &g.cur
 	ratio, hasPower := g.powerRatio()
-	if !hasPower {
-		return Unknown
-	}
-	util, hasUtil := g.cur.mean[wUtil]/100, g.cur.n[wUtil] > 0
+	util, hasUtil := s.mean[wUtil]/100, s.n[wUtil] > 0
 	switch {
-	case hasUtil && util >= r.LaunchBoundUtil && ratio < r.WaitingPower:
+	case hasPower && hasUtil && util >= r.LaunchBoundUtil && ratio < r.WaitingPower:
 		g.waiting = true
 		return LaunchBound
-	case !hasUtil && ratio < r.IdlePower:
+	case hasPower && !hasUtil && ratio < r.IdlePower:
 		return Idle
+	case s.n[wUMC] > 0 && s.mean[wUMC] >= r.MemoryBoundUMC:
+		return MemoryBound
+	case g.xgmiCap > 0 && s.n[wNVLink] > 0 && s.mean[wNVLink] >= r.CommunicationXGMI*g.xgmiCap:
+		return CommunicationBound
 	}
 	return Unknown
 }

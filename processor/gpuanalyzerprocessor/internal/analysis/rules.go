@@ -60,6 +60,19 @@ type Rules struct {
 	// WorkingPower or more is working, and with power alone under IdlePower
 	// is idle.
 	WaitingPower, WorkingPower, IdlePower float64
+	// AMD GPUs report no SM activity but say what holds them back and how
+	// busy their memory controllers and XGMI links are. A sample is
+	// throttled when the GPU was held back for more than ThrottleResidency
+	// of its interval by a reason in ViolationMask (bit r for
+	// ViolationReason r); the window is throttled as with NVIDIA's clock
+	// event reasons (ThrottleFraction). A GPU whose memory controllers are
+	// busy MemoryBoundUMC or more of the time is memory bound; one whose
+	// XGMI links carry CommunicationXGMI or more of what they can is
+	// communication bound.
+	ViolationMask     uint8
+	ThrottleResidency float64
+	MemoryBoundUMC    float64
+	CommunicationXGMI float64
 }
 
 // Hint is the one next step an engineer would take for a verdict.
