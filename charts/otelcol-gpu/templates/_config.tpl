@@ -137,6 +137,9 @@ extensions:
   {{- include "otelcol-gpu.fileStorage" . | nindent 2 }}
   {{- end }}
 service:
+  telemetry:
+    logs:
+      encoding: json
   extensions: [health_check{{ if $queue }}, file_storage{{ end }}]
   pipelines:
     {{- $exporters := list }}
@@ -267,6 +270,9 @@ extensions:
   {{- include "otelcol-gpu.fileStorage" . | nindent 2 }}
   {{- end }}
 service:
+  telemetry:
+    logs:
+      encoding: json
   extensions: [health_check{{ if $queue }}, file_storage{{ end }}]
   pipelines:
     metrics:
@@ -329,6 +335,9 @@ extensions:
   health_check:
     endpoint: ${env:POD_IP}:13133
 service:
+  telemetry:
+    logs:
+      encoding: json
   extensions: [health_check]
   pipelines:
     metrics:
