@@ -269,8 +269,10 @@ func (b *Backend) convert(d *device, vs *f.Values) {
 		switch {
 		case cur != na16 && cur != na32 && cur > 0:
 			vs.Set(f.PowerUsage, float64(cur))
+			amd.Set(gpu.AMDPowerCurrent, float64(cur))
 		case avg != na16 && avg != na32:
 			vs.Set(f.PowerUsage, float64(avg))
+			amd.Set(gpu.AMDPowerAverage, float64(avg))
 		}
 	}
 	if ok(callPowerCap, "amdsmi_get_power_cap_info") {

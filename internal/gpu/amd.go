@@ -35,6 +35,11 @@ const (
 	// the multimedia engines' busy percentages.
 	AMDUMCActivity AMDField = iota
 	AMDMMActivity
+	// AMDPowerCurrent and AMDPowerAverage are the socket power, in W:
+	// current on MI300 and later, averaged by the firmware on MI200. The
+	// one read is also the sample's POWER_USAGE.
+	AMDPowerCurrent
+	AMDPowerAverage
 	// AMDPowerCap is the power cap the driver enforces, in W.
 	AMDPowerCap
 	// Temperatures per sensor, in °C.

@@ -132,6 +132,9 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordAmdGpuPowerCapDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordAmdGpuProcessCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordAmdGpuTemperatureDataPoint(ts, 1, AttributeAmdGpuTemperatureSensorEdge)
 			if tt.name == "reaggregate_set" {
 				mb.RecordAmdGpuTemperatureDataPoint(ts, 3, AttributeAmdGpuTemperatureSensorHotspot)
@@ -591,6 +594,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "amd.gpu.process.count":
+					assert.False(t, validatedMetrics["amd.gpu.process.count"], "Found a duplicate in the metrics slice: amd.gpu.process.count")
+					validatedMetrics["amd.gpu.process.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Processes using the AMD GPU or partition (amdsmi_get_gpu_process_list).", mi.Description())
+					assert.Equal(t, "{process}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "amd.gpu.temperature":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["amd.gpu.temperature"], "Found a duplicate in the metrics slice: amd.gpu.temperature")
