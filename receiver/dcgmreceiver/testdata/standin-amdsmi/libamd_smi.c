@@ -27,7 +27,8 @@
  * ECC, retired pages, links, PCIe, CPER) are the first partition's only,
  * as on MI300X in CPX mode; activity too, which AMD SMI does not report
  * per partition. Cumulative counters (energy, XGMI traffic) advance by a
- * fixed step per read, so that a test's figures are reproducible.
+ * fixed step per read, and start anew with each state file, so that a
+ * test's figures are reproducible.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,13 +65,17 @@ static struct {
 	bad_t bad[MAX_BAD];
 } st;
 
+static char loaded_path[4096];
 static struct timespec loaded_mtime;
 static off_t loaded_size = -1;
 static ino_t loaded_ino;
 
-static void parse(FILE *fp) {
+// parse reads a state file. The cumulative counters carry over from the
+// previous state of the same file, and start anew with another file.
+static void parse(FILE *fp, int same_file) {
 	uint64_t keep[MAX_GPUS][MAX_PART + 1];
-	for (int g = 0; g < MAX_GPUS; g++) {
+	memset(keep, 0, sizeof(keep));
+	for (int g = 0; same_file && g < MAX_GPUS; g++) {
 		for (int p = 0; p < MAX_PART; p++) keep[g][p] = st.gpu[g].energy_reads[p];
 		keep[g][MAX_PART] = st.gpu[g].link_reads;
 	}
@@ -134,8 +139,10 @@ static void load(void) {
 	    sb.st_mtim.tv_sec == loaded_mtime.tv_sec && sb.st_mtim.tv_nsec == loaded_mtime.tv_nsec) return;
 	FILE *fp = fopen(path, "r");
 	if (!fp) return;
-	parse(fp);
+	int same = strcmp(path, loaded_path) == 0;
+	parse(fp, same);
 	fclose(fp);
+	snprintf(loaded_path, sizeof(loaded_path), "%s", path);
 	loaded_size = sb.st_size;
 	loaded_ino = sb.st_ino;
 	loaded_mtime = sb.st_mtim;
