@@ -72,7 +72,8 @@ func (m *mapper) Append(s *gpu.Sample) {
 		cs.setStartTimes(rms.At(i))
 	}
 	rms.MoveAndAppendTo(m.out.ResourceMetrics())
-	if len(s.Processes) > 0 {
+	// The per-process series are NVML's (nvidia.gpu.process.*).
+	if len(s.Processes) > 0 && !s.Device.IsAMD() {
 		m.appendProcesses(s, cs, name)
 	}
 }
