@@ -297,6 +297,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -368,7 +369,12 @@ func open(path string) error {
 		libPath = path
 		return nil
 	case 1:
-		return fmt.Errorf("open %s: %s (is ROCm's amd-smi library installed, and library_path right?)", path, C.GoString(C.dlerror()))
+		// dlerror names the library, in most cases with the path tried.
+		msg := C.GoString(C.dlerror())
+		if !strings.Contains(msg, path) {
+			msg = path + ": " + msg
+		}
+		return fmt.Errorf("%s (is ROCm's amd-smi library installed, and library_path right?)", msg)
 	default:
 		return fmt.Errorf("open %s: not AMD SMI: amdsmi_init or another base function is missing", path)
 	}
