@@ -555,7 +555,7 @@ func (r reading) energy() (uint64, float64) {
 	return uint64(r.r.energy), float64(r.r.energy_resolution)
 }
 
-func (r reading) temp(i int) int64  { return int64(r.r.temp[i]) }
+func (r reading) temp(i int) int64   { return int64(r.r.temp[i]) }
 func (r reading) clock(i int) uint32 { return uint32(r.r.clock[i].clk) }
 
 func (r reading) violations() [5]uint64 {

@@ -16,7 +16,7 @@ const (
 	// AmdGPUCperRecords (receiver/dcgmreceiver): CPER (RAS) records the GPU logged since the receiver first read it, per severity and AMD Field ID (amdsmi_get_gpu_cper_entries, read with a cursor kept across restarts).
 	AmdGPUCperRecords     = "amd.gpu.cper.records"
 	AmdGPUCperRecordsUnit = "{record}"
-	// AmdGPUEccErrors (receiver/dcgmreceiver): ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.
+	// AmdGPUEccErrors (receiver/dcgmreceiver): ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count), for the blocks in which the driver has counted an error since it loaded; hw.errors is their sum over every block, and always reported.
 	AmdGPUEccErrors     = "amd.gpu.ecc.errors"
 	AmdGPUEccErrorsUnit = "{error}"
 	// AmdGPUMmActivity (receiver/dcgmreceiver): Fraction of time the multimedia (video) engines were busy (amdsmi_get_gpu_activity, mm_activity).

@@ -46,10 +46,13 @@ type counterState struct {
 	xids  map[uint32]int64
 	// amd holds an AMD GPU's cumulative counters (ECC per block, XGMI
 	// traffic, PCIe replays), cper its CPER record counts and lastCPER
-	// the last record read; nil for NVIDIA's.
-	amd      map[amdCounter]*sourceCounter
-	cper     map[cperKey]int64
-	lastCPER *gpu.CPERRecord
+	// the last record read; empty for NVIDIA's.
+	amd amdCounters
+	// amdStarts is set once an AMD counter started after the epoch did
+	// (it appeared later, or went back): start times are then looked up.
+	amdStarts bool
+	cper      map[cperKey]int64
+	lastCPER  *gpu.CPERRecord
 }
 
 func newCounterState(epoch uint64, start time.Time) *counterState {

@@ -10,21 +10,14 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 
-// amdCounter names one of an AMD GPU's cumulative counters: kind, and the
-// block or link and the error type or direction it is of.
-type amdCounter struct {
-	kind  uint8
-	block string
-	index int
-	sub   uint8
+// amdCounters are an AMD GPU's cumulative counters: ECC counts per RAS
+// block (corrected, uncorrected, deferred), XGMI traffic per link
+// (received, transmitted), PCIe replays.
+type amdCounters struct {
+	ecc     map[string]*[3]sourceCounter
+	xgmi    [][2]sourceCounter
+	replays sourceCounter
 }
-
-// Kinds of AMD counters.
-const (
-	amdECC = iota
-	amdXGMI
-	amdPCIeReplays
-)
 
 // cperKey is a CPER severity and AFID, which amd.gpu.cper.records counts.
 type cperKey struct {
@@ -104,11 +97,23 @@ func (m *mapper) recordAMD(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp
 	}
 
 	if len(a.ECC) > 0 {
+		// Every block's counts are followed, but a block is reported
+		// only once the driver has counted an error in it: an MI300X
+		// checks some twenty blocks, and sixty series of zeros per GPU
+		// say nothing hw.errors, always reported, does not.
 		var sums [3]int64
 		for _, blk := range a.ECC {
-			for i, raw := range [3]uint64{blk.Corrected, blk.Uncorrected, blk.Deferred} {
-				v := int64(cs.amdCount(amdCounter{kind: amdECC, block: blk.Block, sub: uint8(i)}, float64(raw), ts))
-				sums[i] += v
+			raw := [3]uint64{blk.Corrected, blk.Uncorrected, blk.Deferred}
+			c := cs.eccCounters(blk.Block)
+			var counted [3]int64
+			for i := range raw {
+				counted[i] = int64(cs.amdCount(&c[i], float64(raw[i]), ts))
+				sums[i] += counted[i]
+			}
+			if raw == [3]uint64{} {
+				continue
+			}
+			for i, v := range counted {
 				mb.RecordAmdGpuEccErrorsDataPoint(ts, v, eccTypes[i], blk.Block)
 			}
 		}
@@ -126,8 +131,9 @@ func (m *mapper) recordAMD(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp
 	}
 	for _, l := range a.Links {
 		idx := int64(l.Index)
-		rd := cs.amdCount(amdCounter{kind: amdXGMI, index: l.Index, sub: 0}, float64(l.ReadKB)*1024, ts)
-		wr := cs.amdCount(amdCounter{kind: amdXGMI, index: l.Index, sub: 1}, float64(l.WriteKB)*1024, ts)
+		c := cs.xgmiCounters(l.Index)
+		rd := cs.amdCount(&c[0], float64(l.ReadKB)*1024, ts)
+		wr := cs.amdCount(&c[1], float64(l.WriteKB)*1024, ts)
 		mb.RecordAmdGpuXgmiIoDataPoint(ts, int64(rd), metadata.AttributeNetworkIoDirectionReceive, idx)
 		mb.RecordAmdGpuXgmiIoDataPoint(ts, int64(wr), metadata.AttributeNetworkIoDirectionTransmit, idx)
 		if l.MaxBandwidthGbps > 0 {
@@ -135,7 +141,7 @@ func (m *mapper) recordAMD(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp
 		}
 	}
 	if v, ok := a.Get(gpu.AMDPCIeReplays); ok {
-		mb.RecordAmdGpuPcieReplaysDataPoint(ts, int64(cs.amdCount(amdCounter{kind: amdPCIeReplays}, v, ts)))
+		mb.RecordAmdGpuPcieReplaysDataPoint(ts, int64(cs.amdCount(&cs.amd.replays, v, ts)))
 	}
 	if v, ok := a.Get(gpu.AMDProcesses); ok {
 		mb.RecordAmdGpuProcessCountDataPoint(ts, int64(v))
@@ -161,27 +167,47 @@ func (m *mapper) recordAMD(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp
 
 // amdCount returns a cumulative AMD counter's count since it was first
 // seen, starting it anew when the raw count went down (a driver reload).
-func (cs *counterState) amdCount(k amdCounter, raw float64, ts pcommon.Timestamp) float64 {
-	if cs.amd == nil {
-		cs.amd = make(map[amdCounter]*sourceCounter)
-	}
-	c, ok := cs.amd[k]
+func (cs *counterState) amdCount(c *sourceCounter, raw float64, ts pcommon.Timestamp) float64 {
 	switch {
-	case !ok:
+	case !c.ok:
 		// A counter seen from the device's first sample on counts from
 		// the epoch's start; one that appears later, from now.
 		start := ts
 		if cs.samples == 0 {
 			start = cs.epochStart
+		} else {
+			cs.amdStarts = true
 		}
-		cs.amd[k] = &sourceCounter{ok: true, base: raw, last: raw, start: start}
+		*c = sourceCounter{ok: true, base: raw, last: raw, start: start}
 		return 0
 	case raw < c.last:
 		*c = sourceCounter{ok: true, base: 0, last: raw, start: pcommon.NewTimestampFromTime(cs.last)}
+		cs.amdStarts = true
 	default:
 		c.last = raw
 	}
 	return raw - c.base
+}
+
+// eccCounters returns the counters of a RAS block.
+func (cs *counterState) eccCounters(block string) *[3]sourceCounter {
+	if cs.amd.ecc == nil {
+		cs.amd.ecc = make(map[string]*[3]sourceCounter)
+	}
+	c, ok := cs.amd.ecc[block]
+	if !ok {
+		c = new([3]sourceCounter)
+		cs.amd.ecc[block] = c
+	}
+	return c
+}
+
+// xgmiCounters returns the counters of an XGMI link.
+func (cs *counterState) xgmiCounters(link int) *[2]sourceCounter {
+	for len(cs.amd.xgmi) <= link {
+		cs.amd.xgmi = append(cs.amd.xgmi, [2]sourceCounter{})
+	}
+	return &cs.amd.xgmi[link]
 }
 
 // countCPER adds CPER records to the counts per severity and AFID; a
@@ -209,34 +235,37 @@ func (cs *counterState) countCPER(recs []gpu.CPERRecord) {
 // amdStartOf returns the start time of an AMD counter's data point, and
 // whether metric is one.
 func (cs *counterState) amdStartOf(metric string, attrs pcommon.Map) (pcommon.Timestamp, bool) {
-	var k amdCounter
+	if !cs.amdStarts {
+		// Every counter started with the epoch: no lookup needed.
+		return cs.epochStart, true
+	}
+	var c *sourceCounter
 	switch metric {
 	case metricnames.AmdGPUEccErrors:
-		k.kind = amdECC
-		if v, ok := attrs.Get(metricnames.AttrAmdGPURasBlock); ok {
-			k.block = v.Str()
-		}
-		if v, ok := attrs.Get(metricnames.AttrErrorType); ok {
+		blk, _ := attrs.Get(metricnames.AttrAmdGPURasBlock)
+		typ, _ := attrs.Get(metricnames.AttrErrorType)
+		if cs3, ok := cs.amd.ecc[blk.Str()]; ok {
 			for i, t := range eccTypes {
-				if t.String() == v.Str() {
-					k.sub = uint8(i)
+				if t.String() == typ.Str() {
+					c = &cs3[i]
 				}
 			}
 		}
 	case metricnames.AmdGPUXgmiIO:
-		k.kind = amdXGMI
-		if v, ok := attrs.Get(metricnames.AttrAmdGPUXgmiLink); ok {
-			k.index = int(v.Int())
-		}
-		if v, ok := attrs.Get(metricnames.AttrNetworkIODirection); ok && v.Str() == metadata.AttributeNetworkIoDirectionTransmit.String() {
-			k.sub = 1
+		link, _ := attrs.Get(metricnames.AttrAmdGPUXgmiLink)
+		dir, _ := attrs.Get(metricnames.AttrNetworkIODirection)
+		if i := int(link.Int()); i >= 0 && i < len(cs.amd.xgmi) {
+			c = &cs.amd.xgmi[i][0]
+			if dir.Str() == metadata.AttributeNetworkIoDirectionTransmit.String() {
+				c = &cs.amd.xgmi[i][1]
+			}
 		}
 	case metricnames.AmdGPUPCIeReplays:
-		k.kind = amdPCIeReplays
+		c = &cs.amd.replays
 	default:
 		return 0, false
 	}
-	if c, ok := cs.amd[k]; ok {
+	if c != nil && c.ok {
 		return c.start, true
 	}
 	return cs.epochStart, true

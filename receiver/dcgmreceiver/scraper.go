@@ -58,7 +58,7 @@ type gpuScraper struct {
 	containers *podresources.ContainerIndex
 	// unnamedWarned is set once a process's pod could not be named; that
 	// is logged once.
-	unnamedWarned bool	// storage keeps the amdsmi backend's CPER cursors; nil without
+	unnamedWarned bool // storage keeps the amdsmi backend's CPER cursors; nil without
 	// amdsmi::storage.
 	storage storage.Client
 }

@@ -943,7 +943,7 @@ type metricAmdGpuEccErrors struct {
 // init fills amd.gpu.ecc.errors metric with initial data.
 func (m *metricAmdGpuEccErrors) init() {
 	m.data.SetName("amd.gpu.ecc.errors")
-	m.data.SetDescription("ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.")
+	m.data.SetDescription("ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count), for the blocks in which the driver has counted an error since it loaded; hw.errors is their sum over every block, and always reported.")
 	m.data.SetUnit("{error}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
