@@ -42,6 +42,10 @@ type Options struct {
 	// Cursors keeps each GPU's CPER cursor across restarts; nil keeps
 	// them in memory, for the life of the process.
 	Cursors Cursors
+	// SkipPCIeThroughput does not read PCIe traffic (hw.gpu.io disabled):
+	// the driver measures it over a window of its own, which the call
+	// may wait for.
+	SkipPCIeThroughput bool
 }
 
 // Backend reads AMD GPUs through AMD SMI. It implements backend.Backend.
@@ -129,7 +133,7 @@ func (b *Backend) enumerate(ctx context.Context) error {
 			b.free()
 			return fmt.Errorf("processor %d: %w", i, err)
 		}
-		d := &device{h: h, r: newReading(), dev: &gpu.Device{
+		d := &device{h: h, r: newReading(b.opts.SkipPCIeThroughput), dev: &gpu.Device{
 			UUID: id.UUID, Index: i, Model: id.Model, DriverVersion: id.Driver,
 			PCIBusID: id.BDF, Host: b.opts.Hostname, Vendor: gpu.VendorAMD,
 			AMD: &gpu.AMDDevice{ComputePartition: id.Compute, MemoryPartition: id.Memory, PartitionID: id.PartitionID},

@@ -247,3 +247,12 @@ func TestLibraryMissingOrTooOld(t *testing.T) {
 	err = amdsmibackend.New(amdsmibackend.Options{Library: lib}).Connect(context.Background())
 	require.ErrorContains(t, err, "amdsmi_init: AMDSMI_STATUS_DRIVER_NOT_LOADED")
 }
+
+func TestSkipPCIeThroughput(t *testing.T) {
+	withState(t, amdsmistandin.Fleet())
+	s := collect(t, connect(t, amdsmibackend.Options{SkipPCIeThroughput: true}))["44ff74a1-0000-1000-8005-4617353a63d0"]
+	require.False(t, s.Values.Has(f.PCIeTxBytes), "not read when hw.gpu.io is off")
+	require.True(t, s.Values.Has(f.GPUUtil))
+	s = collect(t, connect(t, amdsmibackend.Options{}))["44ff74a1-0000-1000-8005-4617353a63d0"]
+	require.Equal(t, 2000000.0+87*100000, value(t, s, f.PCIeTxBytes), "bytes per second sent")
+}

@@ -189,6 +189,10 @@ enum {
 // otg_reading is one reading of one device: each call's status, and its
 // results where the status is AMDSMI_STATUS_SUCCESS.
 typedef struct {
+	// skip_pci_throughput leaves amdsmi_get_gpu_pci_throughput out: the
+	// driver measures PCIe traffic over a window of its own (the pcie_bw
+	// file), which can hold the call that long.
+	int skip_pci_throughput;
 	int st[OTG_CALLS];
 	amdsmi_engine_usage_t activity;
 	uint64_t vram_used, vram_total;
@@ -244,7 +248,8 @@ static void otg_read(uintptr_t hv, otg_reading *r) {
 	}
 	r->st[OTG_BAD_PAGE_THRESHOLD] = OTG_CALL(amdsmi_get_gpu_bad_page_threshold, h, &r->bad_threshold);
 	r->st[OTG_LINKS] = OTG_CALL(amdsmi_get_link_metrics, h, &r->links);
-	r->st[OTG_PCI_THROUGHPUT] = OTG_CALL(amdsmi_get_gpu_pci_throughput, h, &r->pci_sent, &r->pci_received, &r->pci_max_packet);
+	r->st[OTG_PCI_THROUGHPUT] = r->skip_pci_throughput ? AMDSMI_STATUS_NOT_SUPPORTED
+		: OTG_CALL(amdsmi_get_gpu_pci_throughput, h, &r->pci_sent, &r->pci_received, &r->pci_max_packet);
 	r->st[OTG_PCI_REPLAYS] = OTG_CALL(amdsmi_get_gpu_pci_replay_counter, h, &r->pci_replays);
 	r->processes = 0;
 	r->st[OTG_PROCESSES] = OTG_CALL(amdsmi_get_gpu_process_list, h, &r->processes, 0);
@@ -483,8 +488,12 @@ func readIdentity(h handle) (identity, error) {
 // scrape.
 type reading struct{ r *C.otg_reading }
 
-func newReading() reading {
-	return reading{(*C.otg_reading)(C.calloc(1, C.size_t(unsafe.Sizeof(C.otg_reading{}))))}
+func newReading(skipPCIThroughput bool) reading {
+	r := reading{(*C.otg_reading)(C.calloc(1, C.size_t(unsafe.Sizeof(C.otg_reading{}))))}
+	if skipPCIThroughput {
+		r.r.skip_pci_throughput = 1
+	}
+	return r
 }
 
 func (r reading) free() { C.free(unsafe.Pointer(r.r)) }

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"

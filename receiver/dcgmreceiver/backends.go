@@ -30,6 +30,7 @@ func newBackends(cfg *Config, logger *zap.Logger, cursors amdsmibackend.Cursors)
 	amdsmi := func() backend.Backend {
 		return amdsmibackend.New(amdsmibackend.Options{
 			Library: cfg.AMDSMI.LibraryPath, Hostname: cfg.Hostname, Logger: logger, Cursors: cursors,
+			SkipPCIeThroughput: !cfg.Metrics.HwGpuIo.Enabled && !exporterNaming(cfg.Naming),
 		})
 	}
 	switch cfg.Backend {
