@@ -155,16 +155,16 @@ func DefaultConfig() Config {
 
 var models = map[string]model{
 	"h100": {name: "NVIDIA H100 80GB HBM3", fbMiB: 81559, tdp: 700, idleW: 70, maxSM: 1980, memClock: 2619, profiling: true, nvlink: true},
+	"a100": {name: "NVIDIA A100-SXM4-80GB", fbMiB: 81920, tdp: 400, idleW: 55, maxSM: 1410, memClock: 1593, profiling: true, nvlink: true},
+	// Turing has the profiling fields (DCGM supports them from Volta on);
+	// Pascal has none.
+	"t4":   {name: "Tesla T4", fbMiB: 15360, tdp: 70, idleW: 10, maxSM: 1590, memClock: 5001, profiling: true},
+	"p100": {name: "Tesla P100-PCIE-16GB", fbMiB: 16280, tdp: 250, idleW: 25, maxSM: 1328, memClock: 715},
 	// AMD Instinct, as AMD SMI names and measures them: no profiling
 	// fields, XGMI rather than NVLink; the MI250 reports average power and
 	// an edge temperature, the MI300X current power and no edge sensor.
 	"mi300x": {name: "AMD Instinct MI300X OAM", fbMiB: 196592, tdp: 750, idleW: 140, maxSM: 2100, memClock: 1300, amd: true, nvlink: true},
 	"mi250":  {name: "AMD Instinct MI250X / MI250", fbMiB: 65520, tdp: 560, idleW: 90, maxSM: 1700, memClock: 1600, amd: true, nvlink: true},
-	"a100":   {name: "NVIDIA A100-SXM4-80GB", fbMiB: 81920, tdp: 400, idleW: 55, maxSM: 1410, memClock: 1593, profiling: true, nvlink: true},
-	// Turing has the profiling fields (DCGM supports them from Volta on);
-	// Pascal has none.
-	"t4":   {name: "Tesla T4", fbMiB: 15360, tdp: 70, idleW: 10, maxSM: 1590, memClock: 5001, profiling: true},
-	"p100": {name: "Tesla P100-PCIE-16GB", fbMiB: 16280, tdp: 250, idleW: 25, maxSM: 1328, memClock: 715},
 }
 
 type model struct {
