@@ -103,7 +103,7 @@ func TestE2EAMDSMI(t *testing.T) {
 			t.Errorf("%s missing from the AMD node's metrics", want)
 		}
 	}
-	if m := cper.FindStringSubmatch(body); m == nil || m[1] != "2" {
+	if m := cper.FindStringSubmatch(body); len(m) < 2 || m[1] != "2" {
 		t.Errorf("want 2 CPER records of AFID 30, got %v", m)
 	}
 	if strings.Contains(c.logs.String(), "nvidia_gpu") {

@@ -45,7 +45,7 @@ func cpxPartitions(seed uint64, g *simGPU) []*migInstance {
 		// first byte.
 		first, _ := strconv.ParseUint(parent[:2], 16, 8)
 		m.dev.UUID = fmt.Sprintf("%02x%s", (first-uint64(k))&0xff, parent[2:])
-		m.dev.PCIBusID = strings.TrimSuffix(g.dev.PCIBusID, "0") + fmt.Sprint(k)
+		m.dev.PCIBusID = strings.TrimSuffix(g.dev.PCIBusID, "0") + strconv.Itoa(k)
 		m.dev.Pod = pod
 		m.dev.AMD = &gpu.AMDDevice{ComputePartition: "CPX", MemoryPartition: "NPS4", PartitionID: k, ParentUUID: parent}
 		m.sh = share{pod: pod, uid: fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(b>>32), uint16(b>>16), uint16(b)&0xfff, uint16(a>>48)&0xfff, a&0xffffffffffff),

@@ -22,8 +22,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
@@ -46,20 +44,22 @@ var (
 
 // amdStandin builds the stand-in libamd_smi.so once per test binary, writes
 // its state and returns the library's path and the state file's.
-func amdStandin(t testing.TB, st amdsmistandin.State) (lib, state string) {
-	t.Helper()
+func amdStandin(tb testing.TB, st amdsmistandin.State) (lib, state string) {
+	tb.Helper()
 	amdLibOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "amdsmi-standin-")
+		// The library outlives the test that builds it: every test of
+		// the binary loads the same one (dlopen keeps it).
+		dir, err := os.MkdirTemp("", "amdsmi-standin-") //nolint:usetesting // see above
 		if err != nil {
 			amdLibErr = err
 			return
 		}
 		amdLib, amdLibErr = amdsmistandin.Build(amdStandinC, dir)
 	})
-	require.NoError(t, amdLibErr)
-	state = filepath.Join(t.TempDir(), "state")
-	require.NoError(t, st.Write(state))
-	t.Setenv(amdsmistandin.StateEnv, state)
+	require.NoError(tb, amdLibErr)
+	state = filepath.Join(tb.TempDir(), "state")
+	require.NoError(tb, st.Write(state))
+	tb.Setenv(amdsmistandin.StateEnv, state)
 	return amdLib, state
 }
 
@@ -82,7 +82,7 @@ func amdFleet() amdsmistandin.State {
 	return st
 }
 
-func newAMDScraper(t *testing.T, lib string, host component.Host, mutate func(*Config)) (*gpuScraper, *observer.ObservedLogs) {
+func newAMDScraper(t *testing.T, lib string, host component.Host, mutate func(*Config)) *gpuScraper {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Backend = BackendAMDSMI
@@ -93,13 +93,10 @@ func newAMDScraper(t *testing.T, lib string, host component.Host, mutate func(*C
 	if mutate != nil {
 		mutate(cfg)
 	}
-	core, logs := observer.New(zap.DebugLevel)
-	set := receivertest.NewNopSettings(metadata.Type)
-	set.Logger = zap.New(core)
-	s := newGPUScraper(cfg, set)
+	s := newGPUScraper(cfg, receivertest.NewNopSettings(metadata.Type))
 	require.NoError(t, s.start(context.Background(), host))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
-	return s, logs
+	return s
 }
 
 // scrapeAt scrapes as if at t0 + k collection intervals, so that counters
@@ -120,7 +117,7 @@ func TestAMDSMIStandin(t *testing.T) {
 	st := amdFleet()
 	lib, state := amdStandin(t, st)
 	host := &statusHost{}
-	s, _ := newAMDScraper(t, lib, host, nil)
+	s := newAMDScraper(t, lib, host, nil)
 
 	devs := byDevice(t, scrapeAt(t, s, 0))
 	require.Len(t, devs, 10, "an SPX MI300X, eight CPX partitions, an MI250")
@@ -210,7 +207,7 @@ func TestAMDSMIStandin(t *testing.T) {
 // one of them.
 func TestAMDSMIEveryMetric(t *testing.T) {
 	lib, _ := amdStandin(t, amdFleet())
-	s, _ := newAMDScraper(t, lib, &statusHost{}, nil)
+	s := newAMDScraper(t, lib, &statusHost{}, nil)
 	scrapeAt(t, s, 0)
 	md := scrapeAt(t, s, 1)
 	seen := map[string]bool{}
@@ -244,7 +241,7 @@ func TestAMDSMIGolden(t *testing.T) {
 	for _, naming := range []string{NamingOTel, NamingDeviceMetricsExporter} {
 		t.Run(naming, func(t *testing.T) {
 			lib, _ := amdStandin(t, amdFleet())
-			s, _ := newAMDScraper(t, lib, &statusHost{}, func(c *Config) { c.Naming = naming })
+			s := newAMDScraper(t, lib, &statusHost{}, func(c *Config) { c.Naming = naming })
 			scrapeAt(t, s, 0)
 			scrapeAt(t, s, 1)
 			got := scrapeAt(t, s, 2)
@@ -276,7 +273,7 @@ func TestAMDSMIPodAttribution(t *testing.T) {
 		}}},
 	}}}
 	sock := serveKubelet(t, k)
-	s, _ := newAMDScraper(t, lib, &statusHost{}, func(c *Config) {
+	s := newAMDScraper(t, lib, &statusHost{}, func(c *Config) {
 		c.PodResources = PodResourcesConfig{Enabled: true, Endpoint: sock, RefreshInterval: time.Minute}
 	})
 	devs := byDevice(t, scrapeAt(t, s, 0))
@@ -365,9 +362,9 @@ func realExporterSeries(t *testing.T) map[string][]map[string]string {
 // device_metrics_exporter naming's series with lines real exporters
 // served: the same names, labels the real exporter has, in its spelling.
 func TestDeviceMetricsExporterNamingMatchesRealExporter(t *testing.T) {
-	real := realExporterSeries(t)
+	served := realExporterSeries(t)
 	lib, _ := amdStandin(t, amdFleet())
-	s, _ := newAMDScraper(t, lib, &statusHost{}, func(c *Config) { c.Naming = NamingDeviceMetricsExporter })
+	s := newAMDScraper(t, lib, &statusHost{}, func(c *Config) { c.Naming = NamingDeviceMetricsExporter })
 	md := scrapeAt(t, s, 0)
 	ours := map[string][]pcommon.Map{}
 	rms := md.ResourceMetrics()
@@ -383,7 +380,7 @@ func TestDeviceMetricsExporterNamingMatchesRealExporter(t *testing.T) {
 	// Which labels the exporter puts on a series is configurable
 	// (export labels): the reference is every label the real lines have.
 	known := map[string]bool{}
-	for _, series := range real {
+	for _, series := range served {
 		for _, w := range series {
 			for k := range w {
 				known[k] = true
@@ -396,7 +393,7 @@ func TestDeviceMetricsExporterNamingMatchesRealExporter(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"gpu_gfx_activity", "gpu_average_package_power"} {
-		require.Contains(t, real, name)
+		require.Contains(t, served, name)
 		require.NotEmpty(t, ours[name], "the naming emits %s", name)
 		for _, got := range ours[name] {
 			subset(name, got)
@@ -414,7 +411,7 @@ func TestDeviceMetricsExporterNamingMatchesRealExporter(t *testing.T) {
 		_, ok := spx.Get(l)
 		require.True(t, ok, "gpu_gfx_activity carries %s", l)
 	}
-	for _, w := range real["gpu_gfx_activity"] {
+	for _, w := range served["gpu_gfx_activity"] {
 		require.Equal(t, "spx", w["gpu_compute_partition_type"])
 		require.Equal(t, "nps1", w["gpu_memory_partition_type"])
 	}
@@ -425,7 +422,7 @@ func TestDeviceMetricsExporterNamingMatchesRealExporter(t *testing.T) {
 
 	// ECC per block as gpu_ecc_uncorrect_<block>; the real MI300X's
 	// model, UUID and driver are the stand-in's.
-	ecc := real["gpu_ecc_uncorrect_mpio"][0]
+	ecc := served["gpu_ecc_uncorrect_mpio"][0]
 	require.NotEmpty(t, ours["gpu_ecc_uncorrect_umc"])
 	subset("gpu_ecc_uncorrect_umc", ours["gpu_ecc_uncorrect_umc"][0])
 	require.Equal(t, amdSPX, ecc["gpu_uuid"])
