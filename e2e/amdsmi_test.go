@@ -82,6 +82,7 @@ func TestE2EAMDSMI(t *testing.T) {
 	}
 	st := amdsmistandin.Fleet()
 	st.CPER = []amdsmistandin.CPER{{GPU: 0, Severity: 2, AFIDs: []uint64{30}}, {GPU: 0, Severity: 2, AFIDs: []uint64{30}}}
+	st.ECC = []amdsmistandin.ECC{{GPU: 0, Block: "umc", Corrected: 4, Uncorr: 1}}
 	state := filepath.Join(dir, "state")
 	if err := st.Write(state); err != nil {
 		t.Fatal(err)
