@@ -215,6 +215,21 @@ func TestE2ELocalExample(t *testing.T) {
 	if migs != 3 {
 		t.Errorf("want gpu-node-1/gpu5's 3 MIG instances under their MIG UUIDs with profile and pod, got %d", migs)
 	}
+	// The AMD node: 7 MI300Xs and the 8 partitions of one in CPX mode,
+	// each a device, the partitions under their GPU's first.
+	amd := regexp.MustCompile(`(?m)^hw_gpu_memory_usage_bytes\{[^}]*hw_vendor="AMD"[^}]*\}`).FindAllString(body, -1)
+	parts := 0
+	for _, line := range amd {
+		if strings.Contains(line, `amd_gpu_partition_compute="CPX"`) && strings.Contains(line, `hw_parent="`) && strings.Contains(line, `k8s_pod_name="cpx-inference-2-7`) {
+			parts++
+		}
+	}
+	if len(amd) != 15 || parts != 8 {
+		t.Errorf("want gpu-node-2's 15 AMD devices, 8 of them CPX partitions with hw_parent and a pod each; got %d and %d", len(amd), parts)
+	}
+	if !regexp.MustCompile(`(?m)^amd_gpu_umc_activity_ratio\{[^}]*host_name="gpu-node-2"`).MatchString(body) {
+		t.Error("the AMD GPUs' memory controller activity should be served")
+	}
 	if !regexp.MustCompile(`(?m)^hw_gpu_utilization_ratio\{[^}]*k8s_resourceclaim_name="notebook-1-6-gpu"`).MatchString(body) {
 		t.Error("the notebook's GPU should carry its DRA claim, k8s_resourceclaim_name")
 	}
@@ -242,7 +257,8 @@ func TestE2EDCGMExporterNaming(t *testing.T) {
 	c.stop(t)
 }
 
-// TestE2ENoGPU runs the default backend on a machine without DCGM or NVML:
+// TestE2ENoGPU runs the default backend on a machine without DCGM, NVML or
+// AMD SMI:
 // the collector must keep running, say once which libraries it tried, and
 // stop cleanly.
 func TestE2ENoGPU(t *testing.T) {
@@ -277,7 +293,7 @@ service:
 		t.Fatalf("health check: %v", err)
 	}
 	logs := c.logs.String()
-	for _, lib := range []string{"libdcgm.so.4", "libnvidia-ml.so.1"} {
+	for _, lib := range []string{"libdcgm.so.4", "libnvidia-ml.so.1", "libamd_smi.so"} {
 		if n := strings.Count(logs, lib); n != 1 {
 			t.Errorf("%s named %d times in the log; want once, however often it retries", lib, n)
 		}
@@ -324,8 +340,9 @@ func TestE2EAnalyzerVerdicts(t *testing.T) {
 		t.Error("the straggler should be logged as host/gpu and namespace/pod (console_short)")
 	}
 	// The fleet summary, every 30 s: the notebook's idle GPU is priced.
-	// 16 GPUs and gpu-node-1/gpu5's 3 MIG instances, each a device.
-	summary := regexp.MustCompile(`19 GPUs: [^\n]*1 idle \(1 held by a pod: \$6\.88/h wasted\)[^\n]*straggler[^\n]*gpu-node-0/gpu5 in ml/llm-pretrain`)
+	// 16 NVIDIA GPUs and gpu-node-1/gpu5's 3 MIG instances, 7 AMD GPUs
+	// and the 8 partitions of gpu-node-2's GPU in CPX mode, each a device.
+	summary := regexp.MustCompile(`34 GPUs: [^\n]*1 idle \(1 held by a pod: \$6\.88/h wasted\)[^\n]*straggler[^\n]*gpu-node-0/gpu5 in ml/llm-pretrain`)
 	for deadline := time.Now().Add(time.Minute); !summary.MatchString(c.logs.String()) && time.Now().Before(deadline); {
 		time.Sleep(time.Second)
 	}

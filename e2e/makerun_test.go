@@ -57,7 +57,7 @@ func TestE2EMakeRun(t *testing.T) {
 	}
 	t.Cleanup(stop)
 
-	summary := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3}  info  19 GPUs: \d+ compute_bound, .*idle \(1 held by a pod: \$6\.88/h wasted\)`)
+	summary := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3}  info  34 GPUs: \d+ compute_bound, .*idle \(1 held by a pod: \$6\.88/h wasted\)`)
 	var served string
 	for time.Since(began) < 15*time.Second {
 		if served == "" {
@@ -73,7 +73,7 @@ func TestE2EMakeRun(t *testing.T) {
 		t.Logf("make run's first 15 s:\n%s", out)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	banner := "otelcol-gpu on 16 simulated GPUs. Metrics: http://127.0.0.1:9400/metrics. Log: alerts and stragglers as they happen, a fleet summary within 10 s, then every 30 s."
+	banner := "otelcol-gpu on 24 simulated GPUs, 16 NVIDIA and 8 AMD. Metrics: http://127.0.0.1:9400/metrics. Log: alerts and stragglers as they happen, a fleet summary within 10 s, then every 30 s."
 	if lines[0] != banner {
 		t.Errorf("first line %q, want the banner %q", lines[0], banner)
 	}

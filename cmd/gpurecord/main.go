@@ -3,13 +3,18 @@
 // an incident, attach it to a bug report, or try new analyzer thresholds on
 // real data.
 //
-//	gpurecord [-backend auto|dcgm|nvml|simulated] [-endpoint ADDR] [-embedded]
+//	gpurecord [-backend auto|dcgm|nvml|amdsmi|simulated] [-endpoint ADDR] [-embedded]
 //	          [-interval 1s] [-duration 10m] [-o FILE] [-hostname NAME]
-//	          [-pod-resources SOCKET] [-simulated FILE]
+//	          [-pod-resources SOCKET] [-simulated FILE] [-amdsmi-library PATH]
 //
 // It reads through the dcgm receiver's own backends: DCGM (nv-hostengine at
-// -endpoint, or an embedded host engine), NVML, or the simulated fleet; auto
-// tries DCGM, then NVML. Every -interval it writes one row per GPU to -o
+// -endpoint, or an embedded host engine), NVML, AMD SMI (libamd_smi.so, on
+// the loader's path or at -amdsmi-library), or the simulated fleet; auto
+// tries DCGM, then NVML, then AMD SMI. An AMD GPU's row holds the figures
+// both vendors have, in the same DCGM columns and units (graphics activity
+// as GPU_UTIL, VRAM, socket power, energy, hotspot temperature, PCIe
+// throughput, ECC totals), and a blank XID; AMD's own figures (memory
+// controller activity, XGMI, CPER records) have no column. Every -interval it writes one row per GPU to -o
 // (standard output by default) in the trace format of the analyzer contract:
 // timestamp (Unix seconds, millisecond precision, never going backwards),
 // uuid, host, gpu, model, namespace, pod, container, job, then every DCGM

@@ -10,8 +10,15 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 )
 
-// Vendor is the hw.vendor of every device here.
-const Vendor = "NVIDIA"
+// Vendors, as hw.vendor spells them.
+const (
+	VendorNVIDIA = "NVIDIA"
+	VendorAMD    = "AMD"
+)
+
+// Vendor is the hw.vendor of a device that does not name its own: every
+// source but AMD SMI reads NVIDIA GPUs.
+const Vendor = VendorNVIDIA
 
 // Device identifies a GPU or a MIG instance.
 type Device struct {
@@ -28,6 +35,10 @@ type Device struct {
 	Host          string
 	// MIG is set for a MIG instance and nil for a whole GPU.
 	MIG *MIG
+	// Vendor is VendorAMD for an AMD GPU; empty means VendorNVIDIA.
+	Vendor string
+	// AMD describes an AMD GPU's partitioning; nil for NVIDIA's.
+	AMD *AMDDevice
 	// Pod is the workload the device is allocated to, if known.
 	Pod Pod
 }
@@ -75,7 +86,20 @@ type Pod struct {
 	Claim string
 }
 
+// VendorName returns the device's hw.vendor.
+func (d *Device) VendorName() string {
+	if d.Vendor == "" {
+		return VendorNVIDIA
+	}
+	return d.Vendor
+}
+
+// IsAMD reports whether the device is an AMD GPU or partition.
+func (d *Device) IsAMD() bool { return d.Vendor == VendorAMD }
+
 // Name is the device's human-readable hw.name: "gpu3", or "gpu3/mig1.0".
+// An AMD partition is a GPU of its own to the driver and to amd-smi, and
+// is named by its own index.
 func (d *Device) Name() string {
 	if d.MIG != nil {
 		return fmt.Sprintf("gpu%d/mig%d.%d", d.Index, d.MIG.GPUInstance, d.MIG.ComputeInstance)
@@ -97,6 +121,11 @@ type Sample struct {
 	// The backend that produced the sample owns it; nothing downstream
 	// changes it.
 	Epoch uint64
+	// AMD holds the figures only AMD SMI reads; nil for other sources. The
+	// figures both vendors have (activity, memory, power, energy,
+	// temperature, PCIe, ECC totals) are in Values, in DCGM's units, so
+	// that traces, replay and the analyzer read one set of fields.
+	AMD *AMDValues
 	// Processes is what each process did on the device over the interval
 	// since the device's previous sample, when the backend reads
 	// per-process data (the receiver's per_process setting); nil

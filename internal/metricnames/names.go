@@ -16,7 +16,7 @@ const (
 	// AmdGPUCperRecords (receiver/dcgmreceiver): CPER (RAS) records the GPU logged since the receiver first read it, per severity and AMD Field ID (amdsmi_get_gpu_cper_entries, read with a cursor kept across restarts).
 	AmdGPUCperRecords     = "amd.gpu.cper.records"
 	AmdGPUCperRecordsUnit = "{record}"
-	// AmdGPUEccErrors (receiver/dcgmreceiver): ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.
+	// AmdGPUEccErrors (receiver/dcgmreceiver): ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count), for the blocks in which the driver has counted an error since it loaded; hw.errors is their sum over every block, and always reported.
 	AmdGPUEccErrors     = "amd.gpu.ecc.errors"
 	AmdGPUEccErrorsUnit = "{error}"
 	// AmdGPUMmActivity (receiver/dcgmreceiver): Fraction of time the multimedia (video) engines were busy (amdsmi_get_gpu_activity, mm_activity).
@@ -28,6 +28,9 @@ const (
 	// AmdGPUPowerCap (receiver/dcgmreceiver): The power cap the driver enforces, the most the socket may draw (amdsmi_get_power_cap_info).
 	AmdGPUPowerCap     = "amd.gpu.power.cap"
 	AmdGPUPowerCapUnit = "W"
+	// AmdGPUProcessCount (receiver/dcgmreceiver): Processes using the AMD GPU or partition (amdsmi_get_gpu_process_list).
+	AmdGPUProcessCount     = "amd.gpu.process.count"
+	AmdGPUProcessCountUnit = "{process}"
 	// AmdGPUTemperature (receiver/dcgmreceiver): Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.
 	AmdGPUTemperature     = "amd.gpu.temperature"
 	AmdGPUTemperatureUnit = "Cel"
@@ -233,7 +236,7 @@ const (
 	AttrAmdGPUIndex = "amd.gpu.index"
 	// AttrAmdGPUPartitionCompute (resource attribute, receiver/dcgmreceiver): The AMD GPU's compute partition mode (SPX, DPX, TPX, QPX, CPX; amdsmi_get_gpu_compute_partition).
 	AttrAmdGPUPartitionCompute = "amd.gpu.partition.compute"
-	// AttrAmdGPUPartitionID (resource attribute, receiver/dcgmreceiver): For a partition of an AMD GPU, its index within the GPU (amdsmi_get_gpu_enumeration_info, partition_id).
+	// AttrAmdGPUPartitionID (resource attribute, receiver/dcgmreceiver): For a partition of an AMD GPU, its index within the GPU (amdsmi_get_gpu_kfd_info, current_partition_id).
 	AttrAmdGPUPartitionID = "amd.gpu.partition.id"
 	// AttrAmdGPUPartitionMemory (resource attribute, receiver/dcgmreceiver): The AMD GPU's memory partition mode (NPS1, NPS2, NPS4, NPS8; amdsmi_get_gpu_memory_partition).
 	AttrAmdGPUPartitionMemory = "amd.gpu.partition.memory"
@@ -295,7 +298,7 @@ const (
 	AttrHWModel = "hw.model"
 	// AttrHWName (resource attribute, receiver/dcgmreceiver): A readable name of the device on its host, e.g. gpu3 or gpu3/mig1.0.
 	AttrHWName = "hw.name"
-	// AttrHWParent (resource attribute, receiver/dcgmreceiver): For a partition of an AMD GPU (compute partition mode DPX, TPX, QPX or CPX), the hw.id of the whole GPU it is part of.
+	// AttrHWParent (resource attribute, receiver/dcgmreceiver): For a partition of an AMD GPU (compute partition mode DPX, TPX, QPX or CPX), the hw.id that stands for the whole GPU it is part of, its first partition's (which carries the GPU's board-level figures, such as power and temperature); set on every partition, the first included.
 	AttrHWParent = "hw.parent"
 	// AttrHWType (resource attribute, receiver/dcgmreceiver): Always gpu.
 	AttrHWType = "hw.type"
@@ -409,6 +412,7 @@ var Metrics = [...]Metric{
 	{AmdGPUMmActivity, AmdGPUMmActivityUnit, "receiver/dcgmreceiver"},
 	{AmdGPUPCIeReplays, AmdGPUPCIeReplaysUnit, "receiver/dcgmreceiver"},
 	{AmdGPUPowerCap, AmdGPUPowerCapUnit, "receiver/dcgmreceiver"},
+	{AmdGPUProcessCount, AmdGPUProcessCountUnit, "receiver/dcgmreceiver"},
 	{AmdGPUTemperature, AmdGPUTemperatureUnit, "receiver/dcgmreceiver"},
 	{AmdGPUUmcActivity, AmdGPUUmcActivityUnit, "receiver/dcgmreceiver"},
 	{AmdGPUViolationResidency, AmdGPUViolationResidencyUnit, "receiver/dcgmreceiver"},

@@ -1,6 +1,7 @@
 // Package podresources maps GPU UUIDs to the Kubernetes containers they are
 // allocated to, through the kubelet's PodResources v1 gRPC API: devices
-// allocated by a device plugin (nvidia.com/gpu) by their UUIDs, and devices
+// allocated by a device plugin by their UUIDs (nvidia.com/gpu) or PCI
+// addresses (amd.com/gpu), and devices
 // allocated through Dynamic Resource Allocation by their claims, whose
 // driver, pool and device names a Resolver turns into UUIDs.
 package podresources
@@ -232,7 +233,7 @@ func claimedDevices(resp *podresourcesv1.ListPodResourcesResponse, driver string
 }
 
 // devicesToPods indexes NVIDIA devices (whole GPUs and MIG instances) by
-// UUID. Shared GPUs (time-slicing, MPS) appear as UUID::N, one replica per
+// UUID, and AMD's (GPUs and partitions, amd.com/gpu) by PCI address. Shared GPUs (time-slicing, MPS) appear as UUID::N, one replica per
 // container holding a share; they map to the UUID, and to a pod only if
 // one pod holds every share (see Lookup).
 func devicesToPods(resp *podresourcesv1.ListPodResourcesResponse) map[string]gpu.Pod {
@@ -241,11 +242,18 @@ func devicesToPods(resp *podresourcesv1.ListPodResourcesResponse) map[string]gpu
 	for _, p := range resp.GetPodResources() {
 		for _, ctr := range p.GetContainers() {
 			for _, d := range ctr.GetDevices() {
-				if !strings.HasPrefix(d.GetResourceName(), "nvidia.com/") {
+				amd := strings.HasPrefix(d.GetResourceName(), "amd.com/")
+				if !amd && !strings.HasPrefix(d.GetResourceName(), "nvidia.com/") {
 					continue
 				}
 				for _, id := range d.GetDeviceIds() {
 					id, _, _ = strings.Cut(id, "::")
+					if amd {
+						// AMD's device plugin names a GPU or partition by
+						// its PCI address; the receiver looks it up in
+						// lower case.
+						id = strings.ToLower(id)
+					}
 					pod := gpu.Pod{Namespace: p.GetNamespace(), Name: p.GetName(), Container: ctr.GetName()}
 					prev, seen := m[id]
 					switch {

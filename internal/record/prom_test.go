@@ -668,7 +668,12 @@ func TestPromNames(t *testing.T) {
 		mn.NvidiaGPUProcessMemoryCopyUtilization: true,
 		mn.NvidiaGPUProcessCount:                 true,
 	}
+	// AMD's own figures (amd.gpu.*) have no column in a trace, whose
+	// columns are DCGM's fields; an AMD GPU's hw.* series are read back.
 	for name := range md.Metrics {
+		if strings.HasPrefix(name, "amd.gpu.") {
+			continue
+		}
 		require.Truef(t, read[name] || leftOut[name], "receiver metric %s: read it back, or leave it out here on purpose", name)
 	}
 	// Names as the e2e tests see them in a real Prometheus.

@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmibackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmbackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
@@ -62,6 +63,7 @@ const (
 
 type options struct {
 	backend, endpoint, hostname, out, pods, simulated string
+	amdsmiLibrary                                     string
 	embedded                                          bool
 	interval, duration                                time.Duration
 	podsSet                                           bool
@@ -72,7 +74,8 @@ func newFlags(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("gpurecord", flag.ContinueOnError)
 	// One line per error, written by Main; the usage only on -h.
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.backend, "backend", "auto", "GPU source: `auto` (DCGM, then NVML), dcgm, nvml or simulated")
+	fs.StringVar(&o.backend, "backend", "auto", "GPU source: `auto` (DCGM, then NVML, then AMD SMI), dcgm, nvml, amdsmi or simulated")
+	fs.StringVar(&o.amdsmiLibrary, "amdsmi-library", "", "with -backend amdsmi or auto: libamd_smi.so's `path` (default: the dynamic loader's search path)")
 	fs.StringVar(&o.endpoint, "endpoint", "localhost:5555", "nv-hostengine's `address`: host:port or unix:///path/to/socket")
 	fs.BoolVar(&o.embedded, "embedded", false, "start DCGM's host engine in this process instead of connecting to nv-hostengine")
 	fs.DurationVar(&o.interval, "interval", time.Second, "time between samples")
@@ -95,7 +98,7 @@ func newFlags(o *options) *flag.FlagSet {
 }
 
 func printUsage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprintln(w, "usage: gpurecord [-backend auto|dcgm|nvml|simulated] [-endpoint ADDR] [-interval 1s] [-duration 10m] [-o FILE]")
+	fmt.Fprintln(w, "usage: gpurecord [-backend auto|dcgm|nvml|amdsmi|simulated] [-endpoint ADDR] [-interval 1s] [-duration 10m] [-o FILE]")
 	fmt.Fprintln(w, "       gpurecord -prometheus URL -start TIME -end TIME [-match SELECTOR] [-step D] [-o FILE]")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
@@ -134,9 +137,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, env Env)
 		}
 	}
 	switch o.backend {
-	case "auto", "dcgm", "nvml", "simulated":
+	case "auto", "dcgm", "nvml", "amdsmi", "simulated":
 	default:
-		return usage("-backend: unknown backend %q; want auto, dcgm, nvml or simulated", o.backend)
+		return usage("-backend: unknown backend %q; want auto, dcgm, nvml, amdsmi or simulated", o.backend)
 	}
 	if o.interval <= 0 {
 		return usage("-interval must be positive, got %v", o.interval)
@@ -208,11 +211,16 @@ func newBackends(o *options, env Env, logger *zap.Logger) ([]backend.Backend, er
 	nvmlb := func() backend.Backend {
 		return nvmlbackend.New(nvmlbackend.Options{Lib: env.NVML, Hostname: o.hostname, Logger: logger})
 	}
+	amdsmi := func() backend.Backend {
+		return amdsmibackend.New(amdsmibackend.Options{Library: o.amdsmiLibrary, Hostname: o.hostname, Logger: logger})
+	}
 	switch o.backend {
 	case "dcgm":
 		return []backend.Backend{dcgm()}, nil
 	case "nvml":
 		return []backend.Backend{nvmlb()}, nil
+	case "amdsmi":
+		return []backend.Backend{amdsmi()}, nil
 	case "simulated":
 		cfg, err := loadSimulated(o.simulated)
 		if err != nil {
@@ -224,7 +232,7 @@ func newBackends(o *options, env Env, logger *zap.Logger) ([]backend.Backend, er
 		}
 		return []backend.Backend{fl}, nil
 	default:
-		return []backend.Backend{dcgm(), nvmlb()}, nil
+		return []backend.Backend{dcgm(), nvmlb(), amdsmi()}, nil
 	}
 }
 
@@ -382,8 +390,11 @@ func (r *recorder) row(s *gpu.Sample, ts float64) (trace.Row, string) {
 		}
 	}
 	// DCGM's XID field holds the last XID ever seen; the trace wants the
-	// code at the sample where one occurred, and 0 elsewhere.
-	row.Values.Set(dcgmfield.XIDErrors, float64(pickXID(s.XIDs)))
+	// code at the sample where one occurred, and 0 elsewhere. AMD's GPUs
+	// have no XIDs: a blank, not a 0 that reads as "none occurred".
+	if !d.IsAMD() {
+		row.Values.Set(dcgmfield.XIDErrors, float64(pickXID(s.XIDs)))
+	}
 	note := ""
 	if len(s.XIDs) > 1 {
 		codes := make([]string, len(s.XIDs))

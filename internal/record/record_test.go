@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
@@ -275,7 +276,7 @@ func TestBadFlagsAndOutput(t *testing.T) {
 		want string
 	}{
 		{[]string{"-bogus"}, ExitUsage, "gpurecord: flag provided but not defined: -bogus (gpurecord -h lists the flags)"},
-		{[]string{"-backend", "rocm"}, ExitUsage, `gpurecord: -backend: unknown backend "rocm"; want auto, dcgm, nvml or simulated`},
+		{[]string{"-backend", "rocm"}, ExitUsage, `gpurecord: -backend: unknown backend "rocm"; want auto, dcgm, nvml, amdsmi or simulated`},
 		{[]string{"-interval", "0s"}, ExitUsage, "gpurecord: -interval must be positive, got 0s"},
 		{[]string{"-interval", "soon"}, ExitUsage, `gpurecord: invalid value "soon" for flag -interval: parse error`},
 		{[]string{"-duration", "-1m"}, ExitUsage, "gpurecord: -duration must not be negative, got -1m0s"},
@@ -359,4 +360,35 @@ func TestPickXID(t *testing.T) {
 	require.Equal(t, uint32(0), pickXID(nil))
 	require.Equal(t, uint32(13), pickXID([]uint32{31, 13}))
 	require.Equal(t, uint32(79), pickXID([]uint32{79, 13}), "a critical XID wins over a later benign one")
+}
+
+func TestAMDSMIStandin(t *testing.T) {
+	dir := t.TempDir()
+	lib, err := amdsmistandin.Build("../../receiver/dcgmreceiver/testdata/standin-amdsmi/libamd_smi.c", dir)
+	require.NoError(t, err)
+	state := filepath.Join(dir, "state")
+	require.NoError(t, amdsmistandin.Fleet().Write(state))
+	t.Setenv(amdsmistandin.StateEnv, state)
+	out := filepath.Join(t.TempDir(), "amd.csv")
+	code, stderr := record(t, context.Background(), Env{}, "-backend", "amdsmi", "-amdsmi-library", lib, "-hostname", "amd-node-0",
+		"-interval", "100ms", "-duration", "300ms", "-o", out)
+	require.Equal(t, ExitOK, code, stderr)
+	batches := readTrace(t, out)
+	require.Len(t, batches, 3)
+	require.Len(t, batches[0], 10, "an MI300X, eight CPX partitions, an MI250")
+	byUUID := map[string]trace.Row{}
+	for _, r := range batches[0] {
+		byUUID[r.UUID] = r
+	}
+	spx := byUUID["44ff74a1-0000-1000-8005-4617353a63d0"]
+	require.Equal(t, "AMD Instinct MI300X OAM", spx.Model)
+	require.Equal(t, "amd-node-0", spx.Host)
+	require.Equal(t, 87.0, val(t, spx, dcgmfield.GPUUtil), "graphics activity")
+	require.Equal(t, 196592.0, val(t, spx, dcgmfield.FBTotal))
+	require.Equal(t, 627.0, val(t, spx, dcgmfield.PowerUsage))
+	require.False(t, spx.Values.Has(dcgmfield.XIDErrors), "no XIDs on AMD: blank, not 0")
+	require.False(t, spx.Values.Has(dcgmfield.SMActive))
+	part := byUUID["9aff74b9-0000-1000-8044-4a2fb30adeb0"]
+	require.Equal(t, 6, part.GPU, "AMD SMI's processor order: after the SPX GPU, partitions 0 to 5")
+	require.False(t, part.Values.Has(dcgmfield.PowerUsage), "the board's power is on the first partition")
 }

@@ -1,4 +1,4 @@
-// Package simulated is a deterministic fleet of NVIDIA GPUs for laptops,
+// Package simulated is a deterministic fleet of NVIDIA and AMD GPUs for laptops,
 // demos, tests and benchmarks. Given the same seed, configuration and
 // sequence of collection times it produces the same values, shaped like
 // DCGM's: workloads move through phases (compute-, memory-, input- and
@@ -24,7 +24,8 @@ type Config struct {
 	// HostPrefix names hosts HostPrefix0, HostPrefix1, ...
 	HostPrefix string `mapstructure:"host_prefix"`
 	// Models is the GPU model of each host, cycled over hosts: h100, a100,
-	// t4 (profiling, no NVLink) or p100 (Pascal: no profiling fields).
+	// t4 (profiling, no NVLink), p100 (Pascal: no profiling fields), or
+	// AMD's mi300x or mi250 (read as AMD SMI reads them).
 	Models []string `mapstructure:"models"`
 	// Workloads place work on GPUs. A GPU that no workload selects is idle
 	// and unallocated. Later workloads win over earlier ones.
@@ -46,7 +47,9 @@ type Workload struct {
 	// serving (one pod per GPU, no job), time_sliced (Pods pods share
 	// each GPU, as with the device plugin's time-slicing or MPS, each with
 	// its own part of the GPU's load) or mig (each GPU split into
-	// Instances MIG instances, one pod each, each with its own load).
+	// Instances MIG instances, one pod each, each with its own load) or
+	// cpx (an mi300x in CPX mode: eight partitions, each its own device
+	// with its own pod and load; the first carries the board's figures).
 	Kind      string `mapstructure:"kind"`
 	Namespace string `mapstructure:"namespace"`
 	// GPUs selects GPUs as HOSTS/GPUS, each "*", "N" or "N-M" (indexes).
@@ -157,6 +160,11 @@ var models = map[string]model{
 	// Pascal has none.
 	"t4":   {name: "Tesla T4", fbMiB: 15360, tdp: 70, idleW: 10, maxSM: 1590, memClock: 5001, profiling: true},
 	"p100": {name: "Tesla P100-PCIE-16GB", fbMiB: 16280, tdp: 250, idleW: 25, maxSM: 1328, memClock: 715},
+	// AMD Instinct, as AMD SMI names and measures them: no profiling
+	// fields, XGMI rather than NVLink; the MI250 reports average power and
+	// an edge temperature, the MI300X current power and no edge sensor.
+	"mi300x": {name: "AMD Instinct MI300X OAM", fbMiB: 196592, tdp: 750, idleW: 140, maxSM: 2100, memClock: 1300, amd: true, nvlink: true},
+	"mi250":  {name: "AMD Instinct MI250X / MI250", fbMiB: 65520, tdp: 560, idleW: 90, maxSM: 1700, memClock: 1600, amd: true, nvlink: true},
 }
 
 type model struct {
@@ -165,7 +173,9 @@ type model struct {
 	tdp, idleW      float64
 	maxSM, memClock float64
 	profiling       bool
-	nvlink          bool
+	// nvlink is NVLink on NVIDIA's models, XGMI on AMD's.
+	nvlink bool
+	amd    bool
 }
 
 // The largest fleet simulated: the analyzer's default max_gpus.
@@ -180,7 +190,12 @@ const (
 	Serving    = "serving"
 	TimeSliced = "time_sliced"
 	MIG        = "mig"
+	CPX        = "cpx"
 )
+
+// CPXPartitions is how many partitions an MI300X shows in CPX mode: one
+// per XCD.
+const CPXPartitions = 8
 
 // migProfiles are the profiles of a 7-slice, 80 GB GPU (H100, A100 80GB)
 // split into 2, 3 or 7 equal instances.
@@ -214,11 +229,11 @@ func (c *Config) Check() error {
 		errs = append(errs, fmt.Errorf("hosts × gpus_per_host must be at most %d with at most %d GPUs per host, got %d × %d", MaxGPUs, MaxGPUsPerHost, c.Hosts, c.GPUsPerHost))
 	}
 	if len(c.Models) == 0 {
-		errs = append(errs, errors.New("models must name at least one model (h100, a100, t4, p100)"))
+		errs = append(errs, errors.New("models must name at least one model (h100, a100, t4, p100, mi300x, mi250)"))
 	}
 	for i, m := range c.Models {
 		if _, ok := models[strings.ToLower(m)]; !ok {
-			errs = append(errs, fmt.Errorf("models[%d]: unknown model %q; want h100, a100, t4 or p100", i, m))
+			errs = append(errs, fmt.Errorf("models[%d]: unknown model %q; want h100, a100, t4, p100, mi300x or mi250", i, m))
 		}
 	}
 	for i, w := range c.Workloads {
@@ -235,14 +250,15 @@ func (c *Config) Check() error {
 			if _, ok := migProfiles[w.Instances]; !ok {
 				errs = append(errs, fmt.Errorf("workloads[%d]::instances must be 2, 3 or 7, got %d", i, w.Instances))
 			}
-			for _, m := range c.Models {
-				if lm := strings.ToLower(m); lm != "h100" && lm != "a100" {
-					errs = append(errs, fmt.Errorf("workloads[%d]: a mig workload needs h100 or a100 models, got %q", i, m))
-					break
-				}
+			if m, ok := c.selectedModel(w.GPUs, "h100", "a100"); !ok {
+				errs = append(errs, fmt.Errorf("workloads[%d]: a mig workload needs h100 or a100 models, got %q", i, m))
+			}
+		case CPX:
+			if m, ok := c.selectedModel(w.GPUs, "mi300x"); !ok {
+				errs = append(errs, fmt.Errorf("workloads[%d]: a cpx workload needs mi300x models, got %q", i, m))
 			}
 		default:
-			errs = append(errs, fmt.Errorf("workloads[%d]::kind: unknown kind %q; want training, serving, time_sliced or mig", i, w.Kind))
+			errs = append(errs, fmt.Errorf("workloads[%d]::kind: unknown kind %q; want training, serving, time_sliced, mig or cpx", i, w.Kind))
 		}
 		if w.Kind != MIG && w.Instances != 0 {
 			errs = append(errs, fmt.Errorf("workloads[%d]::instances: only a mig workload splits GPUs into instances", i))
@@ -279,6 +295,29 @@ func (c *Config) Check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// selectedModel checks that the hosts a selector picks have one of the
+// models want, and returns the first that does not.
+func (c *Config) selectedModel(gpus string, want ...string) (string, bool) {
+	sel, err := parseSelector(gpus)
+	if err != nil || len(c.Models) == 0 || c.Hosts <= 0 {
+		return "", true // reported elsewhere
+	}
+	for h := 0; h < c.Hosts; h++ {
+		if !sel.hosts.has(h) {
+			continue
+		}
+		m := strings.ToLower(c.Models[h%len(c.Models)])
+		ok := false
+		for _, w := range want {
+			ok = ok || m == w
+		}
+		if !ok {
+			return c.Models[h%len(c.Models)], false
+		}
+	}
+	return "", true
 }
 
 // selector matches GPUs by host index and GPU index.

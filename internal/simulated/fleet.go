@@ -61,6 +61,7 @@ type simGPU struct {
 
 	last               time.Time
 	energyMJ           float64
+	xgmiKB             float64 // an AMD GPU's traffic per XGMI link, each way
 	thermalUS          float64
 	sbe, dbe           float64
 	firedXID, firedECC []bool // per fault index
@@ -128,6 +129,9 @@ func New(cfg Config) (*Fleet, error) {
 				PCIBusID:      fmt.Sprintf("00000000:%02X:00.0", 0x18+0x10*i),
 				Host:          host,
 			}
+			if m.amd {
+				amdDevice(&g.dev, i)
+			}
 			for wi := range cfg.Workloads {
 				w := &cfg.Workloads[wi]
 				sel, _ := parseSelector(w.GPUs)
@@ -160,7 +164,13 @@ func New(cfg Config) (*Fleet, error) {
 				g.migs = migInstances(uint64(cfg.Seed), g)
 				g.dev.Pod, g.shares = gpu.Pod{}, nil // the board is no one pod's
 			}
+			if g.workload != nil && g.workload.Kind == CPX {
+				g.migs = cpxPartitions(uint64(cfg.Seed), g)
+			}
 			fl.gpus = append(fl.gpus, g)
+		}
+		if m.amd {
+			numberProcessors(fl.gpus[len(fl.gpus)-cfg.GPUsPerHost:])
 		}
 	}
 	return fl, nil
@@ -344,6 +354,10 @@ func (fl *Fleet) Collect(_ context.Context, now time.Time, maxAge time.Duration)
 		smp := fl.sample(g, now)
 		out = append(out, smp)
 		for _, m := range g.migs {
+			if g.model.amd {
+				out = append(out, fl.partitionSample(m, &smp, now))
+				continue
+			}
 			out = append(out, fl.migSample(m, &smp.Values, now))
 		}
 	}
@@ -361,6 +375,13 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 	c := fl.conditions(g, elapsed, dt)
 	n := noise{seed: uint64(fl.cfg.Seed), gpu: uint64(g.id), tick: uint64(elapsed / (100 * time.Millisecond))}
 	var vs f.Values
+	if g.model.amd {
+		smp := gpu.Sample{Device: &g.dev, Time: now, Epoch: 1, AMD: &gpu.AMDValues{}}
+		// No per-process series: the receiver's are NVML's, and the
+		// amdsmi backend reads none.
+		amdValues(&smp.Values, smp.AMD, g, &c, dt, n)
+		return smp
+	}
 	deviceValues(&vs, g, &c, dt, n)
 	if g.model.profiling {
 		profilingValues(&vs, g.model, &c.lv, n)

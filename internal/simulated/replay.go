@@ -64,10 +64,15 @@ func loadRecording(path string) (*recording, error) {
 			if !ok {
 				idx = len(rec.devices)
 				rec.index[r.UUID] = idx
-				rec.devices = append(rec.devices, &gpu.Device{
+				d := &gpu.Device{
 					UUID: r.UUID, Index: r.GPU, Model: r.Model, Host: r.Host,
 					Pod: gpu.Pod{Namespace: r.Namespace, Name: r.Pod, Container: r.Container, Job: r.Job},
-				})
+				}
+				// A trace names no vendor; AMD SMI's model names say it.
+				if gpu.IsAMDModel(r.Model) {
+					d.Vendor = gpu.VendorAMD
+				}
+				rec.devices = append(rec.devices, d)
 			}
 			rec.rows = append(rec.rows, recorded{at: seconds(t - first), device: idx, values: r.Values})
 		}

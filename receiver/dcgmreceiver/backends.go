@@ -3,6 +3,7 @@ package dcgmreceiver
 import (
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmibackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmbackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlbackend"
@@ -10,7 +11,9 @@ import (
 )
 
 // newBackends returns the backends to try, in order of preference.
-func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
+// cursors keeps the amdsmi backend's CPER cursors; nil keeps them in
+// memory.
+func newBackends(cfg *Config, logger *zap.Logger, cursors amdsmibackend.Cursors) ([]backend.Backend, error) {
 	dcgm := func() backend.Backend {
 		addr, unix, _ := dcgmbackend.ParseEndpoint(cfg.Endpoint)
 		return dcgmbackend.New(dcgmbackend.Options{
@@ -24,11 +27,19 @@ func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
 			PerProcess: cfg.PerProcess.Enabled, ProcRoot: cfg.PerProcess.ProcRoot,
 		})
 	}
+	amdsmi := func() backend.Backend {
+		return amdsmibackend.New(amdsmibackend.Options{
+			Library: cfg.AMDSMI.LibraryPath, Hostname: cfg.Hostname, Logger: logger, Cursors: cursors,
+			SkipPCIeThroughput: !cfg.Metrics.HwGpuIo.Enabled && !exporterNaming(cfg.Naming),
+		})
+	}
 	switch cfg.Backend {
 	case BackendDCGM:
 		return []backend.Backend{dcgm()}, nil
 	case BackendNVML:
 		return []backend.Backend{nvml()}, nil
+	case BackendAMDSMI:
+		return []backend.Backend{amdsmi()}, nil
 	case BackendSimulated:
 		fl, err := simulated.New(cfg.Simulated)
 		if err != nil {
@@ -39,6 +50,8 @@ func newBackends(cfg *Config, logger *zap.Logger) ([]backend.Backend, error) {
 		}
 		return []backend.Backend{fl}, nil
 	default:
-		return []backend.Backend{dcgm(), nvml()}, nil
+		// A node has NVIDIA's or AMD's GPUs: one configuration serves
+		// both kinds of node of a mixed fleet.
+		return []backend.Backend{dcgm(), nvml(), amdsmi()}, nil
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmbackend"
@@ -19,6 +20,7 @@ const (
 	BackendAuto      = "auto"
 	BackendDCGM      = "dcgm"
 	BackendNVML      = "nvml"
+	BackendAMDSMI    = "amdsmi"
 	BackendSimulated = "simulated"
 )
 
@@ -28,21 +30,35 @@ const (
 	NamingOTel = "otel"
 	// NamingDCGMExporter emits dcgm-exporter's DCGM_FI_* gauges with its labels.
 	NamingDCGMExporter = "dcgm_exporter"
+	// NamingDeviceMetricsExporter emits AMD device-metrics-exporter's
+	// gpu_* gauges with its labels.
+	NamingDeviceMetricsExporter = "device_metrics_exporter"
 )
+
+// exporterNaming reports whether a naming mode is one of the vendors'
+// exporters'. Either names each GPU as its own vendor's exporter does, an
+// NVIDIA GPU as dcgm-exporter and an AMD GPU as device-metrics-exporter:
+// neither exporter has names for the other vendor's GPUs, and one
+// DaemonSet configuration serves a mixed fleet.
+func exporterNaming(naming string) bool {
+	return naming == NamingDCGMExporter || naming == NamingDeviceMetricsExporter
+}
 
 // Config is the dcgm receiver's configuration.
 type Config struct {
 	scraperhelper.ControllerConfig `mapstructure:",squash"`
 	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
 
-	// Backend selects the source: auto (DCGM, then NVML), dcgm, nvml or simulated.
+	// Backend selects the source: auto (DCGM, then NVML, then AMD SMI),
+	// dcgm, nvml, amdsmi or simulated.
 	Backend string `mapstructure:"backend"`
 	// Endpoint is nv-hostengine's address: host:port, or unix:///path/to/socket.
 	Endpoint string `mapstructure:"endpoint"`
 	// Embedded starts a host engine inside the collector instead of
 	// connecting to nv-hostengine.
 	Embedded bool `mapstructure:"embedded"`
-	// Naming selects metric names: otel or dcgm_exporter.
+	// Naming selects metric names: otel, dcgm_exporter or
+	// device_metrics_exporter.
 	Naming string `mapstructure:"naming"`
 	// Hostname is the host.name of DCGM and NVML devices. It defaults to
 	// the machine's hostname; in a Kubernetes pod, set it to the node's name
@@ -58,11 +74,25 @@ type Config struct {
 	PerProcess PerProcessConfig `mapstructure:"per_process"`
 	// DRA attributes the GPUs that Dynamic Resource Allocation claims hold.
 	DRA DRAConfig `mapstructure:"dra"`
+	// AMDSMI configures the amdsmi backend.
+	AMDSMI AMDSMIConfig `mapstructure:"amdsmi"`
 	// Simulated configures the simulated fleet.
 	Simulated simulated.Config `mapstructure:"simulated"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
+}
+
+// AMDSMIConfig configures the amdsmi backend.
+type AMDSMIConfig struct {
+	// LibraryPath is libamd_smi.so's path; empty searches the dynamic
+	// loader's path (ROCm puts /opt/rocm/lib there).
+	LibraryPath string `mapstructure:"library_path"`
+	// Storage names a storage extension (file_storage) that keeps each
+	// GPU's CPER cursor across restarts, so that a RAS record is counted
+	// once; without it a restarted collector counts the driver's whole
+	// log again.
+	Storage *component.ID `mapstructure:"storage"`
 }
 
 // ReconnectConfig is a capped exponential back-off.
@@ -126,14 +156,14 @@ type AuthConfig struct {
 func (cfg *Config) Validate() error {
 	var errs []error
 	switch cfg.Backend {
-	case BackendAuto, BackendDCGM, BackendNVML, BackendSimulated:
+	case BackendAuto, BackendDCGM, BackendNVML, BackendAMDSMI, BackendSimulated:
 	default:
-		errs = append(errs, fmt.Errorf("backend: unknown backend %q; want one of auto, dcgm, nvml, simulated", cfg.Backend))
+		errs = append(errs, fmt.Errorf("backend: unknown backend %q; want one of auto, dcgm, nvml, amdsmi, simulated", cfg.Backend))
 	}
 	switch cfg.Naming {
-	case NamingOTel, NamingDCGMExporter:
+	case NamingOTel, NamingDCGMExporter, NamingDeviceMetricsExporter:
 	default:
-		errs = append(errs, fmt.Errorf("naming: unknown naming %q; want otel or dcgm_exporter", cfg.Naming))
+		errs = append(errs, fmt.Errorf("naming: unknown naming %q; want otel, dcgm_exporter or device_metrics_exporter", cfg.Naming))
 	}
 	if !cfg.Embedded && (cfg.Backend == BackendAuto || cfg.Backend == BackendDCGM) {
 		if _, _, err := dcgmbackend.ParseEndpoint(cfg.Endpoint); err != nil {
@@ -144,8 +174,8 @@ func (cfg *Config) Validate() error {
 		// DCGM's per-PID fields are not read (yet): with backend dcgm the
 		// setting would do nothing. auto may fall back to NVML, and warns
 		// when it does not.
-		if cfg.Backend == BackendDCGM {
-			errs = append(errs, errors.New("per_process: enabled needs backend nvml, simulated or auto; the dcgm backend does not read per-process data"))
+		if cfg.Backend == BackendDCGM || cfg.Backend == BackendAMDSMI {
+			errs = append(errs, fmt.Errorf("per_process: enabled needs backend nvml, simulated or auto; the %s backend does not read per-process data", cfg.Backend))
 		}
 		if cfg.Naming != NamingOTel {
 			errs = append(errs, fmt.Errorf("per_process: enabled needs naming otel; %s naming has no per-process series", cfg.Naming))

@@ -50,6 +50,14 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, PerProcessConfig{Enabled: true, ProcRoot: "/host/proc", ContainerLogsDir: "/host/var/log/containers"}, pp.PerProcess)
 	require.NoError(t, confmap.Validate(loadConfig(t, "per_process_off")), "a disabled block is not checked")
 
+	amd := loadConfig(t, "amd")
+	require.NoError(t, confmap.Validate(amd))
+	require.Equal(t, BackendAMDSMI, amd.Backend)
+	require.Equal(t, NamingDeviceMetricsExporter, amd.Naming)
+	storageID := component.MustNewIDWithName("file_storage", "amd")
+	require.Equal(t, AMDSMIConfig{LibraryPath: "/opt/rocm/lib/libamd_smi.so", Storage: &storageID}, amd.AMDSMI)
+	require.Equal(t, AMDSMIConfig{}, def.AMDSMI, "the loader's path; cursors in memory")
+
 	require.Equal(t, DRAConfig{Driver: "gpu.nvidia.com", Auth: AuthConfig{Type: "in_cluster"}}, def.DRA, "off by default: it needs RBAC")
 	dra := loadConfig(t, "dra")
 	require.NoError(t, confmap.Validate(dra))
@@ -61,16 +69,17 @@ func TestConfigValidationErrors(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"unknown_backend", []string{`backend: unknown backend "rocm"; want one of auto, dcgm, nvml, simulated`}},
+		{"unknown_backend", []string{`backend: unknown backend "rocm"; want one of auto, dcgm, nvml, amdsmi, simulated`}},
 		{"bad_endpoint", []string{`endpoint: "localhost:notaport" has an invalid port "notaport"`}},
 		{"relative_socket", []string{`endpoint: "unix://run/nv-hostengine.sock": a unix socket path must be absolute`}},
 		{"zero_interval", []string{`"collection_interval": requires positive value`}},
-		{"bad_naming", []string{`naming: unknown naming "prometheus"; want otel or dcgm_exporter`}},
+		{"bad_naming", []string{`naming: unknown naming "prometheus"; want otel, dcgm_exporter or device_metrics_exporter`}},
 		{"bad_backoff", []string{"reconnect: max_interval (1s) must not be less than initial_interval (10s)"}},
 		{"zero_backoff", []string{"reconnect: initial_interval must be positive, got 0s"}},
 		{"pods_without_socket", []string{"pod_resources: endpoint must be set when enabled is true"}},
 		{"pods_all_wrong", []string{"pod_resources: endpoint must be set when enabled is true; refresh_interval must be positive, got 0s"}},
 		{"per_process_relative", []string{`per_process: proc_root must be an absolute path, got "proc"; container_logs_dir must be an absolute path or empty, got "var/log/containers"`}},
+		{"per_process_amdsmi", []string{"per_process: enabled needs backend nvml, simulated or auto; the amdsmi backend does not read per-process data"}},
 		{"per_process_dcgm", []string{
 			"per_process: enabled needs backend nvml, simulated or auto; the dcgm backend does not read per-process data",
 			"per_process: enabled needs naming otel; dcgm_exporter naming has no per-process series",
@@ -80,8 +89,8 @@ func TestConfigValidationErrors(t *testing.T) {
 			`dra: driver must be set when enabled is true; auth::type must be in_cluster or kubeconfig, got "token"`,
 		}},
 		{"bad_fleet", []string{
-			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4 or p100`,
-			`simulated: workloads[0]::kind: unknown kind "batch"; want training, serving, time_sliced or mig`,
+			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4, p100, mi300x or mi250`,
+			`simulated: workloads[0]::kind: unknown kind "batch"; want training, serving, time_sliced, mig or cpx`,
 			`simulated: workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
 			`simulated: workloads[0]::phases[0]::kind: unknown phase "busy"`,
 			`simulated: faults[0]::kind: unknown fault "meltdown"`,

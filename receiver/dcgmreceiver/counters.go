@@ -2,12 +2,14 @@ package dcgmreceiver
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
@@ -42,6 +44,15 @@ type counterState struct {
 	// bytes integrates PCIe tx, rx and NVLink tx, rx rates.
 	bytes [4]float64
 	xids  map[uint32]int64
+	// amd holds an AMD GPU's cumulative counters (ECC per block, XGMI
+	// traffic, PCIe replays), cper its CPER record counts and lastCPER
+	// the last record read; empty for NVIDIA's.
+	amd amdCounters
+	// amdStarts is set once an AMD counter started after the epoch did
+	// (it appeared later, or went back): start times are then looked up.
+	amdStarts bool
+	cper      map[cperKey]int64
+	lastCPER  *gpu.CPERRecord
 }
 
 func newCounterState(epoch uint64, start time.Time) *counterState {
@@ -99,6 +110,12 @@ func (cs *counterState) setStartTimes(rm pmetric.ResourceMetrics) {
 }
 
 func (cs *counterState) startOf(metric string, attrs pcommon.Map) pcommon.Timestamp {
+	if strings.HasPrefix(metric, "amd.gpu.") {
+		if start, ok := cs.amdStartOf(metric, attrs); ok {
+			return start
+		}
+		return cs.epochStart
+	}
 	src := -1
 	switch metric {
 	case metricnames.HWEnergy:

@@ -9,9 +9,9 @@ import (
 // engine samples and the receiver copies nothing it would drop. A field
 // that a metric falls back on (GPU_UTIL for graphics engine activity,
 // FB_FREE for the memory limit, ...) counts as needed by that metric. The
-// dcgm_exporter naming emits every field, so it needs them all.
+// exporter namings emit every field, so they need them all.
 func neededFields(cfg *Config) []f.Field {
-	if cfg.Naming == NamingDCGMExporter {
+	if exporterNaming(cfg.Naming) {
 		return f.All()
 	}
 	m := &cfg.Metrics

@@ -97,7 +97,8 @@ func TestNeededFieldsKeepEveryMetric(t *testing.T) {
 			}
 			if strings.HasPrefix(name, "amd.gpu.") {
 				// AMD's figures come from AMD SMI, not from DCGM fields:
-				// the amdsmi backend's tests cover them.
+				// TestAMDSMIEveryMetric checks that the amdsmi path
+				// produces each of them.
 				require.Empty(t, need, "an AMD metric needs no DCGM field watched")
 				return
 			}
@@ -114,4 +115,6 @@ func TestNeededFieldsKeepEveryMetric(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Naming = NamingDCGMExporter
 	require.Equal(t, f.All(), neededFields(cfg), "dcgm_exporter naming emits every field")
+	cfg.Naming = NamingDeviceMetricsExporter
+	require.Equal(t, f.All(), neededFields(cfg), "device_metrics_exporter naming names NVIDIA GPUs as dcgm-exporter does")
 }

@@ -39,7 +39,7 @@ type mapper struct {
 }
 
 // newMapper returns a mapper for the given metric settings and naming mode
-// (NamingOTel or NamingDCGMExporter).
+// (NamingOTel, NamingDCGMExporter or NamingDeviceMetricsExporter).
 func newMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Settings) *mapper {
 	return &mapper{
 		naming:  naming,
@@ -55,8 +55,12 @@ func newMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Se
 // Append maps one sample. Samples of one device must come in time order.
 func (m *mapper) Append(s *gpu.Sample) {
 	cs := m.state(s)
-	if m.naming == NamingDCGMExporter {
-		appendDCGMExporter(m.out, s)
+	if exporterNaming(m.naming) {
+		if s.Device.IsAMD() {
+			m.appendDeviceMetricsExporter(s, cs)
+		} else {
+			appendDCGMExporter(m.out, s)
+		}
 		return
 	}
 	m.record(s, cs)
@@ -68,7 +72,8 @@ func (m *mapper) Append(s *gpu.Sample) {
 		cs.setStartTimes(rms.At(i))
 	}
 	rms.MoveAndAppendTo(m.out.ResourceMetrics())
-	if len(s.Processes) > 0 {
+	// The per-process series are NVML's (nvidia.gpu.process.*).
+	if len(s.Processes) > 0 && !s.Device.IsAMD() {
 		m.appendProcesses(s, cs, name)
 	}
 }
@@ -111,12 +116,27 @@ func (m *mapper) setResource(d *gpu.Device, name string) {
 	rb.SetHwID(d.UUID)
 	rb.SetHwName(name)
 	rb.SetHwType("gpu")
-	rb.SetHwVendor(gpu.Vendor)
+	rb.SetHwVendor(d.VendorName())
 	setIf(rb.SetHwModel, d.Model)
 	setIf(rb.SetHwDriverVersion, d.DriverVersion)
 	setIf(rb.SetHostName, d.Host)
-	rb.SetNvidiaGpuIndex(int64(d.Index))
-	setIf(rb.SetNvidiaGpuPciBusID, d.PCIBusID)
+	if d.IsAMD() {
+		rb.SetAmdGpuIndex(int64(d.Index))
+		setIf(rb.SetAmdGpuPciBusID, d.PCIBusID)
+		if a := d.AMD; a != nil {
+			setIf(rb.SetAmdGpuPartitionCompute, a.ComputePartition)
+			setIf(rb.SetAmdGpuPartitionMemory, a.MemoryPartition)
+			if a.ParentUUID != "" {
+				rb.SetHwParent(a.ParentUUID)
+				if a.PartitionID >= 0 {
+					rb.SetAmdGpuPartitionID(int64(a.PartitionID))
+				}
+			}
+		}
+	} else {
+		rb.SetNvidiaGpuIndex(int64(d.Index))
+		setIf(rb.SetNvidiaGpuPciBusID, d.PCIBusID)
+	}
 	if d.MIG != nil {
 		rb.SetNvidiaGpuMigParentID(d.MIG.ParentUUID)
 		rb.SetNvidiaGpuMigInstance(migInstance(d.MIG))
@@ -188,13 +208,57 @@ func (m *mapper) record(s *gpu.Sample, cs *counterState) {
 	if v, ok := value(vs, f.PowerUsage); ok {
 		mb.RecordHwPowerDataPoint(ts, v)
 	}
+	if v, ok := value(vs, f.GPUTemp); ok {
+		mb.RecordHwTemperatureDataPoint(ts, v)
+	}
+
+	// Counters both vendors have.
+	dt := s.Time.Sub(cs.last).Seconds()
+	if cs.samples == 0 || dt < 0 {
+		dt = 0
+	}
+	for i, r := range integrated {
+		if v, ok := value(vs, r.field); ok {
+			cs.bytes[i] += v * dt
+		}
+	}
+	if vs.Has(f.PCIeTxBytes) || vs.Has(f.PCIeRxBytes) {
+		mb.RecordHwGpuIoDataPoint(ts, int64(cs.bytes[0]), metadata.AttributeNetworkIoDirectionTransmit)
+		mb.RecordHwGpuIoDataPoint(ts, int64(cs.bytes[1]), metadata.AttributeNetworkIoDirectionReceive)
+	}
+	if v, ok := cs.source(srcEnergy, vs, f.TotalEnergy, ts); ok {
+		mb.RecordHwEnergyDataPoint(ts, v/1000)
+	}
+	// An AMD GPU's errors are summed over its RAS blocks (recordAMD); a
+	// trace of one has only the totals.
+	if s.AMD == nil || len(s.AMD.ECC) == 0 {
+		if v, ok := cs.source(srcSBE, vs, f.ECCSBEVolTotal, ts); ok {
+			mb.RecordHwErrorsDataPoint(ts, int64(v), metadata.AttributeErrorTypeCorrected)
+		}
+		if v, ok := cs.source(srcDBE, vs, f.ECCDBEVolTotal, ts); ok {
+			mb.RecordHwErrorsDataPoint(ts, int64(v), metadata.AttributeErrorTypeUncorrected)
+		}
+	}
+
+	if s.Device.IsAMD() {
+		if s.AMD != nil {
+			m.recordAMD(s, cs, ts)
+		}
+	} else {
+		m.recordNVIDIA(s, cs, ts)
+	}
+	cs.last = s.Time
+	cs.samples++
+}
+
+// recordNVIDIA records the nvidia.gpu.* metrics.
+func (m *mapper) recordNVIDIA(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp) {
+	mb := m.mb
+	vs := &s.Values
 	// A limit of 0 W is no limit a board could run under: a source that
 	// does not know it.
 	if v, ok := value(vs, f.EnforcedPowerLimit); ok && v > 0 {
 		mb.RecordNvidiaGpuPowerLimitDataPoint(ts, v)
-	}
-	if v, ok := value(vs, f.GPUTemp); ok {
-		mb.RecordHwTemperatureDataPoint(ts, v)
 	}
 	if v, ok := value(vs, f.MemoryTemp); ok {
 		mb.RecordNvidiaGpuMemoryTemperatureDataPoint(ts, v)
@@ -247,31 +311,9 @@ func (m *mapper) record(s *gpu.Sample, cs *counterState) {
 	}
 
 	// Counters.
-	dt := s.Time.Sub(cs.last).Seconds()
-	if cs.samples == 0 || dt < 0 {
-		dt = 0
-	}
-	for i, r := range integrated {
-		if v, ok := value(vs, r.field); ok {
-			cs.bytes[i] += v * dt
-		}
-	}
-	if vs.Has(f.PCIeTxBytes) || vs.Has(f.PCIeRxBytes) {
-		mb.RecordHwGpuIoDataPoint(ts, int64(cs.bytes[0]), metadata.AttributeNetworkIoDirectionTransmit)
-		mb.RecordHwGpuIoDataPoint(ts, int64(cs.bytes[1]), metadata.AttributeNetworkIoDirectionReceive)
-	}
 	if vs.Has(f.NVLinkTxBytes) || vs.Has(f.NVLinkRxBytes) {
 		mb.RecordNvidiaGpuNvlinkIoDataPoint(ts, int64(cs.bytes[2]), metadata.AttributeNetworkIoDirectionTransmit)
 		mb.RecordNvidiaGpuNvlinkIoDataPoint(ts, int64(cs.bytes[3]), metadata.AttributeNetworkIoDirectionReceive)
-	}
-	if v, ok := cs.source(srcEnergy, vs, f.TotalEnergy, ts); ok {
-		mb.RecordHwEnergyDataPoint(ts, v/1000)
-	}
-	if v, ok := cs.source(srcSBE, vs, f.ECCSBEVolTotal, ts); ok {
-		mb.RecordHwErrorsDataPoint(ts, int64(v), metadata.AttributeErrorTypeCorrected)
-	}
-	if v, ok := cs.source(srcDBE, vs, f.ECCDBEVolTotal, ts); ok {
-		mb.RecordHwErrorsDataPoint(ts, int64(v), metadata.AttributeErrorTypeUncorrected)
 	}
 	if v, ok := cs.source(srcPowerViolation, vs, f.PowerViolation, ts); ok {
 		mb.RecordNvidiaGpuThrottleTimeDataPoint(ts, v/1e6, metadata.AttributeNvidiaGpuThrottleReasonPower)
@@ -312,9 +354,6 @@ func (m *mapper) record(s *gpu.Sample, cs *counterState) {
 	if v, ok := value(vs, f.UncorrectableRemappedRows); ok {
 		mb.RecordNvidiaGpuRowRemapRowsDataPoint(ts, int64(v), metadata.AttributeErrorTypeUncorrected)
 	}
-
-	cs.last = s.Time
-	cs.samples++
 }
 
 var pipes = []struct {

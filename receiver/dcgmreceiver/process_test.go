@@ -324,7 +324,8 @@ func TestPerProcessOnDCGM(t *testing.T) {
 // splits gpu-node-1/gpu7 between three pods with distinct values, beside
 // the one pod of every other busy GPU; splits gpu-node-1/gpu5 into three
 // MIG instances under their MIG UUIDs; and holds gpu-node-1/gpu6 through
-// a DRA claim.
+// a DRA claim. Its AMD node has no per-process series: the amdsmi
+// backend reads none.
 func TestLocalExample(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "local", "config.yaml"))
 	require.NoError(t, err)
@@ -341,7 +342,7 @@ func TestLocalExample(t *testing.T) {
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	procs, devices := splits(md)
-	require.Len(t, devices, 16+3, "16 GPUs and 3 MIG instances")
+	require.Len(t, devices, 16+3+7+8, "16 GPUs and 3 MIG instances; 7 AMD GPUs and 8 CPX partitions")
 	var gpu7 string
 	migs := 0
 	for id, d := range devices {

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmstandin"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlbackend"
@@ -30,6 +31,8 @@ import (
 // runs the real go-dcgm code against the stand-in library at 32 GPUs, the
 // most one host engine serves (DCGM_MAX_NUM_DEVICES); its per-data-point
 // figures are what compare.
+//
+// Each reports ns/gpu, the cost of one scrape per device it reports.
 //
 // The per_process variant is the same fleet with per-process series on:
 // every GPU is exclusive, one pod's, with one process, so that it measures
@@ -85,6 +88,22 @@ func BenchmarkScrape(b *testing.B) {
 		cfg.CollectionInterval = time.Hour // the stand-in's values are always fresh
 		benchScrape(b, cfg)
 	})
+	// The AMD SMI path, the real cgo layer against the stand-in
+	// libamd_smi.so, at 32 MI300Xs, beside the DCGM path: its ns/gpu is
+	// what compares (make bench reports both and their ratio).
+	b.Run("amdsmi-standin/gpus=32", func(b *testing.B) {
+		st := amdsmistandin.State{}
+		for i := range 32 {
+			st.GPUs = append(st.GPUs, amdsmistandin.GPU{Kind: "mi300x", UUID: fmt.Sprintf("%02xff74a1-0000-1000-8005-4617353a63d0", i),
+				BDF: fmt.Sprintf("0000:%02x:00.0", i), Compute: "SPX", Memory: "NPS1", Partitions: 1, Load: 60 + i})
+			st.ECC = append(st.ECC, amdsmistandin.ECC{GPU: i, Block: "umc", Corrected: uint64(i)})
+		}
+		lib, _ := amdStandin(b, st)
+		cfg := createDefaultConfig().(*Config)
+		cfg.Backend = BackendAMDSMI
+		cfg.AMDSMI.LibraryPath = lib
+		benchScrape(b, cfg)
+	})
 }
 
 // benchScrape measures cfg's scrape, on the given backends if any, else
@@ -118,6 +137,7 @@ func benchScrape(b *testing.B, cfg *Config, backends ...backend.Backend) {
 	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(perOp/float64(points), "ns/datapoint")
 	b.ReportMetric(float64(points), "datapoints/scrape")
+	b.ReportMetric(perOp/float64(md.ResourceMetrics().Len()), "ns/gpu")
 }
 
 // nvmlMockWithProcesses is the NVML mock with one process on each GPU, in

@@ -9,10 +9,12 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmibackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/podresources"
@@ -56,7 +58,9 @@ type gpuScraper struct {
 	containers *podresources.ContainerIndex
 	// unnamedWarned is set once a process's pod could not be named; that
 	// is logged once.
-	unnamedWarned bool
+	unnamedWarned bool // storage keeps the amdsmi backend's CPER cursors; nil without
+	// amdsmi::storage.
+	storage storage.Client
 }
 
 func newGPUScraper(cfg *Config, set receiver.Settings) *gpuScraper {
@@ -71,7 +75,16 @@ func newGPUScraper(cfg *Config, set receiver.Settings) *gpuScraper {
 }
 
 func (s *gpuScraper) start(ctx context.Context, host component.Host) error {
-	bs, err := newBackends(s.cfg, s.logger)
+	var cursors amdsmibackend.Cursors
+	if id := s.cfg.AMDSMI.Storage; id != nil && (s.cfg.Backend == BackendAMDSMI || s.cfg.Backend == BackendAuto) {
+		client, err := openStorage(ctx, host, *id, s.set.ID)
+		if err != nil {
+			return fmt.Errorf("amdsmi::storage: %w", err)
+		}
+		s.storage = client
+		cursors = storageCursors{client}
+	}
+	bs, err := newBackends(s.cfg, s.logger, cursors)
 	if err != nil {
 		return err
 	}
@@ -109,6 +122,10 @@ func (s *gpuScraper) shutdown(context.Context) error {
 	}
 	if s.pods != nil {
 		errs = append(errs, s.pods.Close())
+	}
+	if s.storage != nil {
+		errs = append(errs, s.storage.Close(context.Background()))
+		s.storage = nil
 	}
 	return errors.Join(errs...)
 }
@@ -197,7 +214,7 @@ func (s *gpuScraper) Map(samples []gpu.Sample) pmetric.Metrics {
 			s.nameProcesses(smp)
 		}
 		if s.pods != nil {
-			if p, ok := s.pods.Lookup(smp.Device.UUID); ok {
+			if p, ok := s.lookupPod(smp.Device); ok {
 				d := *smp.Device
 				p.Job = d.Pod.Job // the kubelet does not know the job
 				d.Pod = p
@@ -207,6 +224,18 @@ func (s *gpuScraper) Map(samples []gpu.Sample) pmetric.Metrics {
 		s.mapper.Append(smp)
 	}
 	return s.mapper.Emit()
+}
+
+// lookupPod returns the container a device is allocated to. NVIDIA's
+// device plugin names devices by UUID; AMD's names a GPU, and each
+// partition, by its PCI address, which the kubelet reports as given.
+func (s *gpuScraper) lookupPod(d *gpu.Device) (gpu.Pod, bool) {
+	if d.IsAMD() && d.PCIBusID != "" {
+		if p, ok := s.pods.Lookup(strings.ToLower(d.PCIBusID)); ok {
+			return p, true
+		}
+	}
+	return s.pods.Lookup(d.UUID)
 }
 
 // nameProcesses names the pods of a sample's processes that the backend

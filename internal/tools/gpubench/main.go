@@ -40,7 +40,7 @@ var (
 	agentBin      = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
 	dcgmExporter  = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
 	dcgmWindow    = flag.Duration("dcgm-window", 8*time.Second, "measurement window per run in the DCGM section (its four paths keep make bench under 20 minutes)")
-	only          = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm, analyzer or gateway")
+	only          = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm, analyzer, gateway or vendors")
 	gatewayWindow = flag.Duration("gateway-window", 30*time.Second, "measurement window per run in the gateway section (three 10 s scrapes)")
 )
 
@@ -73,7 +73,7 @@ func run() error {
 	var r report
 	switch *only {
 	case "":
-	case "dcgm", "analyzer", "gateway":
+	case "dcgm", "analyzer", "gateway", "vendors":
 		text := r.dcgmOnly
 		switch *only {
 		case "dcgm":
@@ -84,6 +84,9 @@ func run() error {
 		case "gateway":
 			r.gateway = measureGateway(sink, work)
 			text = r.gatewayOnly
+		case "vendors":
+			r.vendors = measureVendors()
+			text = r.vendorsOnly
 		}
 		r.took = time.Since(began)
 		// One section is not BENCHMARKS.md: without -o it goes to stdout.
@@ -99,7 +102,7 @@ func run() error {
 		log.Printf("wrote %s in %v", *out, r.took.Round(time.Second))
 		return nil
 	default:
-		return fmt.Errorf("-only %q: the sections that run alone are: dcgm, analyzer, gateway", *only)
+		return fmt.Errorf("-only %q: the sections that run alone are: dcgm, analyzer, gateway, vendors", *only)
 	}
 	r.ingestion = measureIngestion(sink, work)
 	r.dcgm = measureDCGM(sink, work)
@@ -107,6 +110,7 @@ func run() error {
 	r.growth = measureGrowth(sink, work)
 	r.latency = measureLatency(sink, work)
 	r.gateway = measureGateway(sink, work)
+	r.vendors = measureVendors()
 	r.took = time.Since(began)
 	if err := os.WriteFile(*out, []byte(r.markdown()), 0o644); err != nil {
 		return err

@@ -16,6 +16,7 @@ type report struct {
 	latency   []latencyResult
 	dcgm      dcgmResult
 	gateway   []gatewayResult
+	vendors   vendorsResult
 	took      time.Duration
 }
 
@@ -146,6 +147,22 @@ func (r *report) markdown() string {
 	w("")
 	r.dcgm.markdown(w)
 	r.gatewayMarkdown(w)
+	r.vendors.markdown(w)
+	return b.String()
+}
+
+// vendorsOnly is the report of the vendors section run alone (-only
+// vendors).
+func (r *report) vendorsOnly() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Benchmarks: AMD SMI and DCGM alone")
+	w("")
+	w("Written by `go run ./internal/tools/gpubench -only vendors` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
+	w("")
+	w("- Machine: %s.", machine())
+	w("")
+	r.vendors.markdown(w)
 	return b.String()
 }
 

@@ -283,6 +283,26 @@ func (ms *AmdGpuPowerCapMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// AmdGpuProcessCountMetricConfig provides config for the amd.gpu.process.count metric.
+type AmdGpuProcessCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *AmdGpuProcessCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // AmdGpuTemperatureMetricAttributeKey specifies the key of an attribute for the amd.gpu.temperature metric.
 type AmdGpuTemperatureMetricAttributeKey string
 
@@ -1434,6 +1454,7 @@ type MetricsConfig struct {
 	AmdGpuMmActivity                      AmdGpuMmActivityMetricConfig                      `mapstructure:"amd.gpu.mm.activity"`
 	AmdGpuPcieReplays                     AmdGpuPcieReplaysMetricConfig                     `mapstructure:"amd.gpu.pcie.replays"`
 	AmdGpuPowerCap                        AmdGpuPowerCapMetricConfig                        `mapstructure:"amd.gpu.power.cap"`
+	AmdGpuProcessCount                    AmdGpuProcessCountMetricConfig                    `mapstructure:"amd.gpu.process.count"`
 	AmdGpuTemperature                     AmdGpuTemperatureMetricConfig                     `mapstructure:"amd.gpu.temperature"`
 	AmdGpuUmcActivity                     AmdGpuUmcActivityMetricConfig                     `mapstructure:"amd.gpu.umc.activity"`
 	AmdGpuViolationResidency              AmdGpuViolationResidencyMetricConfig              `mapstructure:"amd.gpu.violation.residency"`
@@ -1504,6 +1525,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
+			Enabled: true,
+		},
+		AmdGpuProcessCount: AmdGpuProcessCountMetricConfig{
 			Enabled: true,
 		},
 		AmdGpuTemperature: AmdGpuTemperatureMetricConfig{

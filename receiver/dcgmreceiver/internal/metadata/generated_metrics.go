@@ -428,6 +428,9 @@ var MetricsInfo = metricsInfo{
 	AmdGpuPowerCap: metricInfo{
 		Name: "amd.gpu.power.cap",
 	},
+	AmdGpuProcessCount: metricInfo{
+		Name: "amd.gpu.process.count",
+	},
 	AmdGpuTemperature: metricInfo{
 		Name:       "amd.gpu.temperature",
 		Attributes: []string{"amd.gpu.temperature.sensor"},
@@ -562,6 +565,7 @@ type metricsInfo struct {
 	AmdGpuMmActivity                      metricInfo
 	AmdGpuPcieReplays                     metricInfo
 	AmdGpuPowerCap                        metricInfo
+	AmdGpuProcessCount                    metricInfo
 	AmdGpuTemperature                     metricInfo
 	AmdGpuUmcActivity                     metricInfo
 	AmdGpuViolationResidency              metricInfo
@@ -939,7 +943,7 @@ type metricAmdGpuEccErrors struct {
 // init fills amd.gpu.ecc.errors metric with initial data.
 func (m *metricAmdGpuEccErrors) init() {
 	m.data.SetName("amd.gpu.ecc.errors")
-	m.data.SetDescription("ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.")
+	m.data.SetDescription("ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count), for the blocks in which the driver has counted an error since it loaded; hw.errors is their sum over every block, and always reported.")
 	m.data.SetUnit("{error}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1167,6 +1171,56 @@ func (m *metricAmdGpuPowerCap) emit(metrics pmetric.MetricSlice) {
 
 func newMetricAmdGpuPowerCap(cfg AmdGpuPowerCapMetricConfig) metricAmdGpuPowerCap {
 	m := metricAmdGpuPowerCap{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuProcessCount struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   AmdGpuProcessCountMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills amd.gpu.process.count metric with initial data.
+func (m *metricAmdGpuProcessCount) init() {
+	m.data.SetName("amd.gpu.process.count")
+	m.data.SetDescription("Processes using the AMD GPU or partition (amdsmi_get_gpu_process_list).")
+	m.data.SetUnit("{process}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricAmdGpuProcessCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuProcessCount) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuProcessCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuProcessCount(cfg AmdGpuProcessCountMetricConfig) metricAmdGpuProcessCount {
+	m := metricAmdGpuProcessCount{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3607,6 +3661,7 @@ type MetricsBuilder struct {
 	metricAmdGpuMmActivity                      metricAmdGpuMmActivity
 	metricAmdGpuPcieReplays                     metricAmdGpuPcieReplays
 	metricAmdGpuPowerCap                        metricAmdGpuPowerCap
+	metricAmdGpuProcessCount                    metricAmdGpuProcessCount
 	metricAmdGpuTemperature                     metricAmdGpuTemperature
 	metricAmdGpuUmcActivity                     metricAmdGpuUmcActivity
 	metricAmdGpuViolationResidency              metricAmdGpuViolationResidency
@@ -3676,6 +3731,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricAmdGpuMmActivity:                      newMetricAmdGpuMmActivity(mbc.Metrics.AmdGpuMmActivity),
 		metricAmdGpuPcieReplays:                     newMetricAmdGpuPcieReplays(mbc.Metrics.AmdGpuPcieReplays),
 		metricAmdGpuPowerCap:                        newMetricAmdGpuPowerCap(mbc.Metrics.AmdGpuPowerCap),
+		metricAmdGpuProcessCount:                    newMetricAmdGpuProcessCount(mbc.Metrics.AmdGpuProcessCount),
 		metricAmdGpuTemperature:                     newMetricAmdGpuTemperature(mbc.Metrics.AmdGpuTemperature),
 		metricAmdGpuUmcActivity:                     newMetricAmdGpuUmcActivity(mbc.Metrics.AmdGpuUmcActivity),
 		metricAmdGpuViolationResidency:              newMetricAmdGpuViolationResidency(mbc.Metrics.AmdGpuViolationResidency),
@@ -3942,6 +3998,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricAmdGpuMmActivity.emit(ils.Metrics())
 	mb.metricAmdGpuPcieReplays.emit(ils.Metrics())
 	mb.metricAmdGpuPowerCap.emit(ils.Metrics())
+	mb.metricAmdGpuProcessCount.emit(ils.Metrics())
 	mb.metricAmdGpuTemperature.emit(ils.Metrics())
 	mb.metricAmdGpuUmcActivity.emit(ils.Metrics())
 	mb.metricAmdGpuViolationResidency.emit(ils.Metrics())
@@ -4047,6 +4104,11 @@ func (mb *MetricsBuilder) RecordAmdGpuPcieReplaysDataPoint(ts pcommon.Timestamp,
 // RecordAmdGpuPowerCapDataPoint adds a data point to amd.gpu.power.cap metric.
 func (mb *MetricsBuilder) RecordAmdGpuPowerCapDataPoint(ts pcommon.Timestamp, val float64) {
 	mb.metricAmdGpuPowerCap.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordAmdGpuProcessCountDataPoint adds a data point to amd.gpu.process.count metric.
+func (mb *MetricsBuilder) RecordAmdGpuProcessCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricAmdGpuProcessCount.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordAmdGpuTemperatureDataPoint adds a data point to amd.gpu.temperature metric.

@@ -132,6 +132,9 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordAmdGpuPowerCapDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordAmdGpuProcessCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordAmdGpuTemperatureDataPoint(ts, 1, AttributeAmdGpuTemperatureSensorEdge)
 			if tt.name == "reaggregate_set" {
 				mb.RecordAmdGpuTemperatureDataPoint(ts, 3, AttributeAmdGpuTemperatureSensorHotspot)
@@ -510,7 +513,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["amd.gpu.ecc.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.", mi.Description())
+						assert.Equal(t, "ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count), for the blocks in which the driver has counted an error since it loaded; hw.errors is their sum over every block, and always reported.", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -530,7 +533,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["amd.gpu.ecc.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count); hw.errors is their sum over the blocks.", mi.Description())
+						assert.Equal(t, "ECC errors per RAS block since the counter's start time (amdsmi_get_gpu_ecc_count), for the blocks in which the driver has counted an error since it loaded; hw.errors is their sum over every block, and always reported.", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -591,6 +594,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "amd.gpu.process.count":
+					assert.False(t, validatedMetrics["amd.gpu.process.count"], "Found a duplicate in the metrics slice: amd.gpu.process.count")
+					validatedMetrics["amd.gpu.process.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Processes using the AMD GPU or partition (amdsmi_get_gpu_process_list).", mi.Description())
+					assert.Equal(t, "{process}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "amd.gpu.temperature":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["amd.gpu.temperature"], "Found a duplicate in the metrics slice: amd.gpu.temperature")

@@ -1,0 +1,258 @@
+package amdsmibackend_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmibackend"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+)
+
+var lib string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "amdsmi-standin-")
+	if err != nil {
+		panic(err)
+	}
+	lib, err = amdsmistandin.Build("../../receiver/dcgmreceiver/testdata/standin-amdsmi/libamd_smi.c", dir)
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// withState writes the stand-in's state and points it there.
+func withState(t *testing.T, s amdsmistandin.State) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state")
+	require.NoError(t, s.Write(path))
+	t.Setenv(amdsmistandin.StateEnv, path)
+	return path
+}
+
+func connect(t *testing.T, opts amdsmibackend.Options) *amdsmibackend.Backend {
+	t.Helper()
+	if opts.Library == "" {
+		opts.Library = lib
+	}
+	b := amdsmibackend.New(opts)
+	require.NoError(t, b.Connect(context.Background()))
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	return b
+}
+
+func collect(t *testing.T, b *amdsmibackend.Backend) map[string]gpu.Sample {
+	t.Helper()
+	samples, err := b.Collect(context.Background(), time.Unix(1767225600, 0), 10*time.Second)
+	require.NoError(t, err)
+	out := map[string]gpu.Sample{}
+	for _, s := range samples {
+		out[s.Device.UUID] = s
+	}
+	return out
+}
+
+func value(t *testing.T, s gpu.Sample, field f.Field) float64 {
+	t.Helper()
+	v, ok := s.Values.Get(field)
+	require.True(t, ok, "%s has %v", s.Device.UUID, field)
+	return v
+}
+
+func amdValue(t *testing.T, s gpu.Sample, field gpu.AMDField) float64 {
+	t.Helper()
+	v, ok := s.AMD.Get(field)
+	require.True(t, ok, "%s has AMD field %d", s.Device.UUID, field)
+	return v
+}
+
+func TestReadsEveryShape(t *testing.T) {
+	st := amdsmistandin.Fleet()
+	st.ECC = []amdsmistandin.ECC{{GPU: 0, Block: "umc", Corrected: 5, Uncorr: 1, D: 2}, {GPU: 0, Block: "gfx", Corrected: 3}}
+	withState(t, st)
+	b := connect(t, amdsmibackend.Options{Hostname: "amd-node-0"})
+	got := collect(t, b)
+	require.Len(t, got, 10, "an SPX MI300X, an MI300X in CPX mode as eight partitions, an MI250")
+
+	spx := got["44ff74a1-0000-1000-8005-4617353a63d0"]
+	d := spx.Device
+	require.Equal(t, gpu.VendorAMD, d.VendorName())
+	require.Equal(t, "AMD Instinct MI300X OAM", d.Model)
+	require.Equal(t, "0000:0c:00.0", d.PCIBusID)
+	require.Equal(t, "6.10.5", d.DriverVersion)
+	require.Equal(t, "amd-node-0", d.Host)
+	require.Equal(t, &gpu.AMDDevice{ComputePartition: "SPX", MemoryPartition: "NPS1", PartitionID: 0}, d.AMD)
+	require.Equal(t, 87.0, value(t, spx, f.GPUUtil), "gfx activity")
+	require.Equal(t, 43.0, amdValue(t, spx, gpu.AMDUMCActivity))
+	require.Equal(t, 196592.0, value(t, spx, f.FBTotal), "VRAM in MiB")
+	require.Equal(t, 140.0+87*56/10, value(t, spx, f.PowerUsage), "MI300X: current socket power")
+	require.Equal(t, 750.0, amdValue(t, spx, gpu.AMDPowerCap), "µW to W")
+	require.Equal(t, 40.0+87*4/10, value(t, spx, f.GPUTemp), "hotspot")
+	require.False(t, spx.AMD.Has(gpu.AMDTempEdge), "MI300X has no edge sensor")
+	require.Equal(t, 2100.0, amdValue(t, spx, gpu.AMDClockGFX))
+	require.Equal(t, 20.0, amdValue(t, spx, gpu.AMDViolationPower))
+	require.Equal(t, 8.0, value(t, spx, f.ECCSBEVolTotal), "corrected, summed over blocks")
+	require.Equal(t, 1.0, value(t, spx, f.ECCDBEVolTotal))
+	require.Contains(t, spx.AMD.ECC, gpu.ECCBlock{Block: "umc", Corrected: 5, Uncorrected: 1, Deferred: 2})
+	require.Len(t, spx.AMD.Links, 7)
+	require.Equal(t, 512.0, spx.AMD.Links[0].MaxBandwidthGbps)
+	require.Equal(t, 128.0, amdValue(t, spx, gpu.AMDBadPageThreshold))
+	require.Equal(t, 1.0, amdValue(t, spx, gpu.AMDProcesses))
+	require.Positive(t, value(t, spx, f.TotalEnergy))
+
+	// The CPX GPU: eight devices, each its own BDF function, all naming
+	// the first partition as parent; board figures on the first only.
+	var parts []gpu.Sample
+	for _, s := range got {
+		if s.Device.AMD.ComputePartition == "CPX" {
+			parts = append(parts, s)
+		}
+	}
+	require.Len(t, parts, 8)
+	first := got["9fff74b9-0000-1000-8044-4a2fb30adeb0"]
+	for _, s := range parts {
+		require.Equal(t, first.Device.UUID, s.Device.AMD.ParentUUID)
+		require.Equal(t, "NPS4", s.Device.AMD.MemoryPartition)
+		require.Equal(t, 196592.0/8, value(t, s, f.FBTotal), "each partition its share of VRAM")
+		if s.Device.AMD.PartitionID > 0 {
+			require.False(t, s.Values.Has(f.PowerUsage), "power is the board's, on the first partition")
+			require.False(t, s.Values.Has(f.GPUUtil), "AMD SMI has no per-partition activity")
+		}
+	}
+	require.Equal(t, "0000:22:00.3", got["9cff74b9-0000-1000-8044-4a2fb30adeb0"].Device.PCIBusID)
+	require.Equal(t, 3, got["9cff74b9-0000-1000-8044-4a2fb30adeb0"].Device.AMD.PartitionID)
+
+	mi250 := got["c3ff740c-0000-1000-8021-7a1b2c3d4e5f"]
+	require.Equal(t, "AMD Instinct MI250X / MI250", mi250.Device.Model)
+	require.Empty(t, mi250.Device.AMD.ComputePartition)
+	require.Equal(t, 90.0+12*4, value(t, mi250, f.PowerUsage), "MI250: average socket power")
+	require.Equal(t, 34.0+12/5, amdValue(t, mi250, gpu.AMDTempEdge))
+	require.False(t, mi250.AMD.Has(gpu.AMDViolationPower), "no violation status before MI300")
+	require.False(t, mi250.AMD.Has(gpu.AMDMMActivity), "a sentinel is no reading")
+	require.Empty(t, mi250.AMD.CPER)
+}
+
+func TestEnergyAndECCAreCounters(t *testing.T) {
+	st := amdsmistandin.Fleet()
+	st.ECC = []amdsmistandin.ECC{{GPU: 0, Block: "umc", Uncorr: 1}}
+	path := withState(t, st)
+	b := connect(t, amdsmibackend.Options{})
+	id := "44ff74a1-0000-1000-8005-4617353a63d0"
+	s1 := collect(t, b)[id]
+	st.ECC[0].Uncorr = 4
+	require.NoError(t, st.Write(path))
+	s2 := collect(t, b)[id]
+	require.Greater(t, value(t, s2, f.TotalEnergy), value(t, s1, f.TotalEnergy))
+	require.Equal(t, 1.0, value(t, s1, f.ECCDBEVolTotal))
+	require.Equal(t, 4.0, value(t, s2, f.ECCDBEVolTotal), "uncorrectable ECC rises")
+	require.Greater(t, s2.AMD.Links[0].ReadKB, s1.AMD.Links[0].ReadKB)
+}
+
+func TestCPERPagesAndCursor(t *testing.T) {
+	st := amdsmistandin.Fleet()
+	st.CPERPage = 2
+	for i := range 5 {
+		st.CPER = append(st.CPER, amdsmistandin.CPER{GPU: 0, Severity: 2, AFIDs: []uint64{uint64(30 + i%2)}})
+	}
+	st.CPER = append(st.CPER, amdsmistandin.CPER{GPU: 0, Severity: 1, AFIDs: []uint64{6, 7}})
+	path := withState(t, st)
+	cursors := amdsmibackend.NewMemoryCursors()
+	id := "44ff74a1-0000-1000-8005-4617353a63d0"
+
+	b := amdsmibackend.New(amdsmibackend.Options{Library: lib, Cursors: cursors})
+	require.NoError(t, b.Connect(context.Background()))
+	got := collect(t, b)[id].AMD.CPER
+	require.Len(t, got, 6, "six records over three pages of two")
+	require.Equal(t, gpu.CPERRecord{Severity: gpu.CPERFatal, AFIDs: []uint64{6, 7}}, got[5])
+	require.Equal(t, gpu.CPERRecord{Severity: gpu.CPERNonFatalCorrected, AFIDs: []uint64{31}}, got[1])
+	require.Empty(t, collect(t, b)[id].AMD.CPER, "read once")
+	require.NoError(t, b.Close())
+
+	// A new process with the saved cursor reads only what came since.
+	st.CPER = append(st.CPER, amdsmistandin.CPER{GPU: 0, Severity: 0, AFIDs: []uint64{12}})
+	require.NoError(t, st.Write(path))
+	b2 := connect(t, amdsmibackend.Options{Cursors: cursors})
+	require.Equal(t, []gpu.CPERRecord{{Severity: gpu.CPERNonFatalUncorrected, AFIDs: []uint64{12}}}, collect(t, b2)[id].AMD.CPER)
+}
+
+func TestFailedCallLeavesItsFigureOutAndSaysSoOnce(t *testing.T) {
+	st := amdsmistandin.Fleet()
+	st.Fails = []amdsmistandin.Fail{{Call: "amdsmi_get_power_info", GPU: 0, Status: 7}}
+	withState(t, st)
+	core, logs := observer.New(zap.WarnLevel)
+	b := connect(t, amdsmibackend.Options{Logger: zap.New(core)})
+	for range 3 {
+		s := collect(t, b)["44ff74a1-0000-1000-8005-4617353a63d0"]
+		require.False(t, s.Values.Has(f.PowerUsage), "no zero that looks like a reading")
+		require.True(t, s.Values.Has(f.GPUUtil), "the other figures stay")
+	}
+	warned := logs.FilterField(zap.String("call", "amdsmi_get_power_info")).All()
+	require.Len(t, warned, 1)
+	require.Contains(t, warned[0].ContextMap()["status"], "AMDSMI_STATUS_API_FAILED")
+}
+
+func TestDeviceThatDisappears(t *testing.T) {
+	st := amdsmistandin.Fleet()
+	path := withState(t, st)
+	b := amdsmibackend.New(amdsmibackend.Options{Library: lib})
+	require.NoError(t, b.Connect(context.Background()))
+	require.Len(t, collect(t, b), 10)
+
+	st.GPUs[2].Gone = true
+	require.NoError(t, st.Write(path))
+	_, err := b.Collect(context.Background(), time.Now(), time.Second)
+	require.ErrorContains(t, err, "GPU c3ff740c-0000-1000-8021-7a1b2c3d4e5f (gpu9, 0000:c1:00.0) is gone")
+	require.NoError(t, b.Close())
+
+	// The receiver reconnects: the GPU is no longer enumerated.
+	st.GPUs = st.GPUs[:2]
+	require.NoError(t, st.Write(path))
+	require.NoError(t, b.Connect(context.Background()))
+	require.Len(t, collect(t, b), 9)
+	require.NoError(t, b.Close())
+}
+
+func TestLibraryMissingOrTooOld(t *testing.T) {
+	b := amdsmibackend.New(amdsmibackend.Options{Library: filepath.Join(t.TempDir(), "libamd_smi.so")})
+	err := b.Connect(context.Background())
+	require.ErrorContains(t, err, "libamd_smi.so")
+	require.ErrorContains(t, err, "is ROCm's amd-smi library installed")
+
+	st := amdsmistandin.Fleet()
+	st.Version = [3]int{24, 7, 1}
+	withState(t, st)
+	err = amdsmibackend.New(amdsmibackend.Options{Library: lib}).Connect(context.Background())
+	require.EqualError(t, err, "libamd_smi 24.7.1 is too old: this build reads AMD SMI 25.x (ROCm 6.4 or later)")
+
+	st.Version = [3]int{26, 1, 0}
+	withState(t, st)
+	err = amdsmibackend.New(amdsmibackend.Options{Library: lib}).Connect(context.Background())
+	require.ErrorContains(t, err, "newer ABI")
+
+	st.Version = [3]int{}
+	st.InitFail = 34
+	withState(t, st)
+	err = amdsmibackend.New(amdsmibackend.Options{Library: lib}).Connect(context.Background())
+	require.ErrorContains(t, err, "amdsmi_init: AMDSMI_STATUS_DRIVER_NOT_LOADED")
+}
+
+func TestSkipPCIeThroughput(t *testing.T) {
+	withState(t, amdsmistandin.Fleet())
+	s := collect(t, connect(t, amdsmibackend.Options{SkipPCIeThroughput: true}))["44ff74a1-0000-1000-8005-4617353a63d0"]
+	require.False(t, s.Values.Has(f.PCIeTxBytes), "not read when hw.gpu.io is off")
+	require.True(t, s.Values.Has(f.GPUUtil))
+	s = collect(t, connect(t, amdsmibackend.Options{}))["44ff74a1-0000-1000-8005-4617353a63d0"]
+	require.Equal(t, 2000000.0+87*100000, value(t, s, f.PCIeTxBytes), "bytes per second sent")
+}

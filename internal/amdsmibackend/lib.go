@@ -1,0 +1,638 @@
+package amdsmibackend
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/include
+#cgo linux LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "amd_smi/amdsmi.h"
+
+// The library is opened at run time, so that the collector starts where
+// ROCm is not installed: nothing here links against it. Each function is
+// called through a pointer of the type AMD's header declares, so that a
+// mismatch with the header is a compile error here, and the stand-in
+// library of the tests, compiled against the same header, is called the
+// way the real one is.
+#define OTG_FN(name) static __typeof__(name) *p_##name;
+OTG_FN(amdsmi_init)
+OTG_FN(amdsmi_shut_down)
+OTG_FN(amdsmi_get_lib_version)
+OTG_FN(amdsmi_get_socket_handles)
+OTG_FN(amdsmi_get_processor_handles)
+OTG_FN(amdsmi_get_processor_type)
+OTG_FN(amdsmi_status_code_to_string)
+OTG_FN(amdsmi_get_gpu_asic_info)
+OTG_FN(amdsmi_get_gpu_device_uuid)
+OTG_FN(amdsmi_get_gpu_device_bdf)
+OTG_FN(amdsmi_get_gpu_driver_info)
+OTG_FN(amdsmi_get_gpu_compute_partition)
+OTG_FN(amdsmi_get_gpu_memory_partition)
+OTG_FN(amdsmi_get_gpu_kfd_info)
+OTG_FN(amdsmi_get_gpu_activity)
+OTG_FN(amdsmi_get_gpu_memory_usage)
+OTG_FN(amdsmi_get_gpu_memory_total)
+OTG_FN(amdsmi_get_power_info)
+OTG_FN(amdsmi_get_power_cap_info)
+OTG_FN(amdsmi_get_energy_count)
+OTG_FN(amdsmi_get_temp_metric)
+OTG_FN(amdsmi_get_clock_info)
+OTG_FN(amdsmi_get_violation_status)
+OTG_FN(amdsmi_get_gpu_ecc_enabled)
+OTG_FN(amdsmi_get_gpu_ecc_count)
+OTG_FN(amdsmi_get_gpu_bad_page_info)
+OTG_FN(amdsmi_get_gpu_bad_page_threshold)
+OTG_FN(amdsmi_get_link_metrics)
+OTG_FN(amdsmi_get_gpu_pci_throughput)
+OTG_FN(amdsmi_get_gpu_pci_replay_counter)
+OTG_FN(amdsmi_get_gpu_process_list)
+OTG_FN(amdsmi_get_gpu_cper_entries)
+OTG_FN(amdsmi_get_afids_from_cper)
+
+static void *otg_lib;
+
+#define OTG_SYM(name) p_##name = (__typeof__(name) *)dlsym(otg_lib, #name);
+
+// otg_open opens the library at path and resolves its functions. It
+// returns 0, or 1 when dlopen fails (dlerror says why), or 2 when one of
+// the functions every version has is missing. A function added in a later
+// version may be missing: its calls then answer NOT_SUPPORTED.
+static int otg_open(const char *path) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) return 1;
+	otg_lib = h;
+	OTG_SYM(amdsmi_init)
+	OTG_SYM(amdsmi_shut_down)
+	OTG_SYM(amdsmi_get_lib_version)
+	OTG_SYM(amdsmi_get_socket_handles)
+	OTG_SYM(amdsmi_get_processor_handles)
+	OTG_SYM(amdsmi_get_processor_type)
+	OTG_SYM(amdsmi_status_code_to_string)
+	OTG_SYM(amdsmi_get_gpu_asic_info)
+	OTG_SYM(amdsmi_get_gpu_device_uuid)
+	OTG_SYM(amdsmi_get_gpu_device_bdf)
+	OTG_SYM(amdsmi_get_gpu_driver_info)
+	OTG_SYM(amdsmi_get_gpu_compute_partition)
+	OTG_SYM(amdsmi_get_gpu_memory_partition)
+	OTG_SYM(amdsmi_get_gpu_kfd_info)
+	OTG_SYM(amdsmi_get_gpu_activity)
+	OTG_SYM(amdsmi_get_gpu_memory_usage)
+	OTG_SYM(amdsmi_get_gpu_memory_total)
+	OTG_SYM(amdsmi_get_power_info)
+	OTG_SYM(amdsmi_get_power_cap_info)
+	OTG_SYM(amdsmi_get_energy_count)
+	OTG_SYM(amdsmi_get_temp_metric)
+	OTG_SYM(amdsmi_get_clock_info)
+	OTG_SYM(amdsmi_get_violation_status)
+	OTG_SYM(amdsmi_get_gpu_ecc_enabled)
+	OTG_SYM(amdsmi_get_gpu_ecc_count)
+	OTG_SYM(amdsmi_get_gpu_bad_page_info)
+	OTG_SYM(amdsmi_get_gpu_bad_page_threshold)
+	OTG_SYM(amdsmi_get_link_metrics)
+	OTG_SYM(amdsmi_get_gpu_pci_throughput)
+	OTG_SYM(amdsmi_get_gpu_pci_replay_counter)
+	OTG_SYM(amdsmi_get_gpu_process_list)
+	OTG_SYM(amdsmi_get_gpu_cper_entries)
+	OTG_SYM(amdsmi_get_afids_from_cper)
+	if (!p_amdsmi_init || !p_amdsmi_shut_down || !p_amdsmi_get_lib_version ||
+	    !p_amdsmi_get_socket_handles || !p_amdsmi_get_processor_handles ||
+	    !p_amdsmi_get_processor_type || !p_amdsmi_get_gpu_device_uuid) return 2;
+	return 0;
+}
+
+#define OTG_CALL(name, ...) (p_##name ? p_##name(__VA_ARGS__) : AMDSMI_STATUS_FAIL_LOAD_SYMBOL)
+
+static int otg_init(void) { return OTG_CALL(amdsmi_init, AMDSMI_INIT_AMD_GPUS); }
+static int otg_shut_down(void) { return OTG_CALL(amdsmi_shut_down); }
+static int otg_version(amdsmi_version_t *v) { return OTG_CALL(amdsmi_get_lib_version, v); }
+
+static const char *otg_status_string(int st) {
+	const char *s = 0;
+	if (p_amdsmi_status_code_to_string && p_amdsmi_status_code_to_string((amdsmi_status_t)st, &s) == AMDSMI_STATUS_SUCCESS && s) return s;
+	return "";
+}
+
+// otg_processors lists the AMD GPUs (and their partitions), socket by
+// socket: out[i] is a processor handle and socket_of[i] its socket's index.
+static int otg_processors(uintptr_t *out, uint32_t *socket_of, uint32_t *n) {
+	uint32_t nsock = 0;
+	int st = p_amdsmi_get_socket_handles(&nsock, 0);
+	if (st) return st;
+	if (nsock > 64) nsock = 64;
+	amdsmi_socket_handle socks[64];
+	st = p_amdsmi_get_socket_handles(&nsock, socks);
+	if (st) return st;
+	uint32_t max = *n, k = 0;
+	for (uint32_t s = 0; s < nsock; s++) {
+		uint32_t np = 0;
+		st = p_amdsmi_get_processor_handles(socks[s], &np, 0);
+		if (st) return st;
+		amdsmi_processor_handle ph[64];
+		if (np > 64) np = 64;
+		st = p_amdsmi_get_processor_handles(socks[s], &np, ph);
+		if (st) return st;
+		for (uint32_t p = 0; p < np && k < max; p++) {
+			processor_type_t t = AMDSMI_PROCESSOR_TYPE_UNKNOWN;
+			if (p_amdsmi_get_processor_type(ph[p], &t) || t != AMDSMI_PROCESSOR_TYPE_AMD_GPU) continue;
+			out[k] = (uintptr_t)ph[p];
+			socket_of[k] = s;
+			k++;
+		}
+	}
+	*n = k;
+	return 0;
+}
+
+// otg_static is what a device says about itself once.
+typedef struct {
+	char uuid[AMDSMI_GPU_UUID_SIZE + 2];
+	int st_uuid;
+	amdsmi_asic_info_t asic;
+	int st_asic;
+	amdsmi_bdf_t bdf;
+	int st_bdf;
+	amdsmi_driver_info_t driver;
+	int st_driver;
+	char compute[AMDSMI_MAX_STRING_LENGTH];
+	int st_compute;
+	char memory[AMDSMI_MAX_STRING_LENGTH];
+	int st_memory;
+	amdsmi_kfd_info_t kfd;
+	int st_kfd;
+} otg_static;
+
+static void otg_read_static(uintptr_t hv, otg_static *s) {
+	amdsmi_processor_handle h = (amdsmi_processor_handle)hv;
+	memset(s, 0, sizeof(*s));
+	unsigned int len = sizeof(s->uuid) - 1;
+	s->st_uuid = OTG_CALL(amdsmi_get_gpu_device_uuid, h, &len, s->uuid);
+	s->st_asic = OTG_CALL(amdsmi_get_gpu_asic_info, h, &s->asic);
+	s->st_bdf = OTG_CALL(amdsmi_get_gpu_device_bdf, h, &s->bdf);
+	s->st_driver = OTG_CALL(amdsmi_get_gpu_driver_info, h, &s->driver);
+	s->st_compute = OTG_CALL(amdsmi_get_gpu_compute_partition, h, s->compute, sizeof(s->compute) - 1);
+	s->st_memory = OTG_CALL(amdsmi_get_gpu_memory_partition, h, s->memory, sizeof(s->memory) - 1);
+	s->st_kfd = OTG_CALL(amdsmi_get_gpu_kfd_info, h, &s->kfd);
+}
+
+// The calls of one reading, indexing otg_reading.st.
+enum {
+	OTG_ACTIVITY, OTG_VRAM_USED, OTG_VRAM_TOTAL, OTG_POWER, OTG_POWER_CAP, OTG_ENERGY,
+	OTG_TEMP_EDGE, OTG_TEMP_HOTSPOT, OTG_TEMP_VRAM, OTG_CLOCK_GFX, OTG_CLOCK_MEM,
+	OTG_VIOLATION, OTG_ECC_ENABLED, OTG_BAD_PAGES, OTG_BAD_PAGE_THRESHOLD, OTG_LINKS,
+	OTG_PCI_THROUGHPUT, OTG_PCI_REPLAYS, OTG_PROCESSES, OTG_CALLS
+};
+
+#define OTG_ECC_BLOCKS 19
+#define OTG_BAD_PAGE_RECORDS 512
+
+// otg_reading is one reading of one device: each call's status, and its
+// results where the status is AMDSMI_STATUS_SUCCESS.
+typedef struct {
+	// skip_pci_throughput leaves amdsmi_get_gpu_pci_throughput out: the
+	// driver measures PCIe traffic over a window of its own (the pcie_bw
+	// file), which can hold the call that long.
+	int skip_pci_throughput;
+	int st[OTG_CALLS];
+	amdsmi_engine_usage_t activity;
+	uint64_t vram_used, vram_total;
+	amdsmi_power_info_t power;
+	amdsmi_power_cap_info_t cap;
+	uint64_t energy, energy_ts;
+	float energy_resolution;
+	int64_t temp[3];
+	amdsmi_clk_info_t clock[2];
+	amdsmi_violation_status_t violation;
+	uint64_t ecc_enabled;
+	int st_ecc[OTG_ECC_BLOCKS];
+	amdsmi_error_count_t ecc[OTG_ECC_BLOCKS];
+	uint32_t bad_pages;
+	uint32_t bad_by_status[3];
+	amdsmi_retired_page_record_t bad[OTG_BAD_PAGE_RECORDS];
+	uint32_t bad_threshold;
+	amdsmi_link_metrics_t links;
+	uint64_t pci_sent, pci_received, pci_max_packet;
+	uint64_t pci_replays;
+	uint32_t processes;
+} otg_reading;
+
+// otg_read reads one device: every call in one crossing from Go, so that
+// a scrape costs one cgo call per device and not thirty.
+static void otg_read(uintptr_t hv, otg_reading *r) {
+	amdsmi_processor_handle h = (amdsmi_processor_handle)hv;
+	r->st[OTG_ACTIVITY] = OTG_CALL(amdsmi_get_gpu_activity, h, &r->activity);
+	r->st[OTG_VRAM_USED] = OTG_CALL(amdsmi_get_gpu_memory_usage, h, AMDSMI_MEM_TYPE_VRAM, &r->vram_used);
+	r->st[OTG_VRAM_TOTAL] = OTG_CALL(amdsmi_get_gpu_memory_total, h, AMDSMI_MEM_TYPE_VRAM, &r->vram_total);
+	r->st[OTG_POWER] = OTG_CALL(amdsmi_get_power_info, h, &r->power);
+	r->st[OTG_POWER_CAP] = OTG_CALL(amdsmi_get_power_cap_info, h, 0, &r->cap);
+	r->st[OTG_ENERGY] = OTG_CALL(amdsmi_get_energy_count, h, &r->energy, &r->energy_resolution, &r->energy_ts);
+	r->st[OTG_TEMP_EDGE] = OTG_CALL(amdsmi_get_temp_metric, h, AMDSMI_TEMPERATURE_TYPE_EDGE, AMDSMI_TEMP_CURRENT, &r->temp[0]);
+	r->st[OTG_TEMP_HOTSPOT] = OTG_CALL(amdsmi_get_temp_metric, h, AMDSMI_TEMPERATURE_TYPE_HOTSPOT, AMDSMI_TEMP_CURRENT, &r->temp[1]);
+	r->st[OTG_TEMP_VRAM] = OTG_CALL(amdsmi_get_temp_metric, h, AMDSMI_TEMPERATURE_TYPE_VRAM, AMDSMI_TEMP_CURRENT, &r->temp[2]);
+	r->st[OTG_CLOCK_GFX] = OTG_CALL(amdsmi_get_clock_info, h, AMDSMI_CLK_TYPE_GFX, &r->clock[0]);
+	r->st[OTG_CLOCK_MEM] = OTG_CALL(amdsmi_get_clock_info, h, AMDSMI_CLK_TYPE_MEM, &r->clock[1]);
+	r->st[OTG_VIOLATION] = OTG_CALL(amdsmi_get_violation_status, h, &r->violation);
+	r->st[OTG_ECC_ENABLED] = OTG_CALL(amdsmi_get_gpu_ecc_enabled, h, &r->ecc_enabled);
+	for (int b = 0; b < OTG_ECC_BLOCKS; b++) {
+		r->st_ecc[b] = AMDSMI_STATUS_NOT_SUPPORTED;
+		if (r->st[OTG_ECC_ENABLED] == AMDSMI_STATUS_SUCCESS && (r->ecc_enabled & (1ULL << b)))
+			r->st_ecc[b] = OTG_CALL(amdsmi_get_gpu_ecc_count, h, (amdsmi_gpu_block_t)(1ULL << b), &r->ecc[b]);
+	}
+	r->bad_pages = OTG_BAD_PAGE_RECORDS;
+	r->st[OTG_BAD_PAGES] = OTG_CALL(amdsmi_get_gpu_bad_page_info, h, &r->bad_pages, r->bad);
+	memset(r->bad_by_status, 0, sizeof(r->bad_by_status));
+	if (r->st[OTG_BAD_PAGES] == AMDSMI_STATUS_SUCCESS) {
+		uint32_t n = r->bad_pages < OTG_BAD_PAGE_RECORDS ? r->bad_pages : OTG_BAD_PAGE_RECORDS;
+		for (uint32_t i = 0; i < n; i++)
+			if ((unsigned)r->bad[i].status < 3) r->bad_by_status[r->bad[i].status]++;
+	}
+	r->st[OTG_BAD_PAGE_THRESHOLD] = OTG_CALL(amdsmi_get_gpu_bad_page_threshold, h, &r->bad_threshold);
+	r->st[OTG_LINKS] = OTG_CALL(amdsmi_get_link_metrics, h, &r->links);
+	r->st[OTG_PCI_THROUGHPUT] = r->skip_pci_throughput ? AMDSMI_STATUS_NOT_SUPPORTED
+		: OTG_CALL(amdsmi_get_gpu_pci_throughput, h, &r->pci_sent, &r->pci_received, &r->pci_max_packet);
+	r->st[OTG_PCI_REPLAYS] = OTG_CALL(amdsmi_get_gpu_pci_replay_counter, h, &r->pci_replays);
+	r->processes = 0;
+	r->st[OTG_PROCESSES] = OTG_CALL(amdsmi_get_gpu_process_list, h, &r->processes, 0);
+}
+
+#define OTG_CPER_HDRS 64
+#define OTG_CPER_BUF (256 * 1024)
+
+// otg_cper_page is one page of CPER records: each record's severity and
+// AFIDs.
+typedef struct {
+	uint64_t cursor;
+	uint64_t count;
+	int severity[OTG_CPER_HDRS];
+	uint32_t nafids[OTG_CPER_HDRS];
+	uint64_t afids[OTG_CPER_HDRS][MAX_NUMBER_OF_AFIDS_PER_RECORD];
+	amdsmi_cper_hdr_t *hdrs[OTG_CPER_HDRS];
+	char data[OTG_CPER_BUF];
+} otg_cper_page;
+
+// otg_cper reads the page of CPER records from page->cursor on, and moves
+// the cursor past it. It returns AMDSMI_STATUS_MORE_DATA when another page
+// follows.
+static int otg_cper(uintptr_t hv, otg_cper_page *page) {
+	amdsmi_processor_handle h = (amdsmi_processor_handle)hv;
+	if (!p_amdsmi_get_gpu_cper_entries) return AMDSMI_STATUS_FAIL_LOAD_SYMBOL;
+	uint64_t size = OTG_CPER_BUF;
+	page->count = OTG_CPER_HDRS;
+	uint32_t mask = (1u << AMDSMI_CPER_SEV_NON_FATAL_UNCORRECTED) | (1u << AMDSMI_CPER_SEV_FATAL) | (1u << AMDSMI_CPER_SEV_NON_FATAL_CORRECTED);
+	int st = p_amdsmi_get_gpu_cper_entries(h, mask, page->data, &size, page->hdrs, &page->count, &page->cursor);
+	if (st != AMDSMI_STATUS_SUCCESS && st != AMDSMI_STATUS_MORE_DATA) {
+		page->count = 0;
+		return st;
+	}
+	if (page->count > OTG_CPER_HDRS) page->count = OTG_CPER_HDRS;
+	for (uint64_t i = 0; i < page->count; i++) {
+		amdsmi_cper_hdr_t *hdr = page->hdrs[i];
+		page->severity[i] = hdr ? (int)hdr->error_severity : -1;
+		page->nafids[i] = 0;
+		if (!hdr || !p_amdsmi_get_afids_from_cper) continue;
+		uint32_t n = MAX_NUMBER_OF_AFIDS_PER_RECORD;
+		if (p_amdsmi_get_afids_from_cper((char *)hdr, hdr->record_length, page->afids[i], &n) == AMDSMI_STATUS_SUCCESS)
+			page->nafids[i] = n < MAX_NUMBER_OF_AFIDS_PER_RECORD ? n : MAX_NUMBER_OF_AFIDS_PER_RECORD;
+	}
+	return st;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+)
+
+// Status is an amdsmi_status_t.
+type Status int
+
+// The statuses the backend tells apart.
+const (
+	statusSuccess          Status = C.AMDSMI_STATUS_SUCCESS
+	statusNotSupported     Status = C.AMDSMI_STATUS_NOT_SUPPORTED
+	statusFailLoadSymbol   Status = C.AMDSMI_STATUS_FAIL_LOAD_SYMBOL
+	statusNotFound         Status = C.AMDSMI_STATUS_NOT_FOUND
+	statusDriverNotLoaded  Status = C.AMDSMI_STATUS_DRIVER_NOT_LOADED
+	statusMoreData         Status = C.AMDSMI_STATUS_MORE_DATA
+	statusNoData           Status = C.AMDSMI_STATUS_NO_DATA
+	statusNotYetImplmented Status = C.AMDSMI_STATUS_NOT_YET_IMPLEMENTED
+)
+
+// lost reports whether a status says the device or the driver is gone:
+// the backend then re-enumerates rather than leave one figure out.
+func (s Status) lost() bool { return s == statusNotFound || s == statusDriverNotLoaded }
+
+// unsupported reports whether a status says the GPU or the library does
+// not have the figure at all, which is not a failure worth a warning.
+func (s Status) unsupported() bool {
+	return s == statusNotSupported || s == statusFailLoadSymbol || s == statusNotYetImplmented || s == statusNoData
+}
+
+func (s Status) Error() string {
+	if name := C.GoString(C.otg_status_string(C.int(s))); name != "" {
+		return fmt.Sprintf("%s (%d)", name, int(s))
+	}
+	return fmt.Sprintf("amdsmi status %d", int(s))
+}
+
+// ABIMajor is the major version of the amdsmi.h this package is compiled
+// against. AMD SMI bumps the major version whenever its ABI changes (the
+// header says so), so a library of another major version may lay out the
+// structures read here differently: it is refused rather than misread.
+const ABIMajor = C.AMDSMI_LIB_VERSION_MAJOR
+
+// Version is the library's version.
+type Version struct{ Major, Minor, Release int }
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Release) }
+
+// The library is process-wide: one dlopen, one set of function pointers.
+// amdsmi_init and amdsmi_shut_down are reference counted by the library,
+// so that each backend initialises and shuts down on its own.
+var (
+	libMu   sync.Mutex
+	libPath string
+)
+
+// open loads the library at path, once per path.
+func open(path string) error {
+	libMu.Lock()
+	defer libMu.Unlock()
+	if libPath == path {
+		return nil
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	switch C.otg_open(cpath) {
+	case 0:
+		libPath = path
+		return nil
+	case 1:
+		// dlerror names the library, in most cases with the path tried.
+		msg := C.GoString(C.dlerror())
+		if !strings.Contains(msg, path) {
+			msg = path + ": " + msg
+		}
+		return fmt.Errorf("%s (is ROCm's amd-smi library installed, and library_path right?)", msg)
+	default:
+		return fmt.Errorf("open %s: not AMD SMI: amdsmi_init or another base function is missing", path)
+	}
+}
+
+func libInit() error {
+	if st := Status(C.otg_init()); st != statusSuccess {
+		return fmt.Errorf("amdsmi_init: %w", st)
+	}
+	return nil
+}
+
+func libShutDown() error {
+	if st := Status(C.otg_shut_down()); st != statusSuccess {
+		return fmt.Errorf("amdsmi_shut_down: %w", st)
+	}
+	return nil
+}
+
+func libVersion() (Version, error) {
+	var v C.amdsmi_version_t
+	if st := Status(C.otg_version(&v)); st != statusSuccess {
+		return Version{}, fmt.Errorf("amdsmi_get_lib_version: %w", st)
+	}
+	return Version{int(v.major), int(v.minor), int(v.release)}, nil
+}
+
+// checkVersion refuses a library whose ABI differs from the header's.
+func checkVersion(v Version) error {
+	switch {
+	case v.Major < ABIMajor:
+		return fmt.Errorf("libamd_smi %v is too old: this build reads AMD SMI %d.x (ROCm 6.4 or later)", v, ABIMajor)
+	case v.Major > ABIMajor:
+		return fmt.Errorf("libamd_smi %v has a newer ABI than this build reads (AMD SMI %d.x): its structures may differ", v, ABIMajor)
+	}
+	return nil
+}
+
+// maxProcessors bounds the GPUs and partitions enumerated: 64, eight GPUs
+// in CPX mode with room to spare.
+const maxProcessors = 64
+
+// handle is an amdsmi_processor_handle, kept as an integer: it is the
+// library's, not memory Go may look into.
+type handle uintptr
+
+// processors lists the AMD GPU processors, with each one's socket index.
+func processors() ([]handle, []int, error) {
+	var hs [maxProcessors]C.uintptr_t
+	var socks [maxProcessors]C.uint32_t
+	n := C.uint32_t(maxProcessors)
+	if st := Status(C.otg_processors(&hs[0], &socks[0], &n)); st != statusSuccess {
+		return nil, nil, fmt.Errorf("enumerate processors: %w", st)
+	}
+	out := make([]handle, int(n))
+	sock := make([]int, int(n))
+	for i := range out {
+		out[i] = handle(hs[i])
+		sock[i] = int(socks[i])
+	}
+	return out, sock, nil
+}
+
+// identity is what a device says about itself once.
+type identity struct {
+	UUID, Model, BDF, Driver, Compute, Memory string
+	PartitionID                               int
+}
+
+var errNoUUID = errors.New("amdsmi_get_gpu_device_uuid failed")
+
+func readIdentity(h handle) (identity, error) {
+	var s C.otg_static
+	C.otg_read_static(C.uintptr_t(h), &s)
+	if st := Status(s.st_uuid); st != statusSuccess {
+		if st.lost() {
+			return identity{}, fmt.Errorf("%w: %w", errNoUUID, st)
+		}
+		return identity{}, fmt.Errorf("%w: %w", errNoUUID, st)
+	}
+	id := identity{UUID: C.GoString(&s.uuid[0]), PartitionID: -1}
+	if s.st_asic == 0 {
+		id.Model = C.GoString(&s.asic.market_name[0])
+	}
+	if s.st_bdf == 0 {
+		raw := *(*uint64)(unsafe.Pointer(&s.bdf))
+		// amdsmi_bdf_t: function 3 bits, device 5, bus 8, domain 48.
+		id.BDF = fmt.Sprintf("%04x:%02x:%02x.%x", raw>>16&0xffff, raw>>8&0xff, raw>>3&0x1f, raw&0x7)
+	}
+	if s.st_driver == 0 {
+		id.Driver = C.GoString(&s.driver.driver_version[0])
+	}
+	if s.st_compute == 0 {
+		id.Compute = C.GoString(&s.compute[0])
+	}
+	if s.st_memory == 0 {
+		id.Memory = C.GoString(&s.memory[0])
+	}
+	if s.st_kfd == 0 && s.kfd.current_partition_id != 0xffffffff {
+		id.PartitionID = int(s.kfd.current_partition_id)
+	}
+	return id, nil
+}
+
+// reading is C memory for one device's reading, reused from scrape to
+// scrape.
+type reading struct{ r *C.otg_reading }
+
+func newReading(skipPCIThroughput bool) reading {
+	r := reading{(*C.otg_reading)(C.calloc(1, C.size_t(unsafe.Sizeof(C.otg_reading{}))))}
+	if skipPCIThroughput {
+		r.r.skip_pci_throughput = 1
+	}
+	return r
+}
+
+func (r reading) free() { C.free(unsafe.Pointer(r.r)) }
+
+func (r reading) read(h handle) { C.otg_read(C.uintptr_t(h), r.r) }
+
+// cperPage is C memory for one page of CPER records.
+type cperPage struct{ p *C.otg_cper_page }
+
+func newCPERPage() cperPage {
+	return cperPage{(*C.otg_cper_page)(C.calloc(1, C.size_t(unsafe.Sizeof(C.otg_cper_page{}))))}
+}
+
+func (p cperPage) free() { C.free(unsafe.Pointer(p.p)) }
+
+// The calls of one reading, as otg_reading.st indexes them.
+const (
+	callActivity         = C.OTG_ACTIVITY
+	callVRAMUsed         = C.OTG_VRAM_USED
+	callVRAMTotal        = C.OTG_VRAM_TOTAL
+	callPower            = C.OTG_POWER
+	callPowerCap         = C.OTG_POWER_CAP
+	callEnergy           = C.OTG_ENERGY
+	callTempEdge         = C.OTG_TEMP_EDGE
+	callTempHotspot      = C.OTG_TEMP_HOTSPOT
+	callTempVRAM         = C.OTG_TEMP_VRAM
+	callClockGFX         = C.OTG_CLOCK_GFX
+	callClockMem         = C.OTG_CLOCK_MEM
+	callViolation        = C.OTG_VIOLATION
+	callECCEnabled       = C.OTG_ECC_ENABLED
+	callBadPages         = C.OTG_BAD_PAGES
+	callBadPageThreshold = C.OTG_BAD_PAGE_THRESHOLD
+	callLinks            = C.OTG_LINKS
+	callPCIThroughput    = C.OTG_PCI_THROUGHPUT
+	callPCIReplays       = C.OTG_PCI_REPLAYS
+	callProcesses        = C.OTG_PROCESSES
+	numCalls             = C.OTG_CALLS
+)
+
+func (r reading) status(call int) Status { return Status(r.r.st[call]) }
+
+// lostError returns the first status of the reading that says the device
+// or the driver is gone, or nil.
+func (r reading) lostError() error {
+	for i := range numCalls {
+		if st := Status(r.r.st[i]); st.lost() {
+			return st
+		}
+	}
+	return nil
+}
+
+func (r reading) activity() (gfx, umc, mm uint32) {
+	a := &r.r.activity
+	return uint32(a.gfx_activity), uint32(a.umc_activity), uint32(a.mm_activity)
+}
+
+func (r reading) vramUsed() uint64  { return uint64(r.r.vram_used) }
+func (r reading) vramTotal() uint64 { return uint64(r.r.vram_total) }
+
+func (r reading) power() (current, average uint32) {
+	return uint32(r.r.power.current_socket_power), uint32(r.r.power.average_socket_power)
+}
+
+func (r reading) powerCap() uint64 { return uint64(r.r.cap.power_cap) }
+
+func (r reading) energy() (uint64, float64) {
+	return uint64(r.r.energy), float64(r.r.energy_resolution)
+}
+
+func (r reading) temp(i int) int64   { return int64(r.r.temp[i]) }
+func (r reading) clock(i int) uint32 { return uint32(r.r.clock[i].clk) }
+
+func (r reading) violations() [5]uint64 {
+	v := &r.r.violation
+	return [5]uint64{uint64(v.per_prochot_thrm), uint64(v.per_ppt_pwr), uint64(v.per_socket_thrm), uint64(v.per_vr_thrm), uint64(v.per_hbm_thrm)}
+}
+
+// ecc returns block bit's status and its correctable, uncorrectable and
+// deferred counts.
+func (r reading) ecc(bit int) (Status, [3]uint64) {
+	c := &r.r.ecc[bit]
+	return Status(r.r.st_ecc[bit]), [3]uint64{uint64(c.correctable_count), uint64(c.uncorrectable_count), uint64(c.deferred_count)}
+}
+
+func (r reading) badPages() [3]uint32 {
+	b := r.r.bad_by_status
+	return [3]uint32{uint32(b[0]), uint32(b[1]), uint32(b[2])}
+}
+
+func (r reading) badPageThreshold() uint32 { return uint32(r.r.bad_threshold) }
+
+// xgmiLinks appends the XGMI links of the reading to out.
+func (r reading) xgmiLinks(out []gpu.XGMILink) []gpu.XGMILink {
+	lm := &r.r.links
+	n := min(int(lm.num_links), len(lm.links))
+	for i := range n {
+		l := &lm.links[i]
+		if l.link_type != C.AMDSMI_LINK_TYPE_XGMI {
+			continue
+		}
+		out = append(out, gpu.XGMILink{Index: i, ReadKB: uint64(l.read), WriteKB: uint64(l.write), MaxBandwidthGbps: float64(l.max_bandwidth)})
+	}
+	return out
+}
+
+func (r reading) pciThroughput() (sent, received uint64) {
+	return uint64(r.r.pci_sent), uint64(r.r.pci_received)
+}
+
+func (r reading) pciReplays() uint64 { return uint64(r.r.pci_replays) }
+func (r reading) processes() uint32  { return uint32(r.r.processes) }
+
+func cU64(v uint64) C.uint64_t { return C.uint64_t(v) }
+
+func cperRead(h handle, p cperPage) int { return int(C.otg_cper(C.uintptr_t(h), p.p)) }
+
+// records appends the page's records to out.
+func (p cperPage) records(out []gpu.CPERRecord) []gpu.CPERRecord {
+	n := int(p.p.count)
+	for i := range n {
+		rec := gpu.CPERRecord{Severity: cperSeverity(int(p.p.severity[i]))}
+		for j := range int(p.p.nafids[i]) {
+			rec.AFIDs = append(rec.AFIDs, uint64(p.p.afids[i][j]))
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// cperSeverity names an amdsmi_cper_sev_t; an unknown one counts as
+// fatal, the severity that asks for attention.
+func cperSeverity(s int) string {
+	switch s {
+	case C.AMDSMI_CPER_SEV_NON_FATAL_UNCORRECTED:
+		return gpu.CPERNonFatalUncorrected
+	case C.AMDSMI_CPER_SEV_NON_FATAL_CORRECTED:
+		return gpu.CPERNonFatalCorrected
+	default:
+		return gpu.CPERFatal
+	}
+}

@@ -1,0 +1,147 @@
+// Package amdsmistandin builds the stand-in libamd_smi.so from the
+// receiver's testdata and writes its state files, so that tests run the
+// real AMD SMI cgo path on machines without AMD GPUs. It is for tests only.
+package amdsmistandin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// StateEnv names the state file the stand-in reads.
+const StateEnv = "STANDIN_AMDSMI_STATE"
+
+// Build compiles src (the stand-in's C source) with the system C compiler
+// against the amdsmi.h that internal/amdsmibackend is compiled against, into
+// dir/libamd_smi.so, and returns its path.
+func Build(src, dir string) (string, error) {
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/otelcol-gpu/otelcol-gpu/internal/amdsmibackend").Output()
+	if err != nil {
+		return "", fmt.Errorf("locate amdsmi.h: %w", err)
+	}
+	inc := filepath.Join(strings.TrimSpace(string(out)), "include")
+	lib := filepath.Join(dir, "libamd_smi.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-I", inc, "-o", lib, src).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("compile %s with %s: %w\n%s", src, cc, err, out)
+	}
+	return lib, nil
+}
+
+// GPU is one GPU of the stand-in.
+type GPU struct {
+	// Kind is mi300x or mi250.
+	Kind string
+	UUID string
+	// BDF is the PCI address, domain:bus:device.function.
+	BDF string
+	// Compute and Memory are the partition modes (SPX, CPX; NPS1, NPS4);
+	// empty for a GPU without (MI250).
+	Compute, Memory string
+	// Partitions is how many processors the GPU shows: 8 in CPX mode.
+	Partitions int
+	// Load is the graphics activity in percent.
+	Load int
+	// Gone makes every call on the GPU answer NOT_FOUND.
+	Gone bool
+}
+
+// ECC is one RAS block's ECC counts.
+type ECC struct {
+	GPU                  int
+	Block                string
+	Corrected, Uncorr, D uint64
+}
+
+// CPER is a CPER record: Severity 0 non-fatal uncorrected, 1 fatal, 2
+// non-fatal corrected, as amdsmi_cper_sev_t.
+type CPER struct {
+	GPU, Severity int
+	AFIDs         []uint64
+}
+
+// Fail makes a call fail on a GPU with an amdsmi_status_t.
+type Fail struct {
+	Call        string
+	GPU, Status int
+}
+
+// BadPage is a retired page: Status 0 reserved, 1 pending, 2 unreservable.
+type BadPage struct{ GPU, Status int }
+
+// State is the stand-in's behaviour (see its C source).
+type State struct {
+	// Version is the library version; zero is 25.4.0.
+	Version  [3]int
+	InitFail int
+	// CPERPage is the records per page; zero is 4.
+	CPERPage int
+	GPUs     []GPU
+	ECC      []ECC
+	CPER     []CPER
+	Fails    []Fail
+	BadPages []BadPage
+}
+
+// Write writes the state file at path, atomically.
+func (s State) Write(path string) error {
+	var b strings.Builder
+	if s.Version != [3]int{} {
+		fmt.Fprintf(&b, "version %d %d %d\n", s.Version[0], s.Version[1], s.Version[2])
+	}
+	if s.InitFail != 0 {
+		fmt.Fprintf(&b, "init_fail %d\n", s.InitFail)
+	}
+	if s.CPERPage != 0 {
+		fmt.Fprintf(&b, "cper_page %d\n", s.CPERPage)
+	}
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	for i, g := range s.GPUs {
+		fmt.Fprintf(&b, "gpu %s %s %s %s %s %d %d\n", g.Kind, g.UUID, g.BDF, dash(g.Compute), dash(g.Memory), max(g.Partitions, 1), g.Load)
+		if g.Gone {
+			fmt.Fprintf(&b, "gone %d\n", i)
+		}
+	}
+	for _, e := range s.ECC {
+		fmt.Fprintf(&b, "ecc %d %s %d %d %d\n", e.GPU, e.Block, e.Corrected, e.Uncorr, e.D)
+	}
+	for _, p := range s.BadPages {
+		fmt.Fprintf(&b, "bad_page %d %d\n", p.GPU, p.Status)
+	}
+	for _, c := range s.CPER {
+		fmt.Fprintf(&b, "cper %d %d", c.GPU, c.Severity)
+		for _, a := range c.AFIDs {
+			fmt.Fprintf(&b, " %d", a)
+		}
+		b.WriteString("\n")
+	}
+	for _, f := range s.Fails {
+		fmt.Fprintf(&b, "fail %s %d %d\n", f.Call, f.GPU, f.Status)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Fleet is a node of the shapes the tests need: an MI300X in SPX mode, an
+// MI300X in CPX mode (eight partitions), and an MI250.
+func Fleet() State {
+	return State{GPUs: []GPU{
+		{Kind: "mi300x", UUID: "44ff74a1-0000-1000-8005-4617353a63d0", BDF: "0000:0c:00.0", Compute: "SPX", Memory: "NPS1", Partitions: 1, Load: 87},
+		{Kind: "mi300x", UUID: "9fff74b9-0000-1000-8044-4a2fb30adeb0", BDF: "0000:22:00.0", Compute: "CPX", Memory: "NPS4", Partitions: 8, Load: 35},
+		{Kind: "mi250", UUID: "c3ff740c-0000-1000-8021-7a1b2c3d4e5f", BDF: "0000:c1:00.0", Partitions: 1, Load: 12},
+	}}
+}

@@ -1,0 +1,88 @@
+package simulated
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+)
+
+// A mixed fleet: an H100 node and an MI300X node with one GPU in CPX mode.
+func mixedFleet() Config {
+	return Config{
+		Seed: 5, Hosts: 2, GPUsPerHost: 4, HostPrefix: "node-", Models: []string{"h100", "mi300x"},
+		Workloads: []Workload{
+			{Name: "train", Kind: Training, Namespace: "ml", GPUs: "*/0-2", Phases: []Phase{{Kind: ComputeBound}}},
+			{Name: "infer", Kind: CPX, Namespace: "serving", GPUs: "1/3", Phases: []Phase{{Kind: MemoryBound}}},
+		},
+		Faults: []Fault{{Kind: ECC, GPUs: "1/1", Start: 5 * time.Second}, {Kind: ThermalThrottle, GPUs: "1/2"}},
+	}
+}
+
+func TestMixedFleet(t *testing.T) {
+	fl, err := New(mixedFleet())
+	require.NoError(t, err)
+	t0 := time.Unix(1767225600, 0)
+	_, err = fl.Collect(context.Background(), t0, time.Second)
+	require.NoError(t, err)
+	samples, err := fl.Collect(context.Background(), t0.Add(10*time.Second), time.Second)
+	require.NoError(t, err)
+	require.Len(t, samples, 4+3+8, "4 H100s, 3 MI300Xs and one in 8 CPX partitions")
+
+	var amd []gpu.Sample
+	for _, s := range samples {
+		if s.Device.IsAMD() {
+			amd = append(amd, s)
+			require.Equal(t, "AMD Instinct MI300X OAM", s.Device.Model)
+			require.NotNil(t, s.AMD)
+			require.False(t, s.Values.Has(f.SMActive), "no profiling fields on AMD")
+			require.Empty(t, s.XIDs)
+		} else {
+			require.Nil(t, s.AMD)
+		}
+	}
+	require.Len(t, amd, 11)
+	for i, s := range amd {
+		require.Equal(t, i, s.Device.Index, "AMD SMI's processor order")
+	}
+	cpx := amd[3:]
+	parent := cpx[0].Device.UUID
+	for k, s := range cpx {
+		require.Equal(t, parent, s.Device.AMD.ParentUUID)
+		require.Equal(t, k, s.Device.AMD.PartitionID)
+		require.Equal(t, "infer", s.Device.Pod.Name[:5])
+		require.Equal(t, 196592.0/8, mustGet(t, s, f.FBTotal))
+	}
+	require.Greater(t, mustGet(t, cpx[1], f.GPUUtil), mustGet(t, cpx[7], f.GPUUtil), "partitions' loads differ")
+	require.False(t, cpx[1].Values.Has(f.PowerUsage), "the board's power is on the first partition")
+	require.Equal(t, "0000:4e:00.5", cpx[5].Device.PCIBusID)
+
+	ecc := amd[1]
+	require.Equal(t, 1.0, mustGet(t, ecc, f.ECCDBEVolTotal))
+	require.Equal(t, []gpu.ECCBlock{{Block: "umc", Corrected: 3, Uncorrected: 1}}, ecc.AMD.ECC)
+	hot := amd[2]
+	v, ok := hot.AMD.Get(gpu.AMDViolationSocketThermal)
+	require.True(t, ok)
+	require.Equal(t, 60.0, v)
+	require.GreaterOrEqual(t, mustGet(t, hot, f.GPUTemp), 96.0)
+}
+
+func TestCPXNeedsMI300X(t *testing.T) {
+	cfg := mixedFleet()
+	cfg.Workloads[1].GPUs = "0/3"
+	require.ErrorContains(t, cfg.Check(), `workloads[1]: a cpx workload needs mi300x models, got "h100"`)
+	cfg = mixedFleet()
+	cfg.Workloads = append(cfg.Workloads, Workload{Name: "m", Kind: MIG, Instances: 3, Namespace: "x", GPUs: "0/3", Phases: []Phase{{Kind: Idle}}})
+	require.NoError(t, cfg.Check(), "a mig workload on the H100 node of a mixed fleet")
+}
+
+func mustGet(t *testing.T, s gpu.Sample, field f.Field) float64 {
+	t.Helper()
+	v, ok := s.Values.Get(field)
+	require.True(t, ok, "%s has %v", s.Device.UUID, field)
+	return v
+}
