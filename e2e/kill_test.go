@@ -113,7 +113,7 @@ func (p *prometheus) samplesByGPU(t *testing.T, span int, at time.Time, all bool
 	}
 	counts := map[string]int{}
 	for _, n := range names.Data {
-		if !all && !strings.HasPrefix(n, "hw_") && !strings.HasPrefix(n, "nvidia_") {
+		if !all && !strings.HasPrefix(n, "hw_") && !strings.HasPrefix(n, "nvidia_") && !strings.HasPrefix(n, "amd_") {
 			continue
 		}
 		for _, r := range p.query(t, fmt.Sprintf("sum by (hw_id) (count_over_time(%s[%ds]))", n, span), at) {

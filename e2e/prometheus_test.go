@@ -158,7 +158,7 @@ func (p *prometheus) samples(t *testing.T, span int, at time.Time) int {
 	}
 	total := 0
 	for _, n := range names.Data {
-		if !strings.HasPrefix(n, "hw_") && !strings.HasPrefix(n, "nvidia_") {
+		if !strings.HasPrefix(n, "hw_") && !strings.HasPrefix(n, "nvidia_") && !strings.HasPrefix(n, "amd_") {
 			continue
 		}
 		if strings.Contains(n, ":") {
@@ -267,8 +267,11 @@ func TestE2EPrometheusRemoteWrite(t *testing.T) {
 	}
 
 	// Every simulated GPU has its series.
-	if r := prom.query(t, `count(count by (hw_id) (hw_temperature_celsius))`, time.Time{}); len(r) != 1 || r[0].float(t) != 16 {
-		t.Errorf("GPUs with series: %v, want 16", r)
+	for vendor, n := range map[string]float64{"NVIDIA": 16, "AMD": 8} {
+		q := fmt.Sprintf(`count(count by (hw_id) (hw_temperature_celsius{hw_vendor=%q}))`, vendor)
+		if r := prom.query(t, q, time.Time{}); len(r) != 1 || r[0].float(t) != n {
+			t.Errorf("%s GPUs with series: %v, want %v", vendor, r, n)
+		}
 	}
 	// The verdicts agree with the injected faults.
 	for _, check := range []struct{ what, query string }{
@@ -280,6 +283,13 @@ func TestE2EPrometheusRemoteWrite(t *testing.T) {
 		{"the notebook's GPU 1/6 is idle and held", `nvidia_gpu_bottleneck_state{host_name="gpu-node-1", hw_name="gpu6", nvidia_gpu_bottleneck_class="idle", k8s_pod_name!=""} == 1`},
 		{"the training job's healthy GPU 0/0 is compute bound", `nvidia_gpu_bottleneck_state{host_name="gpu-node-0", hw_name="gpu0", nvidia_gpu_bottleneck_class="compute_bound"} == 1`},
 		{"the healthy GPU 0/0 is no straggler", `nvidia_gpu_straggler_state{host_name="gpu-node-0", hw_name="gpu0"} == 0`},
+		// The AMD node, read and judged the same way.
+		// No AMD straggler: without SM activity a straggler is told by its
+		// step time, which the simulated fleet does not report.
+		{"AMD 2/6 has a straggler score", `nvidia_gpu_straggler_score_ratio{host_name="gpu-node-2", hw_name="gpu6", hw_vendor="AMD"}`},
+		{"AMD 2/2 is thermally throttled", `nvidia_gpu_bottleneck_state{host_name="gpu-node-2", hw_name="gpu2", hw_vendor="AMD", nvidia_gpu_bottleneck_class="throttled"} == 1`},
+		{"AMD 2/2's thermal violation is there", `amd_gpu_violation_residency_ratio{host_name="gpu-node-2", hw_name="gpu2", amd_gpu_violation_reason="socket_thermal"} > 0`},
+		{"AMD 2/0 is priced", `nvidia_gpu_cost_total{host_name="gpu-node-2", hw_name="gpu0", hw_vendor="AMD", nvidia_gpu_usage_state="used"} > 0`},
 	} {
 		if r := prom.query(t, check.query, time.Time{}); len(r) != 1 {
 			t.Errorf("%s: %s returned %d series", check.what, check.query, len(r))
@@ -356,6 +366,38 @@ func checkDashboards(t *testing.T, prom *prometheus) {
 		}
 	}
 	t.Logf("%d dashboard queries returned data", panels)
+
+	// The same dashboards with the vendor variable at AMD: every panel that
+	// is not NVIDIA's alone answers for the AMD GPUs too, except those that
+	// show a state the AMD node is not in (no idle GPU, no firing alert, no
+	// straggler).
+	notOnAMD := regexp.MustCompile(`\(NVIDIA( with profiling only)?\)|[Ii]dle|[Ff]iring|funnel|Waiting|wasting|Wasted|GPU spend|Stragglers now`)
+	amd := 0
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		var d struct {
+			Panels []struct {
+				Title   string
+				Targets []struct{ Expr string }
+			}
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, p := range d.Panels {
+			if notOnAMD.MatchString(p.Title) {
+				continue
+			}
+			for _, tg := range p.Targets {
+				expr := strings.NewReplacer("$vendor", "AMD", "$model", ".*").Replace(tg.Expr)
+				if r := prom.query(t, expr, time.Time{}); len(r) == 0 {
+					t.Errorf("%s: panel %q with vendor AMD: %s returned no data", filepath.Base(f), p.Title, expr)
+				}
+				amd++
+			}
+		}
+	}
+	t.Logf("%d dashboard queries returned AMD data", amd)
 }
 
 // nvidiaDashboardQueries are the queries of NVIDIA's standard DCGM exporter
