@@ -73,7 +73,7 @@ func TestE2EMakeRun(t *testing.T) {
 		t.Logf("make run's first 15 s:\n%s", out)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	banner := "otelcol-gpu on 24 simulated GPUs, 16 NVIDIA and 8 AMD. Metrics: http://127.0.0.1:9400/metrics. Log: alerts and stragglers as they happen, a fleet summary within 10 s, then every 30 s."
+	banner := "otelcol-gpu on 24 simulated GPUs (16 NVIDIA, 8 AMD), 34 devices with MIG instances and partitions. Metrics: http://127.0.0.1:9400/metrics. Log: alerts and stragglers as they happen, a fleet summary within 10 s, then every 30 s."
 	if lines[0] != banner {
 		t.Errorf("first line %q, want the banner %q", lines[0], banner)
 	}
