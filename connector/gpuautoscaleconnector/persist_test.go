@@ -6,12 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector/connectortest"
-	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -20,28 +17,15 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/storagetest"
 )
-
-type storageHost struct {
-	exts map[component.ID]component.Component
-}
-
-func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
 
 var storageID = component.MustNewIDWithName("file_storage", "autoscale")
 
 // startFileStorage starts the real file_storage extension on dir, as a
 // collector does at every start.
-func startFileStorage(t *testing.T, dir string) (storageHost, func()) {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	ext, err := f.Create(context.Background(), extension.Settings{ID: storageID, TelemetrySettings: componenttest.NewNopTelemetrySettings()}, cfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-	return storageHost{exts: map[component.ID]component.Component{storageID: ext}},
-		func() { require.NoError(t, ext.Shutdown(context.Background())) }
+func startFileStorage(t *testing.T, dir string) (storagetest.Host, func()) {
+	return storagetest.FileStorage(t, storageID, dir)
 }
 
 // vllmBatch is what k8s_attributes-enriched vLLM pods of the serving/llm
@@ -138,7 +122,7 @@ func TestServingStorageMisconfigured(t *testing.T) {
 	cfg.Storage = &missing
 	a, err := newAutoscaler(cfg, connectortest.NewNopSettings(metadata.Type))
 	require.NoError(t, err)
-	require.EqualError(t, a.Start(context.Background(), storageHost{}),
+	require.EqualError(t, a.Start(context.Background(), storagetest.Host{}),
 		`storage: extension "file_storage/missing" not found; add it under extensions and to service::extensions`)
 
 	dir := t.TempDir()
@@ -147,7 +131,7 @@ func TestServingStorageMisconfigured(t *testing.T) {
 	ctx := context.Background()
 	cfg.Storage = &storageID
 	set := connectortest.NewNopSettings(metadata.Type)
-	client, err := host.exts[storageID].(storage.Extension).GetClient(ctx, component.KindConnector, set.ID, "")
+	client, err := host[storageID].(storage.Extension).GetClient(ctx, component.KindConnector, set.ID, "")
 	require.NoError(t, err)
 	require.NoError(t, client.Set(ctx, "serving/serving/Deployment/llm", []byte(`{"v":1,"capacity":-5}`)))
 	require.NoError(t, client.Close(ctx))

@@ -5,41 +5,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/storagetest"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
-
-// storageHost is a collector host with one storage extension.
-type storageHost struct {
-	exts map[component.ID]component.Component
-}
-
-func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
 
 var storageID = component.MustNewIDWithName("file_storage", "analyzer")
 
 // startFileStorage starts the real file_storage extension on dir, as a
 // collector does at every start.
-func startFileStorage(t *testing.T, dir string) (storageHost, func()) {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	ext, err := f.Create(context.Background(), extension.Settings{ID: storageID, TelemetrySettings: componenttest.NewNopTelemetrySettings()}, cfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-	return storageHost{exts: map[component.ID]component.Component{storageID: ext}},
-		func() { require.NoError(t, ext.Shutdown(context.Background())) }
+func startFileStorage(t *testing.T, dir string) (storagetest.Host, func()) {
+	return storagetest.FileStorage(t, storageID, dir)
 }
 
 // notebook is a fleet of one GPU held by a pod and left idle.
@@ -186,7 +170,7 @@ func TestStorageErrors(t *testing.T) {
 	require.EqualError(t, p.Start(context.Background(), componenttest.NewNopHost()),
 		`storage: extension "file_storage/missing" not found; add it under extensions and to service::extensions`)
 
-	notStorage := storageHost{exts: map[component.ID]component.Component{missing: plainExtension{}}}
+	notStorage := storagetest.Host{missing: plainExtension{}}
 	require.EqualError(t, p.Start(context.Background(), notStorage),
 		`storage: extension "file_storage/missing" is not a storage extension`)
 }

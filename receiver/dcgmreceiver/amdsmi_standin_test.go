@@ -11,14 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -26,6 +23,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/storagetest"
 )
 
 const (
@@ -282,14 +280,6 @@ func TestAMDSMIPodAttribution(t *testing.T) {
 	require.NotContains(t, devs[amdCPX0].Resource().Attributes().AsRaw(), "k8s.pod.name")
 }
 
-// storageHost is a collector host with one storage extension.
-type storageHost struct {
-	statusHost
-	exts map[component.ID]component.Component
-}
-
-func (h *storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
-
 // TestAMDSMICursorSurvivesRestart restarts the receiver over the real
 // file_storage extension: CPER records read before the restart are not
 // counted again after it.
@@ -299,13 +289,7 @@ func TestAMDSMICursorSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	id := component.MustNewIDWithName("file_storage", "amd")
 	run := func(scrapes func(s *gpuScraper)) {
-		f := filestorage.NewFactory()
-		cfg := f.CreateDefaultConfig().(*filestorage.Config)
-		cfg.Directory = dir
-		ext, err := f.Create(context.Background(), extension.Settings{ID: id, TelemetrySettings: componenttest.NewNopTelemetrySettings()}, cfg)
-		require.NoError(t, err)
-		require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-		host := &storageHost{exts: map[component.ID]component.Component{id: ext}}
+		host, stop := storagetest.FileStorage(t, id, dir)
 		cfgR := createDefaultConfig().(*Config)
 		cfgR.Backend, cfgR.AMDSMI = BackendAMDSMI, AMDSMIConfig{LibraryPath: lib, Storage: &id}
 		set := receivertest.NewNopSettings(metadata.Type)
@@ -314,7 +298,7 @@ func TestAMDSMICursorSurvivesRestart(t *testing.T) {
 		require.NoError(t, s.start(context.Background(), host))
 		scrapes(s)
 		require.NoError(t, s.shutdown(context.Background()))
-		require.NoError(t, ext.Shutdown(context.Background()))
+		stop()
 	}
 	records := func(s *gpuScraper) int64 {
 		var n int64
