@@ -22,21 +22,21 @@ func (h Host) GetExtensions() map[component.ID]component.Component { return h }
 
 // FileStorage starts file_storage named id on dir and returns a host that
 // holds it, and the function that shuts it down.
-func FileStorage(t testing.TB, id component.ID, dir string) (Host, func()) {
-	t.Helper()
+func FileStorage(tb testing.TB, id component.ID, dir string) (Host, func()) {
+	tb.Helper()
 	f := filestorage.NewFactory()
 	cfg := f.CreateDefaultConfig().(*filestorage.Config)
 	cfg.Directory = dir
 	ext, err := f.Create(context.Background(), extension.Settings{ID: id, TelemetrySettings: componenttest.NewNopTelemetrySettings()}, cfg)
 	if err != nil {
-		t.Fatalf("file_storage: %v", err)
+		tb.Fatalf("file_storage: %v", err)
 	}
 	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatalf("file_storage: %v", err)
+		tb.Fatalf("file_storage: %v", err)
 	}
 	return Host{id: ext}, func() {
 		if err := ext.Shutdown(context.Background()); err != nil {
-			t.Errorf("file_storage: %v", err)
+			tb.Errorf("file_storage: %v", err)
 		}
 	}
 }
