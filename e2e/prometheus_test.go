@@ -330,14 +330,17 @@ func TestE2EPrometheusRemoteWrite(t *testing.T) {
 	checkDCGMExporterDashboard(t, prom)
 }
 
-// checkDashboards runs every panel query of every dashboard in
-// examples/grafana, its variables at All, and requires data.
-func checkDashboards(t *testing.T, prom *prometheus) {
+// panelQuery is one query of a dashboard panel.
+type panelQuery struct{ file, title, expr string }
+
+// dashboardQueries reads every panel query of the dashboards in
+// examples/grafana.
+func dashboardQueries(t *testing.T) []panelQuery {
 	files, _ := filepath.Glob(filepath.Join("..", "examples", "grafana", "*.json"))
 	if len(files) < 4 {
 		t.Fatalf("found %d dashboards", len(files))
 	}
-	panels := 0
+	var out []panelQuery
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -354,48 +357,43 @@ func checkDashboards(t *testing.T, prom *prometheus) {
 		}
 		for _, p := range d.Panels {
 			for _, tg := range p.Targets {
-				panels++
-				// The vendor and model variables at All, as Grafana
-				// expands them (allValue .*): an NVIDIA-only fleet, and
-				// series without the labels, still answer.
-				expr := strings.NewReplacer("$vendor", ".*", "$model", ".*").Replace(tg.Expr)
-				if r := prom.query(t, expr, time.Time{}); len(r) == 0 {
-					t.Errorf("%s: panel %q: %s returned no data", filepath.Base(f), p.Title, tg.Expr)
-				}
+				out = append(out, panelQuery{filepath.Base(f), p.Title, tg.Expr})
 			}
 		}
 	}
-	t.Logf("%d dashboard queries returned data", panels)
+	return out
+}
 
-	// The same dashboards with the vendor variable at AMD: every panel that
-	// is not NVIDIA's alone answers for the AMD GPUs too, except those that
-	// show a state the AMD node is not in (no idle GPU, no firing alert, no
-	// straggler).
+// checkDashboards runs every panel query of every dashboard in
+// examples/grafana, its variables at All, and requires data; then with the
+// vendor variable at AMD.
+func checkDashboards(t *testing.T, prom *prometheus) {
+	queries := dashboardQueries(t)
+	for _, q := range queries {
+		// The vendor and model variables at All, as Grafana expands them
+		// (allValue .*): an NVIDIA-only fleet, and series without the
+		// labels, still answer.
+		expr := strings.NewReplacer("$vendor", ".*", "$model", ".*").Replace(q.expr)
+		if r := prom.query(t, expr, time.Time{}); len(r) == 0 {
+			t.Errorf("%s: panel %q: %s returned no data", q.file, q.title, q.expr)
+		}
+	}
+	t.Logf("%d dashboard queries returned data", len(queries))
+
+	// With the vendor variable at AMD: every panel that is not NVIDIA's
+	// alone answers for the AMD GPUs too, except those that show a state
+	// the AMD node is not in (no idle GPU, no firing alert, no straggler).
 	notOnAMD := regexp.MustCompile(`\(NVIDIA( with profiling only)?\)|[Ii]dle|[Ff]iring|funnel|Waiting|wasting|Wasted|GPU spend|Stragglers now`)
 	amd := 0
-	for _, f := range files {
-		raw, _ := os.ReadFile(f)
-		var d struct {
-			Panels []struct {
-				Title   string
-				Targets []struct{ Expr string }
-			}
+	for _, q := range queries {
+		if notOnAMD.MatchString(q.title) {
+			continue
 		}
-		if err := json.Unmarshal(raw, &d); err != nil {
-			t.Fatalf("%s: %v", f, err)
+		expr := strings.NewReplacer("$vendor", "AMD", "$model", ".*").Replace(q.expr)
+		if r := prom.query(t, expr, time.Time{}); len(r) == 0 {
+			t.Errorf("%s: panel %q with vendor AMD: %s returned no data", q.file, q.title, expr)
 		}
-		for _, p := range d.Panels {
-			if notOnAMD.MatchString(p.Title) {
-				continue
-			}
-			for _, tg := range p.Targets {
-				expr := strings.NewReplacer("$vendor", "AMD", "$model", ".*").Replace(tg.Expr)
-				if r := prom.query(t, expr, time.Time{}); len(r) == 0 {
-					t.Errorf("%s: panel %q with vendor AMD: %s returned no data", filepath.Base(f), p.Title, expr)
-				}
-				amd++
-			}
-		}
+		amd++
 	}
 	t.Logf("%d dashboard queries returned AMD data", amd)
 }
