@@ -40,12 +40,18 @@ const (
 	// AmdGPUViolationResidency (receiver/dcgmreceiver): Fraction of time the GPU was held back, per reason (amdsmi_get_violation_status, per_* percentages).
 	AmdGPUViolationResidency     = "amd.gpu.violation.residency"
 	AmdGPUViolationResidencyUnit = "1"
-	// AmdGPUXgmiBandwidth (receiver/dcgmreceiver): The most an XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth).
+	// AmdGPUXgmiBandwidth (receiver/dcgmreceiver): The most the GPU's XGMI links together can carry each way (amdsmi_get_link_metrics, max_bandwidth summed over the links).
 	AmdGPUXgmiBandwidth     = "amd.gpu.xgmi.bandwidth"
 	AmdGPUXgmiBandwidthUnit = "By/s"
-	// AmdGPUXgmiIO (receiver/dcgmreceiver): Bytes moved over an XGMI link (amdsmi_get_link_metrics, read and write).
+	// AmdGPUXgmiIO (receiver/dcgmreceiver): Bytes moved over the GPU's XGMI links together (amdsmi_get_link_metrics, read and write summed over the links), as nvidia.gpu.nvlink.io is for NVLink.
 	AmdGPUXgmiIO     = "amd.gpu.xgmi.io"
 	AmdGPUXgmiIOUnit = "By"
+	// AmdGPUXgmiLinkBandwidth (receiver/dcgmreceiver): The most one XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth). Off by default; amd.gpu.xgmi.bandwidth is the links' sum.
+	AmdGPUXgmiLinkBandwidth     = "amd.gpu.xgmi.link.bandwidth"
+	AmdGPUXgmiLinkBandwidthUnit = "By/s"
+	// AmdGPUXgmiLinkIO (receiver/dcgmreceiver): Bytes moved over one XGMI link (amdsmi_get_link_metrics, read and write). Off by default, as seven links make fourteen series per GPU; amd.gpu.xgmi.io is their sum.
+	AmdGPUXgmiLinkIO     = "amd.gpu.xgmi.link.io"
+	AmdGPUXgmiLinkIOUnit = "By"
 	// GPUAutoscaleActions (connector/gpuautoscaleconnector): Scale actions written, by direction.
 	GPUAutoscaleActions     = "gpu.autoscale.actions"
 	GPUAutoscaleActionsUnit = "{action}"
@@ -418,6 +424,8 @@ var Metrics = [...]Metric{
 	{AmdGPUViolationResidency, AmdGPUViolationResidencyUnit, "receiver/dcgmreceiver"},
 	{AmdGPUXgmiBandwidth, AmdGPUXgmiBandwidthUnit, "receiver/dcgmreceiver"},
 	{AmdGPUXgmiIO, AmdGPUXgmiIOUnit, "receiver/dcgmreceiver"},
+	{AmdGPUXgmiLinkBandwidth, AmdGPUXgmiLinkBandwidthUnit, "receiver/dcgmreceiver"},
+	{AmdGPUXgmiLinkIO, AmdGPUXgmiLinkIOUnit, "receiver/dcgmreceiver"},
 	{GPUAutoscaleActions, GPUAutoscaleActionsUnit, "connector/gpuautoscaleconnector"},
 	{GPUAutoscaleDecision, GPUAutoscaleDecisionUnit, "connector/gpuautoscaleconnector"},
 	{GPUAutoscaleMetricForecast, GPUAutoscaleMetricForecastUnit, "connector/gpuautoscaleconnector"},

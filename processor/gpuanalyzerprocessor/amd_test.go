@@ -26,6 +26,9 @@ type amdGPU struct {
 	// on linkBW-each-way links (7 on an MI300X in an 8-GPU hive).
 	xgmiRate, linkBW float64
 	links            int
+	// perLink reports XGMI per link, as traces recorded before the
+	// receiver summed the links do; otherwise summed, as it now does.
+	perLink bool
 	// violation residency by reason
 	violation map[string]float64
 	// counters as functions of the second, for faults
@@ -65,13 +68,22 @@ func (g amdGPU) metrics(ts, start pcommon.Timestamp, i int) pmetric.Metrics {
 	}
 	point(metricnames.AmdGPUUmcActivity, g.umc, false)
 	point(metricnames.AmdGPUMmActivity, 0, false)
-	for l := range g.links {
-		for _, dir := range []string{metricnames.AttrNetworkIODirectionTransmit, metricnames.AttrNetworkIODirectionReceive} {
-			dp := point(metricnames.AmdGPUXgmiIO, g.xgmiRate/float64(2*g.links)*float64(i), true)
-			dp.Attributes().PutStr(metricnames.AttrNetworkIODirection, dir)
-			dp.Attributes().PutInt(metricnames.AttrAmdGPUXgmiLink, int64(l))
+	switch {
+	case g.links == 0:
+	case g.perLink:
+		for l := range g.links {
+			for _, dir := range []string{metricnames.AttrNetworkIODirectionTransmit, metricnames.AttrNetworkIODirectionReceive} {
+				dp := point(metricnames.AmdGPUXgmiIO, g.xgmiRate/float64(2*g.links)*float64(i), true)
+				dp.Attributes().PutStr(metricnames.AttrNetworkIODirection, dir)
+				dp.Attributes().PutInt(metricnames.AttrAmdGPUXgmiLink, int64(l))
+			}
+			point(metricnames.AmdGPUXgmiBandwidth, g.linkBW, false).Attributes().PutInt(metricnames.AttrAmdGPUXgmiLink, int64(l))
 		}
-		point(metricnames.AmdGPUXgmiBandwidth, g.linkBW, false).Attributes().PutInt(metricnames.AttrAmdGPUXgmiLink, int64(l))
+	default:
+		for _, dir := range []string{metricnames.AttrNetworkIODirectionTransmit, metricnames.AttrNetworkIODirectionReceive} {
+			point(metricnames.AmdGPUXgmiIO, g.xgmiRate/2*float64(i), true).Attributes().PutStr(metricnames.AttrNetworkIODirection, dir)
+		}
+		point(metricnames.AmdGPUXgmiBandwidth, g.linkBW*float64(g.links), false)
 	}
 	for reason, v := range g.violation {
 		point(metricnames.AmdGPUViolationResidency, v, false).Attributes().PutStr(metricnames.AttrAmdGPUViolationReason, reason)
@@ -135,6 +147,8 @@ func TestAMDRules(t *testing.T) {
 		{"busy at a fifth of 750 W waits", amdGPU{model: mi300x, gfx: 1, watts: 150, umc: 0.05}, "launch_bound", "use_cuda_graphs"},
 		{"working, memory traffic", amdGPU{model: mi300x, gfx: 0.95, watts: 650, umc: 0.85}, "memory_bound", "reduce_memory_traffic"},
 		{"working over XGMI", amdGPU{model: mi300x, gfx: 0.9, watts: 500, umc: 0.3, links: hive, linkBW: linkBW, xgmiRate: 0.3 * 2 * hive * linkBW}, "communication_bound", "overlap_communication"},
+		{"working over XGMI, recorded per link", amdGPU{model: mi300x, gfx: 0.9, watts: 500, umc: 0.3, links: hive, linkBW: linkBW, xgmiRate: 0.3 * 2 * hive * linkBW, perLink: true}, "communication_bound", "overlap_communication"},
+		{"working, little XGMI, recorded per link", amdGPU{model: mi300x, gfx: 0.97, watts: 680, umc: 0.3, links: hive, linkBW: linkBW, xgmiRate: 0.01 * 2 * hive * linkBW, perLink: true}, "unknown", ""},
 		{"working, nothing says what bounds it", amdGPU{model: mi300x, gfx: 0.97, watts: 680, umc: 0.3, links: hive, linkBW: linkBW, xgmiRate: 0.01 * 2 * hive * linkBW}, "unknown", ""},
 		{"held by HBM temperature", amdGPU{model: mi300x, gfx: 0.97, watts: 600, umc: 0.4, violation: map[string]float64{"hbm_thermal": 0.8, "power": 0.1}}, "throttled", "check_cooling_or_power"},
 		{"at its power cap is not throttled", amdGPU{model: mi300x, gfx: 0.97, watts: 745, umc: 0.4, violation: map[string]float64{"power": 0.9, "socket_thermal": 0}}, "unknown", ""},

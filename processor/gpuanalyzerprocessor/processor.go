@@ -429,7 +429,8 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 	case metricnames.AmdGPUUmcActivity:
 		ok = ratio(&s.UMCActive, analysis.HasUMCActive)
 	case metricnames.AmdGPUXgmiIO:
-		// Every link, both directions, as NVLink's.
+		// Both directions, as NVLink's; a trace recorded before the
+		// links were summed has a point per link, which add up the same.
 		if ok = in(0, math.MaxFloat64); ok {
 			if s.Has&analysis.HasXGMI == 0 {
 				s.XGMI = analysis.Counter{Start: int64(dp.StartTimestamp())}
@@ -438,7 +439,8 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 			s.Has |= analysis.HasXGMI
 		}
 	case metricnames.AmdGPUXgmiBandwidth:
-		// Each way: the links carry twice this, sending and receiving.
+		// Each way, all links (or per link in an older trace, summed
+		// here): the links carry twice this, sending and receiving.
 		if ok = in(0, math.MaxFloat64); ok {
 			s.XGMICapacity += 2 * v
 		}

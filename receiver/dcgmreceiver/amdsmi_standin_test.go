@@ -140,11 +140,13 @@ func TestAMDSMIStandin(t *testing.T) {
 	require.Equal(t, int64(196592)<<20, point(t, spx, "hw.gpu.memory.limit", nil).IntValue())
 	require.Equal(t, 2.1e9, num(point(t, spx, "amd.gpu.clock.frequency", map[string]any{"amd.gpu.clock": "gfx"})))
 	require.Equal(t, 0.2, num(point(t, spx, "amd.gpu.violation.residency", map[string]any{"amd.gpu.violation.reason": "power"})))
-	require.Equal(t, 512e9/8, num(point(t, spx, "amd.gpu.xgmi.bandwidth", map[string]any{"amd.gpu.xgmi.link": int64(0)})))
+	require.Equal(t, 7*512e9/8, num(point(t, spx, "amd.gpu.xgmi.bandwidth", nil)), "seven links' sum")
+	_, ok := metric(spx, "amd.gpu.xgmi.link.io")
+	require.False(t, ok, "per link only when asked")
 	require.Equal(t, int64(2), point(t, spx, "amd.gpu.bad_pages", map[string]any{"amd.gpu.bad_page.status": "reserved"}).IntValue())
 	require.Equal(t, int64(2), point(t, spx, "amd.gpu.cper.records", map[string]any{"amd.gpu.cper.severity": "nonfatal_corrected", "amd.gpu.afid": int64(30)}).IntValue())
 	require.Equal(t, int64(1), point(t, spx, "amd.gpu.cper.records", map[string]any{"amd.gpu.cper.severity": "nonfatal_uncorrected", "amd.gpu.afid": int64(13)}).IntValue())
-	_, ok := metric(spx, "nvidia.gpu.graphics_engine.active")
+	_, ok = metric(spx, "nvidia.gpu.graphics_engine.active")
 	require.False(t, ok, "no NVIDIA fallback on an AMD GPU")
 	_, ok = metric(spx, "nvidia.gpu.xid.errors")
 	require.False(t, ok)
@@ -178,7 +180,7 @@ func TestAMDSMIStandin(t *testing.T) {
 	require.Equal(t, int64(2), point(t, spx, "amd.gpu.ecc.errors", map[string]any{"error.type": "uncorrected", "amd.gpu.ras.block": "umc"}).IntValue())
 	require.Equal(t, int64(1), point(t, spx, "amd.gpu.cper.records", map[string]any{"amd.gpu.cper.severity": "fatal", "amd.gpu.afid": int64(6)}).IntValue())
 	require.Equal(t, int64(2), point(t, spx, "amd.gpu.cper.records", map[string]any{"amd.gpu.cper.severity": "nonfatal_corrected", "amd.gpu.afid": int64(30)}).IntValue(), "counted once")
-	require.Positive(t, point(t, spx, "amd.gpu.xgmi.io", map[string]any{"amd.gpu.xgmi.link": int64(1), "network.io.direction": "receive"}).IntValue())
+	require.Positive(t, point(t, spx, "amd.gpu.xgmi.io", map[string]any{"network.io.direction": "receive"}).IntValue())
 	require.Positive(t, num(point(t, spx, "hw.energy", nil)))
 
 	// The MI250 disappears: the scrape reports nothing and a recoverable
@@ -199,13 +201,52 @@ func TestAMDSMIStandin(t *testing.T) {
 	require.Equal(t, componentstatus.StatusOK, host.last().Status())
 }
 
+// TestAMDSMIXGMIPerLink checks that the XGMI sums, on by default, are the
+// per-link series' sums, and that each link keeps its own count.
+func TestAMDSMIXGMIPerLink(t *testing.T) {
+	lib, _ := amdStandin(t, amdFleet())
+	s := newAMDScraper(t, lib, &statusHost{}, func(cfg *Config) {
+		cfg.Metrics.AmdGpuXgmiLinkIo.Enabled = true
+		cfg.Metrics.AmdGpuXgmiLinkBandwidth.Enabled = true
+	})
+	scrapeAt(t, s, 0)
+	spx := byDevice(t, scrapeAt(t, s, 3))[amdSPX]
+	for _, dir := range []string{"receive", "transmit"} {
+		var links int64
+		perLink := map[int64]int64{}
+		m, ok := metric(spx, "amd.gpu.xgmi.link.io")
+		require.True(t, ok)
+		dps := m.Sum().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			attrs := dps.At(i).Attributes().AsRaw()
+			if attrs["network.io.direction"] == dir {
+				links += dps.At(i).IntValue()
+				perLink[attrs["amd.gpu.xgmi.link"].(int64)] = dps.At(i).IntValue()
+			}
+		}
+		require.Len(t, perLink, 7, "an MI300X's seven links, %s", dir)
+		require.Positive(t, links)
+		require.Equal(t, links, point(t, spx, "amd.gpu.xgmi.io", map[string]any{"network.io.direction": dir}).IntValue(), dir)
+	}
+	var bw float64
+	m, _ := metric(spx, "amd.gpu.xgmi.link.bandwidth")
+	for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
+		bw += m.Gauge().DataPoints().At(i).DoubleValue()
+	}
+	require.Equal(t, bw, num(point(t, spx, "amd.gpu.xgmi.bandwidth", nil)))
+}
+
 // TestAMDSMIEveryMetric is the sibling of TestNeededFieldsKeepEveryMetric
 // for the amd.gpu.* metrics, which come from AMD SMI and not from DCGM
 // fields: the stand-in's node, through the real cgo path, produces every
 // one of them.
 func TestAMDSMIEveryMetric(t *testing.T) {
 	lib, _ := amdStandin(t, amdFleet())
-	s := newAMDScraper(t, lib, &statusHost{}, nil)
+	s := newAMDScraper(t, lib, &statusHost{}, func(cfg *Config) {
+		// The per-link XGMI metrics are off by default.
+		cfg.Metrics.AmdGpuXgmiLinkIo.Enabled = true
+		cfg.Metrics.AmdGpuXgmiLinkBandwidth.Enabled = true
+	})
 	scrapeAt(t, s, 0)
 	md := scrapeAt(t, s, 1)
 	seen := map[string]bool{}

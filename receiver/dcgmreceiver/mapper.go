@@ -36,6 +36,9 @@ type mapper struct {
 	processes bool
 	// groups is the scratch of appendProcesses.
 	groups []procGroup
+	// xgmiPerLink is set when a per-link XGMI metric is enabled: only then
+	// are the links' own counters kept.
+	xgmiPerLink bool
 }
 
 // newMapper returns a mapper for the given metric settings and naming mode
@@ -49,6 +52,8 @@ func newMapper(mbc metadata.MetricsBuilderConfig, naming string, set receiver.Se
 		devices: make(map[string]*counterState),
 		out:     pmetric.NewMetrics(),
 		ttl:     10 * time.Minute,
+
+		xgmiPerLink: mbc.Metrics.AmdGpuXgmiLinkIo.Enabled || mbc.Metrics.AmdGpuXgmiLinkBandwidth.Enabled,
 	}
 }
 

@@ -11,12 +11,13 @@ import (
 )
 
 // amdCounters are an AMD GPU's cumulative counters: ECC counts per RAS
-// block (corrected, uncorrected, deferred), XGMI traffic per link
-// (received, transmitted), PCIe replays.
+// block (corrected, uncorrected, deferred), XGMI traffic over all links
+// and, when asked for, per link (received, transmitted), PCIe replays.
 type amdCounters struct {
-	ecc     map[string]*[3]sourceCounter
-	xgmi    [][2]sourceCounter
-	replays sourceCounter
+	ecc      map[string]*[3]sourceCounter
+	xgmi     [2]sourceCounter
+	xgmiLink [][2]sourceCounter
+	replays  sourceCounter
 }
 
 // cperKey is a CPER severity and AFID, which amd.gpu.cper.records counts.
@@ -129,16 +130,8 @@ func (m *mapper) recordAMD(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp
 	if v, ok := a.Get(gpu.AMDBadPageThreshold); ok {
 		mb.RecordAmdGpuBadPagesThresholdDataPoint(ts, int64(v))
 	}
-	for _, l := range a.Links {
-		idx := int64(l.Index)
-		c := cs.xgmiCounters(l.Index)
-		rd := cs.amdCount(&c[0], float64(l.ReadKB)*1024, ts)
-		wr := cs.amdCount(&c[1], float64(l.WriteKB)*1024, ts)
-		mb.RecordAmdGpuXgmiIoDataPoint(ts, int64(rd), metadata.AttributeNetworkIoDirectionReceive, idx)
-		mb.RecordAmdGpuXgmiIoDataPoint(ts, int64(wr), metadata.AttributeNetworkIoDirectionTransmit, idx)
-		if l.MaxBandwidthGbps > 0 {
-			mb.RecordAmdGpuXgmiBandwidthDataPoint(ts, l.MaxBandwidthGbps*1e9/8, idx)
-		}
+	if len(a.Links) > 0 {
+		m.recordXGMI(a.Links, cs, ts)
 	}
 	if v, ok := a.Get(gpu.AMDPCIeReplays); ok {
 		mb.RecordAmdGpuPcieReplaysDataPoint(ts, int64(cs.amdCount(&cs.amd.replays, v, ts)))
@@ -161,6 +154,43 @@ func (m *mapper) recordAMD(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp
 		})
 		for _, k := range keys {
 			mb.RecordAmdGpuCperRecordsDataPoint(ts, cs.cper[k], cperSeverities[k.severity], int64(k.afid))
+		}
+	}
+}
+
+// recordXGMI records the XGMI links' traffic and bandwidth summed over
+// the links, as NVLink's traffic is one figure per direction; and per
+// link when a per-link metric is enabled. The sums are what the analyzer
+// reads (traffic against bandwidth), and per link an MI300X's seven links
+// would make 21 series per GPU, more than half of the rest together.
+func (m *mapper) recordXGMI(links []gpu.XGMILink, cs *counterState, ts pcommon.Timestamp) {
+	var rd, wr uint64
+	var bw float64
+	for _, l := range links {
+		rd += l.ReadKB
+		wr += l.WriteKB
+		bw += l.MaxBandwidthGbps
+	}
+	// Summed, a link's reset shows as the sum going back, which restarts
+	// the sum's count: its rate is lost for one interval, never doubled.
+	mb := m.mb
+	mb.RecordAmdGpuXgmiIoDataPoint(ts, int64(cs.amdCount(&cs.amd.xgmi[0], float64(rd)*1024, ts)), metadata.AttributeNetworkIoDirectionReceive)
+	mb.RecordAmdGpuXgmiIoDataPoint(ts, int64(cs.amdCount(&cs.amd.xgmi[1], float64(wr)*1024, ts)), metadata.AttributeNetworkIoDirectionTransmit)
+	if bw > 0 {
+		mb.RecordAmdGpuXgmiBandwidthDataPoint(ts, bw*1e9/8)
+	}
+	if !m.xgmiPerLink {
+		return
+	}
+	for _, l := range links {
+		idx := int64(l.Index)
+		c := cs.xgmiLinkCounters(l.Index)
+		lrd := cs.amdCount(&c[0], float64(l.ReadKB)*1024, ts)
+		lwr := cs.amdCount(&c[1], float64(l.WriteKB)*1024, ts)
+		mb.RecordAmdGpuXgmiLinkIoDataPoint(ts, int64(lrd), metadata.AttributeNetworkIoDirectionReceive, idx)
+		mb.RecordAmdGpuXgmiLinkIoDataPoint(ts, int64(lwr), metadata.AttributeNetworkIoDirectionTransmit, idx)
+		if l.MaxBandwidthGbps > 0 {
+			mb.RecordAmdGpuXgmiLinkBandwidthDataPoint(ts, l.MaxBandwidthGbps*1e9/8, idx)
 		}
 	}
 }
@@ -202,12 +232,12 @@ func (cs *counterState) eccCounters(block string) *[3]sourceCounter {
 	return c
 }
 
-// xgmiCounters returns the counters of an XGMI link.
-func (cs *counterState) xgmiCounters(link int) *[2]sourceCounter {
-	for len(cs.amd.xgmi) <= link {
-		cs.amd.xgmi = append(cs.amd.xgmi, [2]sourceCounter{})
+// xgmiLinkCounters returns the counters of an XGMI link.
+func (cs *counterState) xgmiLinkCounters(link int) *[2]sourceCounter {
+	for len(cs.amd.xgmiLink) <= link {
+		cs.amd.xgmiLink = append(cs.amd.xgmiLink, [2]sourceCounter{})
 	}
-	return &cs.amd.xgmi[link]
+	return &cs.amd.xgmiLink[link]
 }
 
 // countCPER adds CPER records to the counts per severity and AFID; a
@@ -252,13 +282,11 @@ func (cs *counterState) amdStartOf(metric string, attrs pcommon.Map) (pcommon.Ti
 			}
 		}
 	case metricnames.AmdGPUXgmiIO:
+		c = &cs.amd.xgmi[xgmiDirection(attrs)]
+	case metricnames.AmdGPUXgmiLinkIO:
 		link, _ := attrs.Get(metricnames.AttrAmdGPUXgmiLink)
-		dir, _ := attrs.Get(metricnames.AttrNetworkIODirection)
-		if i := int(link.Int()); i >= 0 && i < len(cs.amd.xgmi) {
-			c = &cs.amd.xgmi[i][0]
-			if dir.Str() == metadata.AttributeNetworkIoDirectionTransmit.String() {
-				c = &cs.amd.xgmi[i][1]
-			}
+		if i := int(link.Int()); i >= 0 && i < len(cs.amd.xgmiLink) {
+			c = &cs.amd.xgmiLink[i][xgmiDirection(attrs)]
 		}
 	case metricnames.AmdGPUPCIeReplays:
 		c = &cs.amd.replays
@@ -269,4 +297,13 @@ func (cs *counterState) amdStartOf(metric string, attrs pcommon.Map) (pcommon.Ti
 		return c.start, true
 	}
 	return cs.epochStart, true
+}
+
+// xgmiDirection is the index of an XGMI data point's counter: 0 received,
+// 1 transmitted.
+func xgmiDirection(attrs pcommon.Map) int {
+	if dir, _ := attrs.Get(metricnames.AttrNetworkIODirection); dir.Str() == metadata.AttributeNetworkIoDirectionTransmit.String() {
+		return 1
+	}
+	return 0
 }

@@ -73,7 +73,7 @@ func (v *vendorsResult) markdown(w func(format string, args ...any)) {
 	w("| DCGM (`backend: dcgm`, H100s) | %.1f µs | %.0f | %.0f ns |", d/1e3, v.dcgmPoints, d/v.dcgmPoints)
 	w("| AMD SMI (`backend: amdsmi`, MI300Xs) | %.1f µs | %.0f | %.0f ns |", a/1e3, v.amdPoints, a/v.amdPoints)
 	w("")
-	w("AMD SMI / DCGM per GPU: %.2f× (target ≤ 1×: %s). An MI300X reports more series than an H100 here: each of its 7 XGMI links has its own traffic and bandwidth (21 data points, where NVLink's traffic is 2).", a/d, verdict(a <= d))
+	w("AMD SMI / DCGM per GPU: %.2f× (target ≤ 1×: %s). XGMI is summed over an MI300X's 7 links by default (3 data points, as NVLink's traffic is 2); per link (`amd.gpu.xgmi.link.io`, `.link.bandwidth`, off by default) it would be 21.", a/d, verdict(a <= d))
 	w("")
 	w("<details><summary>raw benchmark lines</summary>")
 	w("")

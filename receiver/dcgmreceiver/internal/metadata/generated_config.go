@@ -419,20 +419,10 @@ func (ms *AmdGpuViolationResidencyMetricConfig) Validate() error {
 	return nil
 }
 
-// AmdGpuXgmiBandwidthMetricAttributeKey specifies the key of an attribute for the amd.gpu.xgmi.bandwidth metric.
-type AmdGpuXgmiBandwidthMetricAttributeKey string
-
-const (
-	AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink AmdGpuXgmiBandwidthMetricAttributeKey = "amd.gpu.xgmi.link"
-)
-
 // AmdGpuXgmiBandwidthMetricConfig provides config for the amd.gpu.xgmi.bandwidth metric.
 type AmdGpuXgmiBandwidthMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []AmdGpuXgmiBandwidthMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *AmdGpuXgmiBandwidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -449,30 +439,11 @@ func (ms *AmdGpuXgmiBandwidthMetricConfig) Unmarshal(parser *confmap.Conf) error
 	return nil
 }
 
-func (ms *AmdGpuXgmiBandwidthMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink:
-		default:
-			return fmt.Errorf("metric amd.gpu.xgmi.bandwidth doesn't have an attribute %v, valid attributes: [amd.gpu.xgmi.link]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // AmdGpuXgmiIoMetricAttributeKey specifies the key of an attribute for the amd.gpu.xgmi.io metric.
 type AmdGpuXgmiIoMetricAttributeKey string
 
 const (
 	AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection AmdGpuXgmiIoMetricAttributeKey = "network.io.direction"
-	AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink     AmdGpuXgmiIoMetricAttributeKey = "amd.gpu.xgmi.link"
 )
 
 // AmdGpuXgmiIoMetricConfig provides config for the amd.gpu.xgmi.io metric.
@@ -501,9 +472,106 @@ func (ms *AmdGpuXgmiIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *AmdGpuXgmiIoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink:
+		case AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric amd.gpu.xgmi.io doesn't have an attribute %v, valid attributes: [network.io.direction, amd.gpu.xgmi.link]", val)
+			return fmt.Errorf("metric amd.gpu.xgmi.io doesn't have an attribute %v, valid attributes: [network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuXgmiLinkBandwidthMetricAttributeKey specifies the key of an attribute for the amd.gpu.xgmi.link.bandwidth metric.
+type AmdGpuXgmiLinkBandwidthMetricAttributeKey string
+
+const (
+	AmdGpuXgmiLinkBandwidthMetricAttributeKeyAmdGpuXgmiLink AmdGpuXgmiLinkBandwidthMetricAttributeKey = "amd.gpu.xgmi.link"
+)
+
+// AmdGpuXgmiLinkBandwidthMetricConfig provides config for the amd.gpu.xgmi.link.bandwidth metric.
+type AmdGpuXgmiLinkBandwidthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuXgmiLinkBandwidthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuXgmiLinkBandwidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuXgmiLinkBandwidthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuXgmiLinkBandwidthMetricAttributeKeyAmdGpuXgmiLink:
+		default:
+			return fmt.Errorf("metric amd.gpu.xgmi.link.bandwidth doesn't have an attribute %v, valid attributes: [amd.gpu.xgmi.link]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// AmdGpuXgmiLinkIoMetricAttributeKey specifies the key of an attribute for the amd.gpu.xgmi.link.io metric.
+type AmdGpuXgmiLinkIoMetricAttributeKey string
+
+const (
+	AmdGpuXgmiLinkIoMetricAttributeKeyNetworkIoDirection AmdGpuXgmiLinkIoMetricAttributeKey = "network.io.direction"
+	AmdGpuXgmiLinkIoMetricAttributeKeyAmdGpuXgmiLink     AmdGpuXgmiLinkIoMetricAttributeKey = "amd.gpu.xgmi.link"
+)
+
+// AmdGpuXgmiLinkIoMetricConfig provides config for the amd.gpu.xgmi.link.io metric.
+type AmdGpuXgmiLinkIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []AmdGpuXgmiLinkIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *AmdGpuXgmiLinkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *AmdGpuXgmiLinkIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case AmdGpuXgmiLinkIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiLinkIoMetricAttributeKeyAmdGpuXgmiLink:
+		default:
+			return fmt.Errorf("metric amd.gpu.xgmi.link.io doesn't have an attribute %v, valid attributes: [network.io.direction, amd.gpu.xgmi.link]", val)
 		}
 	}
 
@@ -1460,6 +1528,8 @@ type MetricsConfig struct {
 	AmdGpuViolationResidency              AmdGpuViolationResidencyMetricConfig              `mapstructure:"amd.gpu.violation.residency"`
 	AmdGpuXgmiBandwidth                   AmdGpuXgmiBandwidthMetricConfig                   `mapstructure:"amd.gpu.xgmi.bandwidth"`
 	AmdGpuXgmiIo                          AmdGpuXgmiIoMetricConfig                          `mapstructure:"amd.gpu.xgmi.io"`
+	AmdGpuXgmiLinkBandwidth               AmdGpuXgmiLinkBandwidthMetricConfig               `mapstructure:"amd.gpu.xgmi.link.bandwidth"`
+	AmdGpuXgmiLinkIo                      AmdGpuXgmiLinkIoMetricConfig                      `mapstructure:"amd.gpu.xgmi.link.io"`
 	HwEnergy                              HwEnergyMetricConfig                              `mapstructure:"hw.energy"`
 	HwErrors                              HwErrorsMetricConfig                              `mapstructure:"hw.errors"`
 	HwGpuIo                               HwGpuIoMetricConfig                               `mapstructure:"hw.gpu.io"`
@@ -1544,14 +1614,22 @@ func DefaultMetricsConfig() MetricsConfig {
 			EnabledAttributes:   []AmdGpuViolationResidencyMetricAttributeKey{AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason},
 		},
 		AmdGpuXgmiBandwidth: AmdGpuXgmiBandwidthMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []AmdGpuXgmiBandwidthMetricAttributeKey{AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+			Enabled: true,
 		},
 		AmdGpuXgmiIo: AmdGpuXgmiIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink},
+			EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection},
+		},
+		AmdGpuXgmiLinkBandwidth: AmdGpuXgmiLinkBandwidthMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []AmdGpuXgmiLinkBandwidthMetricAttributeKey{AmdGpuXgmiLinkBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+		},
+		AmdGpuXgmiLinkIo: AmdGpuXgmiLinkIoMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []AmdGpuXgmiLinkIoMetricAttributeKey{AmdGpuXgmiLinkIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiLinkIoMetricAttributeKeyAmdGpuXgmiLink},
 		},
 		HwEnergy: HwEnergyMetricConfig{
 			Enabled: true,

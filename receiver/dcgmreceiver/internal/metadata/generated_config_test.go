@@ -75,14 +75,22 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						EnabledAttributes:   []AmdGpuViolationResidencyMetricAttributeKey{AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason},
 					},
 					AmdGpuXgmiBandwidth: AmdGpuXgmiBandwidthMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []AmdGpuXgmiBandwidthMetricAttributeKey{AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+						Enabled: true,
 					},
 					AmdGpuXgmiIo: AmdGpuXgmiIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink},
+						EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection},
+					},
+					AmdGpuXgmiLinkBandwidth: AmdGpuXgmiLinkBandwidthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuXgmiLinkBandwidthMetricAttributeKey{AmdGpuXgmiLinkBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+					},
+					AmdGpuXgmiLinkIo: AmdGpuXgmiLinkIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuXgmiLinkIoMetricAttributeKey{AmdGpuXgmiLinkIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiLinkIoMetricAttributeKeyAmdGpuXgmiLink},
 					},
 					HwEnergy: HwEnergyMetricConfig{
 						Enabled: true,
@@ -282,14 +290,22 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						EnabledAttributes:   []AmdGpuViolationResidencyMetricAttributeKey{AmdGpuViolationResidencyMetricAttributeKeyAmdGpuViolationReason},
 					},
 					AmdGpuXgmiBandwidth: AmdGpuXgmiBandwidthMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []AmdGpuXgmiBandwidthMetricAttributeKey{AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+						Enabled: false,
 					},
 					AmdGpuXgmiIo: AmdGpuXgmiIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink},
+						EnabledAttributes:   []AmdGpuXgmiIoMetricAttributeKey{AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection},
+					},
+					AmdGpuXgmiLinkBandwidth: AmdGpuXgmiLinkBandwidthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []AmdGpuXgmiLinkBandwidthMetricAttributeKey{AmdGpuXgmiLinkBandwidthMetricAttributeKeyAmdGpuXgmiLink},
+					},
+					AmdGpuXgmiLinkIo: AmdGpuXgmiLinkIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []AmdGpuXgmiLinkIoMetricAttributeKey{AmdGpuXgmiLinkIoMetricAttributeKeyNetworkIoDirection, AmdGpuXgmiLinkIoMetricAttributeKeyAmdGpuXgmiLink},
 					},
 					HwEnergy: HwEnergyMetricConfig{
 						Enabled: false,
@@ -440,7 +456,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuProcessCountMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuProcessCountMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, AmdGpuXgmiLinkBandwidthMetricConfig{}, AmdGpuXgmiLinkIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -517,26 +533,38 @@ func TestAmdGpuViolationResidencyMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestAmdGpuXgmiBandwidthMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().AmdGpuXgmiBandwidth
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []AmdGpuXgmiBandwidthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.xgmi.bandwidth doesn't have an attribute invalid, valid attributes: [amd.gpu.xgmi.link]")
-
-	cfg = DefaultMetricsConfig().AmdGpuXgmiBandwidth
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestAmdGpuXgmiIoMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().AmdGpuXgmiIo
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []AmdGpuXgmiIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.xgmi.io doesn't have an attribute invalid, valid attributes: [network.io.direction, amd.gpu.xgmi.link]")
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.xgmi.io doesn't have an attribute invalid, valid attributes: [network.io.direction]")
 
 	cfg = DefaultMetricsConfig().AmdGpuXgmiIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuXgmiLinkBandwidthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuXgmiLinkBandwidth
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuXgmiLinkBandwidthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.xgmi.link.bandwidth doesn't have an attribute invalid, valid attributes: [amd.gpu.xgmi.link]")
+
+	cfg = DefaultMetricsConfig().AmdGpuXgmiLinkBandwidth
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestAmdGpuXgmiLinkIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().AmdGpuXgmiLinkIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []AmdGpuXgmiLinkIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric amd.gpu.xgmi.link.io doesn't have an attribute invalid, valid attributes: [network.io.direction, amd.gpu.xgmi.link]")
+
+	cfg = DefaultMetricsConfig().AmdGpuXgmiLinkIo
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -443,11 +443,18 @@ var MetricsInfo = metricsInfo{
 		Attributes: []string{"amd.gpu.violation.reason"},
 	},
 	AmdGpuXgmiBandwidth: metricInfo{
-		Name:       "amd.gpu.xgmi.bandwidth",
-		Attributes: []string{"amd.gpu.xgmi.link"},
+		Name: "amd.gpu.xgmi.bandwidth",
 	},
 	AmdGpuXgmiIo: metricInfo{
 		Name:       "amd.gpu.xgmi.io",
+		Attributes: []string{"network.io.direction"},
+	},
+	AmdGpuXgmiLinkBandwidth: metricInfo{
+		Name:       "amd.gpu.xgmi.link.bandwidth",
+		Attributes: []string{"amd.gpu.xgmi.link"},
+	},
+	AmdGpuXgmiLinkIo: metricInfo{
+		Name:       "amd.gpu.xgmi.link.io",
 		Attributes: []string{"network.io.direction", "amd.gpu.xgmi.link"},
 	},
 	HwEnergy: metricInfo{
@@ -571,6 +578,8 @@ type metricsInfo struct {
 	AmdGpuViolationResidency              metricInfo
 	AmdGpuXgmiBandwidth                   metricInfo
 	AmdGpuXgmiIo                          metricInfo
+	AmdGpuXgmiLinkBandwidth               metricInfo
+	AmdGpuXgmiLinkIo                      metricInfo
 	HwEnergy                              metricInfo
 	HwErrors                              metricInfo
 	HwGpuIo                               metricInfo
@@ -1458,61 +1467,27 @@ func newMetricAmdGpuViolationResidency(cfg AmdGpuViolationResidencyMetricConfig)
 }
 
 type metricAmdGpuXgmiBandwidth struct {
-	data          pmetric.Metric                  // data buffer for generated metric.
-	config        AmdGpuXgmiBandwidthMetricConfig // metric config provided by user.
-	capacity      int                             // max observed number of data points added to the metric.
-	aggDataPoints []float64                       // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                  // data buffer for generated metric.
+	config   AmdGpuXgmiBandwidthMetricConfig // metric config provided by user.
+	capacity int                             // max observed number of data points added to the metric.
 }
 
 // init fills amd.gpu.xgmi.bandwidth metric with initial data.
 func (m *metricAmdGpuXgmiBandwidth) init() {
 	m.data.SetName("amd.gpu.xgmi.bandwidth")
-	m.data.SetDescription("The most an XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth).")
+	m.data.SetDescription("The most the GPU's XGMI links together can carry each way (amdsmi_get_link_metrics, max_bandwidth summed over the links).")
 	m.data.SetUnit("By/s")
 	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricAmdGpuXgmiBandwidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, amdGpuXgmiLinkAttributeValue int64) {
+func (m *metricAmdGpuXgmiBandwidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiBandwidthMetricAttributeKeyAmdGpuXgmiLink) {
-		dp.Attributes().PutInt("amd.gpu.xgmi.link", amdGpuXgmiLinkAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1525,11 +1500,6 @@ func (m *metricAmdGpuXgmiBandwidth) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricAmdGpuXgmiBandwidth) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1556,7 +1526,7 @@ type metricAmdGpuXgmiIo struct {
 // init fills amd.gpu.xgmi.io metric with initial data.
 func (m *metricAmdGpuXgmiIo) init() {
 	m.data.SetName("amd.gpu.xgmi.io")
-	m.data.SetDescription("Bytes moved over an XGMI link (amdsmi_get_link_metrics, read and write).")
+	m.data.SetDescription("Bytes moved over the GPU's XGMI links together (amdsmi_get_link_metrics, read and write summed over the links), as nvidia.gpu.nvlink.io is for NVLink.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1565,7 +1535,7 @@ func (m *metricAmdGpuXgmiIo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricAmdGpuXgmiIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue string, amdGpuXgmiLinkAttributeValue int64) {
+func (m *metricAmdGpuXgmiIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1575,9 +1545,6 @@ func (m *metricAmdGpuXgmiIo) recordDataPoint(start pcommon.Timestamp, ts pcommon
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiIoMetricAttributeKeyNetworkIoDirection) {
 		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiIoMetricAttributeKeyAmdGpuXgmiLink) {
-		dp.Attributes().PutInt("amd.gpu.xgmi.link", amdGpuXgmiLinkAttributeValue)
 	}
 
 	var s string
@@ -1632,6 +1599,189 @@ func (m *metricAmdGpuXgmiIo) emit(metrics pmetric.MetricSlice) {
 
 func newMetricAmdGpuXgmiIo(cfg AmdGpuXgmiIoMetricConfig) metricAmdGpuXgmiIo {
 	m := metricAmdGpuXgmiIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuXgmiLinkBandwidth struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        AmdGpuXgmiLinkBandwidthMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.xgmi.link.bandwidth metric with initial data.
+func (m *metricAmdGpuXgmiLinkBandwidth) init() {
+	m.data.SetName("amd.gpu.xgmi.link.bandwidth")
+	m.data.SetDescription("The most one XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth). Off by default; amd.gpu.xgmi.bandwidth is the links' sum.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuXgmiLinkBandwidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, amdGpuXgmiLinkAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiLinkBandwidthMetricAttributeKeyAmdGpuXgmiLink) {
+		dp.Attributes().PutInt("amd.gpu.xgmi.link", amdGpuXgmiLinkAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuXgmiLinkBandwidth) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuXgmiLinkBandwidth) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuXgmiLinkBandwidth(cfg AmdGpuXgmiLinkBandwidthMetricConfig) metricAmdGpuXgmiLinkBandwidth {
+	m := metricAmdGpuXgmiLinkBandwidth{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricAmdGpuXgmiLinkIo struct {
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        AmdGpuXgmiLinkIoMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills amd.gpu.xgmi.link.io metric with initial data.
+func (m *metricAmdGpuXgmiLinkIo) init() {
+	m.data.SetName("amd.gpu.xgmi.link.io")
+	m.data.SetDescription("Bytes moved over one XGMI link (amdsmi_get_link_metrics, read and write). Off by default, as seven links make fourteen series per GPU; amd.gpu.xgmi.io is their sum.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricAmdGpuXgmiLinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue string, amdGpuXgmiLinkAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiLinkIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, AmdGpuXgmiLinkIoMetricAttributeKeyAmdGpuXgmiLink) {
+		dp.Attributes().PutInt("amd.gpu.xgmi.link", amdGpuXgmiLinkAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAmdGpuXgmiLinkIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAmdGpuXgmiLinkIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAmdGpuXgmiLinkIo(cfg AmdGpuXgmiLinkIoMetricConfig) metricAmdGpuXgmiLinkIo {
+	m := metricAmdGpuXgmiLinkIo{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3667,6 +3817,8 @@ type MetricsBuilder struct {
 	metricAmdGpuViolationResidency              metricAmdGpuViolationResidency
 	metricAmdGpuXgmiBandwidth                   metricAmdGpuXgmiBandwidth
 	metricAmdGpuXgmiIo                          metricAmdGpuXgmiIo
+	metricAmdGpuXgmiLinkBandwidth               metricAmdGpuXgmiLinkBandwidth
+	metricAmdGpuXgmiLinkIo                      metricAmdGpuXgmiLinkIo
 	metricHwEnergy                              metricHwEnergy
 	metricHwErrors                              metricHwErrors
 	metricHwGpuIo                               metricHwGpuIo
@@ -3737,6 +3889,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricAmdGpuViolationResidency:              newMetricAmdGpuViolationResidency(mbc.Metrics.AmdGpuViolationResidency),
 		metricAmdGpuXgmiBandwidth:                   newMetricAmdGpuXgmiBandwidth(mbc.Metrics.AmdGpuXgmiBandwidth),
 		metricAmdGpuXgmiIo:                          newMetricAmdGpuXgmiIo(mbc.Metrics.AmdGpuXgmiIo),
+		metricAmdGpuXgmiLinkBandwidth:               newMetricAmdGpuXgmiLinkBandwidth(mbc.Metrics.AmdGpuXgmiLinkBandwidth),
+		metricAmdGpuXgmiLinkIo:                      newMetricAmdGpuXgmiLinkIo(mbc.Metrics.AmdGpuXgmiLinkIo),
 		metricHwEnergy:                              newMetricHwEnergy(mbc.Metrics.HwEnergy),
 		metricHwErrors:                              newMetricHwErrors(mbc.Metrics.HwErrors),
 		metricHwGpuIo:                               newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
@@ -4004,6 +4158,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricAmdGpuViolationResidency.emit(ils.Metrics())
 	mb.metricAmdGpuXgmiBandwidth.emit(ils.Metrics())
 	mb.metricAmdGpuXgmiIo.emit(ils.Metrics())
+	mb.metricAmdGpuXgmiLinkBandwidth.emit(ils.Metrics())
+	mb.metricAmdGpuXgmiLinkIo.emit(ils.Metrics())
 	mb.metricHwEnergy.emit(ils.Metrics())
 	mb.metricHwErrors.emit(ils.Metrics())
 	mb.metricHwGpuIo.emit(ils.Metrics())
@@ -4127,13 +4283,23 @@ func (mb *MetricsBuilder) RecordAmdGpuViolationResidencyDataPoint(ts pcommon.Tim
 }
 
 // RecordAmdGpuXgmiBandwidthDataPoint adds a data point to amd.gpu.xgmi.bandwidth metric.
-func (mb *MetricsBuilder) RecordAmdGpuXgmiBandwidthDataPoint(ts pcommon.Timestamp, val float64, amdGpuXgmiLinkAttributeValue int64) {
-	mb.metricAmdGpuXgmiBandwidth.recordDataPoint(mb.startTime, ts, val, amdGpuXgmiLinkAttributeValue)
+func (mb *MetricsBuilder) RecordAmdGpuXgmiBandwidthDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricAmdGpuXgmiBandwidth.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordAmdGpuXgmiIoDataPoint adds a data point to amd.gpu.xgmi.io metric.
-func (mb *MetricsBuilder) RecordAmdGpuXgmiIoDataPoint(ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection, amdGpuXgmiLinkAttributeValue int64) {
-	mb.metricAmdGpuXgmiIo.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String(), amdGpuXgmiLinkAttributeValue)
+func (mb *MetricsBuilder) RecordAmdGpuXgmiIoDataPoint(ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricAmdGpuXgmiIo.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String())
+}
+
+// RecordAmdGpuXgmiLinkBandwidthDataPoint adds a data point to amd.gpu.xgmi.link.bandwidth metric.
+func (mb *MetricsBuilder) RecordAmdGpuXgmiLinkBandwidthDataPoint(ts pcommon.Timestamp, val float64, amdGpuXgmiLinkAttributeValue int64) {
+	mb.metricAmdGpuXgmiLinkBandwidth.recordDataPoint(mb.startTime, ts, val, amdGpuXgmiLinkAttributeValue)
+}
+
+// RecordAmdGpuXgmiLinkIoDataPoint adds a data point to amd.gpu.xgmi.link.io metric.
+func (mb *MetricsBuilder) RecordAmdGpuXgmiLinkIoDataPoint(ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection, amdGpuXgmiLinkAttributeValue int64) {
+	mb.metricAmdGpuXgmiLinkIo.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String(), amdGpuXgmiLinkAttributeValue)
 }
 
 // RecordHwEnergyDataPoint adds a data point to hw.energy metric.

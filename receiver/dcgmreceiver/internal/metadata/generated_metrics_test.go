@@ -73,8 +73,9 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["amd.gpu.ecc.errors"] = mb.metricAmdGpuEccErrors.config.AggregationStrategy
 			aggMap["amd.gpu.temperature"] = mb.metricAmdGpuTemperature.config.AggregationStrategy
 			aggMap["amd.gpu.violation.residency"] = mb.metricAmdGpuViolationResidency.config.AggregationStrategy
-			aggMap["amd.gpu.xgmi.bandwidth"] = mb.metricAmdGpuXgmiBandwidth.config.AggregationStrategy
 			aggMap["amd.gpu.xgmi.io"] = mb.metricAmdGpuXgmiIo.config.AggregationStrategy
+			aggMap["amd.gpu.xgmi.link.bandwidth"] = mb.metricAmdGpuXgmiLinkBandwidth.config.AggregationStrategy
+			aggMap["amd.gpu.xgmi.link.io"] = mb.metricAmdGpuXgmiLinkIo.config.AggregationStrategy
 			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
 			aggMap["hw.gpu.io"] = mb.metricHwGpuIo.config.AggregationStrategy
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
@@ -150,15 +151,24 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordAmdGpuXgmiBandwidthDataPoint(ts, 1, 17)
-			if tt.name == "reaggregate_set" {
-				mb.RecordAmdGpuXgmiBandwidthDataPoint(ts, 3, 18)
-			}
+			mb.RecordAmdGpuXgmiBandwidthDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordAmdGpuXgmiIoDataPoint(ts, 1, AttributeNetworkIoDirectionReceive, 17)
+			mb.RecordAmdGpuXgmiIoDataPoint(ts, 1, AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordAmdGpuXgmiIoDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit, 18)
+				mb.RecordAmdGpuXgmiIoDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit)
+			}
+
+			allMetricsCount++
+			mb.RecordAmdGpuXgmiLinkBandwidthDataPoint(ts, 1, 17)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuXgmiLinkBandwidthDataPoint(ts, 3, 18)
+			}
+
+			allMetricsCount++
+			mb.RecordAmdGpuXgmiLinkIoDataPoint(ts, 1, AttributeNetworkIoDirectionReceive, 17)
+			if tt.name == "reaggregate_set" {
+				mb.RecordAmdGpuXgmiLinkIoDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit, 18)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -322,8 +332,9 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricAmdGpuEccErrors.aggDataPoints)
 				assert.Empty(t, mb.metricAmdGpuTemperature.aggDataPoints)
 				assert.Empty(t, mb.metricAmdGpuViolationResidency.aggDataPoints)
-				assert.Empty(t, mb.metricAmdGpuXgmiBandwidth.aggDataPoints)
 				assert.Empty(t, mb.metricAmdGpuXgmiIo.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuXgmiLinkBandwidth.aggDataPoints)
+				assert.Empty(t, mb.metricAmdGpuXgmiLinkIo.aggDataPoints)
 				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuIo.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
@@ -699,12 +710,68 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 					}
 				case "amd.gpu.xgmi.bandwidth":
+					assert.False(t, validatedMetrics["amd.gpu.xgmi.bandwidth"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.bandwidth")
+					validatedMetrics["amd.gpu.xgmi.bandwidth"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The most the GPU's XGMI links together can carry each way (amdsmi_get_link_metrics, max_bandwidth summed over the links).", mi.Description())
+					assert.Equal(t, "By/s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "amd.gpu.xgmi.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["amd.gpu.xgmi.bandwidth"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.bandwidth")
-						validatedMetrics["amd.gpu.xgmi.bandwidth"] = true
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.io"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.io")
+						validatedMetrics["amd.gpu.xgmi.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes moved over the GPU's XGMI links together (amdsmi_get_link_metrics, read and write summed over the links), as nvidia.gpu.nvlink.io is for NVLink.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.io"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.io")
+						validatedMetrics["amd.gpu.xgmi.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes moved over the GPU's XGMI links together (amdsmi_get_link_metrics, read and write summed over the links), as nvidia.gpu.nvlink.io is for NVLink.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["amd.gpu.xgmi.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "amd.gpu.xgmi.link.bandwidth":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.link.bandwidth"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.link.bandwidth")
+						validatedMetrics["amd.gpu.xgmi.link.bandwidth"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The most an XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth).", mi.Description())
+						assert.Equal(t, "The most one XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth). Off by default; amd.gpu.xgmi.bandwidth is the links' sum.", mi.Description())
 						assert.Equal(t, "By/s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -715,17 +782,17 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.EqualValues(t, 17, amdGpuXgmiLinkAttrVal.Int())
 					} else {
-						assert.False(t, validatedMetrics["amd.gpu.xgmi.bandwidth"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.bandwidth")
-						validatedMetrics["amd.gpu.xgmi.bandwidth"] = true
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.link.bandwidth"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.link.bandwidth")
+						validatedMetrics["amd.gpu.xgmi.link.bandwidth"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The most an XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth).", mi.Description())
+						assert.Equal(t, "The most one XGMI link can carry each way (amdsmi_get_link_metrics, max_bandwidth). Off by default; amd.gpu.xgmi.bandwidth is the links' sum.", mi.Description())
 						assert.Equal(t, "By/s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["amd.gpu.xgmi.bandwidth"] {
+						switch aggMap["amd.gpu.xgmi.link.bandwidth"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -738,13 +805,13 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("amd.gpu.xgmi.link")
 						assert.False(t, ok)
 					}
-				case "amd.gpu.xgmi.io":
+				case "amd.gpu.xgmi.link.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["amd.gpu.xgmi.io"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.io")
-						validatedMetrics["amd.gpu.xgmi.io"] = true
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.link.io"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.link.io")
+						validatedMetrics["amd.gpu.xgmi.link.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved over an XGMI link (amdsmi_get_link_metrics, read and write).", mi.Description())
+						assert.Equal(t, "Bytes moved over one XGMI link (amdsmi_get_link_metrics, read and write). Off by default, as seven links make fourteen series per GPU; amd.gpu.xgmi.io is their sum.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -760,11 +827,11 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.EqualValues(t, 17, amdGpuXgmiLinkAttrVal.Int())
 					} else {
-						assert.False(t, validatedMetrics["amd.gpu.xgmi.io"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.io")
-						validatedMetrics["amd.gpu.xgmi.io"] = true
+						assert.False(t, validatedMetrics["amd.gpu.xgmi.link.io"], "Found a duplicate in the metrics slice: amd.gpu.xgmi.link.io")
+						validatedMetrics["amd.gpu.xgmi.link.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved over an XGMI link (amdsmi_get_link_metrics, read and write).", mi.Description())
+						assert.Equal(t, "Bytes moved over one XGMI link (amdsmi_get_link_metrics, read and write). Off by default, as seven links make fourteen series per GPU; amd.gpu.xgmi.io is their sum.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -772,7 +839,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["amd.gpu.xgmi.io"] {
+						switch aggMap["amd.gpu.xgmi.link.io"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
