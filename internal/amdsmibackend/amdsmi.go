@@ -4,7 +4,7 @@
 //
 // Each GPU, or each compute partition of a partitioned GPU, is a device.
 // The figures both vendors have go into the sample's DCGM-shaped values
-// (graphics activity as GPU_UTIL, VRAM as FB_USED and FB_TOTAL, socket power,
+// (graphics activity as GPU_UTIL, a partition's its own, VRAM as FB_USED and FB_TOTAL, socket power,
 // energy, hotspot temperature, PCIe throughput, ECC totals), so that traces,
 // replay and the analyzer read them like NVIDIA's; AMD's own figures go
 // into gpu.AMDValues. A call that fails leaves its figure out of that
@@ -72,6 +72,11 @@ type device struct {
 	// cperOff is set once the GPU answered that it has no CPER records
 	// to read (a partition other than the first, an older driver).
 	cperOff bool
+	// table is, on a partition, the device whose reading holds its GPU's
+	// metrics table (the GPU's first partition, read first), and xcp the
+	// partition's index in it; nil on a GPU that is not partitioned.
+	table *device
+	xcp   int
 }
 
 // New returns a backend; it opens nothing until Connect.
@@ -126,7 +131,8 @@ func (b *Backend) enumerate(ctx context.Context) error {
 		return fmt.Errorf("%s: no AMD GPU found", b.opts.Library)
 	}
 	b.page = newCPERPage()
-	firstOfSocket := map[int]string{}
+	firstOfSocket := map[int]*device{}
+	partitionsOf := map[int]int{}
 	for i, h := range hs {
 		id, err := readIdentity(h)
 		if err != nil {
@@ -138,11 +144,26 @@ func (b *Backend) enumerate(ctx context.Context) error {
 			PCIBusID: id.BDF, Host: b.opts.Hostname, Vendor: gpu.VendorAMD,
 			AMD: &gpu.AMDDevice{ComputePartition: id.Compute, MemoryPartition: id.Memory, PartitionID: id.PartitionID},
 		}}
-		if _, ok := firstOfSocket[socks[i]]; !ok {
-			firstOfSocket[socks[i]] = id.UUID
+		first, ok := firstOfSocket[socks[i]]
+		if !ok {
+			first = d
+			firstOfSocket[socks[i]] = d
 		}
 		if partitioned(id.Compute) {
-			d.dev.AMD.ParentUUID = firstOfSocket[socks[i]]
+			d.dev.AMD.ParentUUID = first.dev.UUID
+			// The metrics table is the GPU's, the same on every
+			// partition: read once, on its first.
+			if first == d {
+				d.r.readPartitions()
+			}
+			d.table = first
+			// A partition's XCP is its partition ID (what AMD SMI
+			// indexes xcp_stats by); failing that, its place.
+			d.xcp = partitionsOf[socks[i]]
+			if id.PartitionID >= 0 {
+				d.xcp = id.PartitionID
+			}
+			partitionsOf[socks[i]]++
 		}
 		c, ok, err := b.cursors.Get(ctx, id.UUID)
 		if err != nil {
@@ -253,9 +274,16 @@ func (b *Backend) convert(d *device, vs *f.Values) {
 	}
 	if ok(callActivity, "amdsmi_get_gpu_activity") {
 		gfx, umc, mm := r.activity()
-		setPercent(func(v float64) { vs.Set(f.GPUUtil, v) }, gfx)
+		// A partition's graphics activity is its own, below; what this
+		// call answers on the first partition is the whole GPU's.
+		if d.table == nil {
+			setPercent(func(v float64) { vs.Set(f.GPUUtil, v) }, gfx)
+		}
 		setPercent(func(v float64) { amd.Set(gpu.AMDUMCActivity, v) }, umc)
 		setPercent(func(v float64) { amd.Set(gpu.AMDMMActivity, v) }, mm)
+	}
+	if d.table != nil {
+		b.partitionActivity(d, vs)
 	}
 	if ok(callVRAMUsed, "amdsmi_get_gpu_memory_usage") {
 		vs.Set(f.FBUsed, float64(r.vramUsed())/(1<<20))
@@ -369,6 +397,23 @@ func (b *Backend) convert(d *device, vs *f.Values) {
 	}
 	if ok(callProcesses, "amdsmi_get_gpu_process_list") {
 		amd.Set(gpu.AMDProcesses, float64(r.processes()))
+	}
+}
+
+// partitionActivity sets a partition's graphics activity: the mean of its
+// XCCs' instantaneous activity in its GPU's metrics table. Where the table
+// could not be read, or has no valid entry for the partition, it is left
+// out rather than taken from the whole GPU.
+func (b *Backend) partitionActivity(d *device, vs *f.Values) {
+	t := d.table.r
+	if st := t.partitionStatus(); st != statusSuccess {
+		if d.table == d {
+			b.failed(d, "amdsmi_get_gpu_metrics_info", st)
+		}
+		return
+	}
+	if v, ok := t.partitionActivity(d.xcp); ok {
+		vs.Set(f.GPUUtil, v)
 	}
 }
 

@@ -2,6 +2,7 @@ package amdsmibackend_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -113,7 +114,9 @@ func TestReadsEveryShape(t *testing.T) {
 	require.Positive(t, value(t, spx, f.TotalEnergy))
 
 	// The CPX GPU: eight devices, each its own BDF function, all naming
-	// the first partition as parent; board figures on the first only.
+	// the first partition as parent; board figures on the first only;
+	// graphics activity each partition's own, from the GPU's metrics
+	// table (an idle one reads 0: idle is a reading).
 	var parts []gpu.Sample
 	for _, s := range got {
 		if s.Device.AMD.ComputePartition == "CPX" {
@@ -126,11 +129,14 @@ func TestReadsEveryShape(t *testing.T) {
 		require.Equal(t, first.Device.UUID, s.Device.AMD.ParentUUID)
 		require.Equal(t, "NPS4", s.Device.AMD.MemoryPartition)
 		require.Equal(t, 196592.0/8, value(t, s, f.FBTotal), "each partition its share of VRAM")
-		if s.Device.AMD.PartitionID > 0 {
+		xcp := s.Device.AMD.PartitionID
+		require.Equal(t, float64(st.GPUs[1].XCPLoads[xcp]), value(t, s, f.GPUUtil), "partition %d's own activity", xcp)
+		if xcp > 0 {
 			require.False(t, s.Values.Has(f.PowerUsage), "power is the board's, on the first partition")
-			require.False(t, s.Values.Has(f.GPUUtil), "AMD SMI has no per-partition activity")
+			require.False(t, s.AMD.Has(gpu.AMDUMCActivity), "memory activity is the GPU's, on the first partition")
 		}
 	}
+	require.Equal(t, 17.0, amdValue(t, first, gpu.AMDUMCActivity), "the whole GPU's memory activity")
 	require.Equal(t, "0000:22:00.3", got["9cff74b9-0000-1000-8044-4a2fb30adeb0"].Device.PCIBusID)
 	require.Equal(t, 3, got["9cff74b9-0000-1000-8044-4a2fb30adeb0"].Device.AMD.PartitionID)
 
@@ -142,6 +148,57 @@ func TestReadsEveryShape(t *testing.T) {
 	require.False(t, mi250.AMD.Has(gpu.AMDViolationPower), "no violation status before MI300")
 	require.False(t, mi250.AMD.Has(gpu.AMDMMActivity), "a sentinel is no reading")
 	require.Empty(t, mi250.AMD.CPER)
+}
+
+func TestPartitionActivityIsTheMeanOfItsValidXCCs(t *testing.T) {
+	st := amdsmistandin.Fleet()
+	// A second MI300X in DPX mode: two partitions of four XCCs each.
+	st.GPUs = append(st.GPUs[:2], amdsmistandin.GPU{Kind: "mi300x", UUID: "5aff74b9-0000-1000-8044-4a2fb30adeb0", BDF: "0000:42:00.0",
+		Compute: "DPX", Memory: "NPS2", Partitions: 2, Load: 50})
+	st.XCCBusy = []amdsmistandin.XCCBusy{
+		// XCP 0: 10, 20, 30 and one the firmware did not fill.
+		{GPU: 2, XCP: 0, XCC: 0, Value: 10}, {GPU: 2, XCP: 0, XCC: 1, Value: 20}, {GPU: 2, XCP: 0, XCC: 2, Value: 30},
+		{GPU: 2, XCP: 0, XCC: 3, Value: math.MaxUint32},
+		// XCP 1: nothing valid.
+		{GPU: 2, XCP: 1, XCC: 0, Value: math.MaxUint32}, {GPU: 2, XCP: 1, XCC: 1, Value: math.MaxUint32},
+		{GPU: 2, XCP: 1, XCC: 2, Value: 101}, {GPU: 2, XCP: 1, XCC: 3, Value: math.MaxUint32},
+	}
+	withState(t, st)
+	got := collect(t, connect(t, amdsmibackend.Options{}))
+	require.Len(t, got, 11)
+	require.Equal(t, 20.0, value(t, got["5aff74b9-0000-1000-8044-4a2fb30adeb0"], f.GPUUtil), "the mean of 10, 20 and 30; the sentinel left out")
+	second := got["59ff74b9-0000-1000-8044-4a2fb30adeb0"]
+	require.False(t, second.Values.Has(f.GPUUtil), "no valid entry: no reading, not a zero")
+	require.Equal(t, 87.0, value(t, got["44ff74a1-0000-1000-8005-4617353a63d0"], f.GPUUtil), "SPX: amdsmi_get_gpu_activity as before")
+}
+
+func TestFailedMetricsTableLeavesPartitionActivityOut(t *testing.T) {
+	st := amdsmistandin.Fleet()
+	st.Fails = []amdsmistandin.Fail{
+		{Call: "amdsmi_get_gpu_metrics_info", GPU: 1, Status: 7},
+		// Not read at all on an SPX GPU or an MI250.
+		{Call: "amdsmi_get_gpu_metrics_info", GPU: 0, Status: 7},
+		{Call: "amdsmi_get_gpu_metrics_info", GPU: 2, Status: 7},
+	}
+	withState(t, st)
+	core, logs := observer.New(zap.WarnLevel)
+	b := connect(t, amdsmibackend.Options{Logger: zap.New(core)})
+	for range 3 {
+		got := collect(t, b)
+		for _, s := range got {
+			if s.Device.AMD.ComputePartition != "CPX" {
+				require.True(t, s.Values.Has(f.GPUUtil), "%s: activity from amdsmi_get_gpu_activity", s.Device.UUID)
+				continue
+			}
+			require.False(t, s.Values.Has(f.GPUUtil), "partition %d: no zero that looks like a reading, nor the whole GPU's figure", s.Device.AMD.PartitionID)
+			require.True(t, s.Values.Has(f.FBUsed), "the other figures stay")
+		}
+		require.True(t, got["9fff74b9-0000-1000-8044-4a2fb30adeb0"].AMD.Has(gpu.AMDUMCActivity), "the first partition's memory activity stays")
+	}
+	warned := logs.FilterField(zap.String("call", "amdsmi_get_gpu_metrics_info")).All()
+	require.Len(t, warned, 1)
+	require.Equal(t, "9fff74b9-0000-1000-8044-4a2fb30adeb0", warned[0].ContextMap()["hw.id"])
+	require.Contains(t, warned[0].ContextMap()["status"], "AMDSMI_STATUS_API_FAILED")
 }
 
 func TestEnergyAndECCAreCounters(t *testing.T) {

@@ -31,6 +31,7 @@ OTG_FN(amdsmi_get_gpu_compute_partition)
 OTG_FN(amdsmi_get_gpu_memory_partition)
 OTG_FN(amdsmi_get_gpu_kfd_info)
 OTG_FN(amdsmi_get_gpu_activity)
+OTG_FN(amdsmi_get_gpu_metrics_info)
 OTG_FN(amdsmi_get_gpu_memory_usage)
 OTG_FN(amdsmi_get_gpu_memory_total)
 OTG_FN(amdsmi_get_power_info)
@@ -77,6 +78,7 @@ static int otg_open(const char *path) {
 	OTG_SYM(amdsmi_get_gpu_memory_partition)
 	OTG_SYM(amdsmi_get_gpu_kfd_info)
 	OTG_SYM(amdsmi_get_gpu_activity)
+	OTG_SYM(amdsmi_get_gpu_metrics_info)
 	OTG_SYM(amdsmi_get_gpu_memory_usage)
 	OTG_SYM(amdsmi_get_gpu_memory_total)
 	OTG_SYM(amdsmi_get_power_info)
@@ -186,6 +188,44 @@ enum {
 #define OTG_ECC_BLOCKS 19
 #define OTG_BAD_PAGE_RECORDS 512
 
+// otg_xcp is the graphics activity of each compute partition (XCP) of a
+// partitioned GPU, from the GPU's metrics table, which amdsmi_get_gpu_activity
+// does not break down: it answers for the whole GPU, on the first partition.
+// The table (some 4.5 KB) is read once per GPU and scrape, into this C
+// memory, owned by the GPU's first partition and reused.
+typedef struct {
+	int st;     // amdsmi_get_gpu_metrics_info's status
+	uint32_t n; // the XCPs the table describes
+	// Each XCP's summed valid gfx_busy_inst entries (one per XCC of the
+	// XCP: one in CPX mode, two in QPX, four in DPX) and their count;
+	// a count of 0 means the XCP has no reading.
+	uint64_t gfx_sum[AMDSMI_MAX_NUM_XCP];
+	uint32_t gfx_n[AMDSMI_MAX_NUM_XCP];
+	amdsmi_gpu_metrics_t m;
+} otg_xcp;
+
+// otg_read_xcp reads the metrics table and sums each XCP's XCC activity.
+// An entry the firmware does not fill is UINT32_MAX (the driver fills the
+// table with 0xff before writing it); that and anything over 100 % is
+// left out, never counted as idle. num_partition is UINT16_MAX where the
+// table predates XCP statistics (gpu_metrics before v1.6: MI200).
+static void otg_read_xcp(amdsmi_processor_handle h, otg_xcp *x) {
+	x->n = 0;
+	memset(x->gfx_sum, 0, sizeof(x->gfx_sum));
+	memset(x->gfx_n, 0, sizeof(x->gfx_n));
+	x->st = OTG_CALL(amdsmi_get_gpu_metrics_info, h, &x->m);
+	if (x->st != AMDSMI_STATUS_SUCCESS || x->m.num_partition == UINT16_MAX) return;
+	x->n = x->m.num_partition < AMDSMI_MAX_NUM_XCP ? x->m.num_partition : AMDSMI_MAX_NUM_XCP;
+	for (uint32_t p = 0; p < x->n; p++) {
+		for (int c = 0; c < AMDSMI_MAX_NUM_XCC; c++) {
+			uint32_t v = x->m.xcp_stats[p].gfx_busy_inst[c];
+			if (v > 100) continue;
+			x->gfx_sum[p] += v;
+			x->gfx_n[p]++;
+		}
+	}
+}
+
 // otg_reading is one reading of one device: each call's status, and its
 // results where the status is AMDSMI_STATUS_SUCCESS.
 typedef struct {
@@ -193,6 +233,9 @@ typedef struct {
 	// driver measures PCIe traffic over a window of its own (the pcie_bw
 	// file), which can hold the call that long.
 	int skip_pci_throughput;
+	// xcp, where set (the first partition of a partitioned GPU), is read
+	// in the same crossing as the rest.
+	otg_xcp *xcp;
 	int st[OTG_CALLS];
 	amdsmi_engine_usage_t activity;
 	uint64_t vram_used, vram_total;
@@ -221,6 +264,7 @@ typedef struct {
 static void otg_read(uintptr_t hv, otg_reading *r) {
 	amdsmi_processor_handle h = (amdsmi_processor_handle)hv;
 	r->st[OTG_ACTIVITY] = OTG_CALL(amdsmi_get_gpu_activity, h, &r->activity);
+	if (r->xcp) otg_read_xcp(h, r->xcp);
 	r->st[OTG_VRAM_USED] = OTG_CALL(amdsmi_get_gpu_memory_usage, h, AMDSMI_MEM_TYPE_VRAM, &r->vram_used);
 	r->st[OTG_VRAM_TOTAL] = OTG_CALL(amdsmi_get_gpu_memory_total, h, AMDSMI_MEM_TYPE_VRAM, &r->vram_total);
 	r->st[OTG_POWER] = OTG_CALL(amdsmi_get_power_info, h, &r->power);
@@ -496,7 +540,32 @@ func newReading(skipPCIThroughput bool) reading {
 	return r
 }
 
-func (r reading) free() { C.free(unsafe.Pointer(r.r)) }
+func (r reading) free() {
+	if r.r.xcp != nil {
+		C.free(unsafe.Pointer(r.r.xcp))
+	}
+	C.free(unsafe.Pointer(r.r))
+}
+
+// readPartitions makes the reading read its GPU's metrics table too, for
+// the activity of each of its partitions.
+func (r reading) readPartitions() {
+	r.r.xcp = (*C.otg_xcp)(C.calloc(1, C.size_t(unsafe.Sizeof(C.otg_xcp{}))))
+}
+
+// partitionStatus is amdsmi_get_gpu_metrics_info's status in a reading
+// made with readPartitions.
+func (r reading) partitionStatus() Status { return Status(r.r.xcp.st) }
+
+// partitionActivity returns the mean graphics activity of XCP i's XCCs
+// in percent, and false where the table has no valid entry for it.
+func (r reading) partitionActivity(i int) (float64, bool) {
+	x := r.r.xcp
+	if i < 0 || i >= int(x.n) || x.gfx_n[i] == 0 {
+		return 0, false
+	}
+	return float64(x.gfx_sum[i]) / float64(x.gfx_n[i]), true
+}
 
 func (r reading) read(h handle) { C.otg_read(C.uintptr_t(h), r.r) }
 
@@ -540,6 +609,11 @@ func (r reading) status(call int) Status { return Status(r.r.st[call]) }
 func (r reading) lostError() error {
 	for i := range numCalls {
 		if st := Status(r.r.st[i]); st.lost() {
+			return st
+		}
+	}
+	if r.r.xcp != nil {
+		if st := r.partitionStatus(); st.lost() {
 			return st
 		}
 	}

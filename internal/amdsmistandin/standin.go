@@ -48,6 +48,10 @@ type GPU struct {
 	Partitions int
 	// Load is the graphics activity in percent.
 	Load int
+	// XCPLoads is, on a partitioned GPU, each compute partition's own
+	// graphics activity in percent, by XCP index; a partition without
+	// one has Load.
+	XCPLoads []int
 	// Gone makes every call on the GPU answer NOT_FOUND.
 	Gone bool
 }
@@ -72,6 +76,14 @@ type Fail struct {
 	GPU, Status int
 }
 
+// XCCBusy sets one XCC's entry in a GPU's metrics table, as is: the way
+// to make an entry the firmware's "not available" (math.MaxUint32) or an
+// XCC of a partition busier than the others.
+type XCCBusy struct {
+	GPU, XCP, XCC int
+	Value         uint32
+}
+
 // BadPage is a retired page: Status 0 reserved, 1 pending, 2 unreservable.
 type BadPage struct{ GPU, Status int }
 
@@ -87,6 +99,7 @@ type State struct {
 	CPER     []CPER
 	Fails    []Fail
 	BadPages []BadPage
+	XCCBusy  []XCCBusy
 }
 
 // Write writes the state file at path, atomically.
@@ -112,6 +125,9 @@ func (s State) Write(path string) error {
 		if g.Gone {
 			fmt.Fprintf(&b, "gone %d\n", i)
 		}
+		for x, l := range g.XCPLoads {
+			fmt.Fprintf(&b, "xcp_load %d %d %d\n", i, x, l)
+		}
 	}
 	for _, e := range s.ECC {
 		fmt.Fprintf(&b, "ecc %d %s %d %d %d\n", e.GPU, e.Block, e.Corrected, e.Uncorr, e.D)
@@ -126,6 +142,9 @@ func (s State) Write(path string) error {
 		}
 		b.WriteString("\n")
 	}
+	for _, x := range s.XCCBusy {
+		fmt.Fprintf(&b, "xcc_busy %d %d %d %d\n", x.GPU, x.XCP, x.XCC, x.Value)
+	}
 	for _, f := range s.Fails {
 		fmt.Fprintf(&b, "fail %s %d %d\n", f.Call, f.GPU, f.Status)
 	}
@@ -137,11 +156,13 @@ func (s State) Write(path string) error {
 }
 
 // Fleet is a node of the shapes the tests need: an MI300X in SPX mode, an
-// MI300X in CPX mode (eight partitions), and an MI250.
+// MI300X in CPX mode (eight partitions, each busy to its own degree, one
+// idle), and an MI250.
 func Fleet() State {
 	return State{GPUs: []GPU{
 		{Kind: "mi300x", UUID: "44ff74a1-0000-1000-8005-4617353a63d0", BDF: "0000:0c:00.0", Compute: "SPX", Memory: "NPS1", Partitions: 1, Load: 87},
-		{Kind: "mi300x", UUID: "9fff74b9-0000-1000-8044-4a2fb30adeb0", BDF: "0000:22:00.0", Compute: "CPX", Memory: "NPS4", Partitions: 8, Load: 35},
+		{Kind: "mi300x", UUID: "9fff74b9-0000-1000-8044-4a2fb30adeb0", BDF: "0000:22:00.0", Compute: "CPX", Memory: "NPS4", Partitions: 8, Load: 35,
+			XCPLoads: []int{35, 0, 100, 60, 35, 20, 35, 90}},
 		{Kind: "mi250", UUID: "c3ff740c-0000-1000-8021-7a1b2c3d4e5f", BDF: "0000:c1:00.0", Partitions: 1, Load: 12},
 	}}
 }

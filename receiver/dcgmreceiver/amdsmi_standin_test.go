@@ -163,6 +163,7 @@ func TestAMDSMIStandin(t *testing.T) {
 	_, ok = metric(devs[amdCPX5], "hw.power")
 	require.False(t, ok, "power is the board's, reported on the first partition")
 	require.Positive(t, point(t, devs[amdCPX5], "hw.gpu.memory.usage", nil).IntValue())
+	require.InDelta(t, 0.20, num(point(t, devs[amdCPX5], "hw.gpu.utilization", map[string]any{"hw.gpu.task": "general"})), 1e-9, "the partition's own activity")
 
 	mi250 := devs[amdMI250]
 	require.Equal(t, 90.0+12*4, num(point(t, mi250, "hw.power", nil)), "MI250: average socket power")

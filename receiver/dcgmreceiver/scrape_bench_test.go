@@ -104,6 +104,22 @@ func BenchmarkScrape(b *testing.B) {
 		cfg.AMDSMI.LibraryPath = lib
 		benchScrape(b, cfg)
 	})
+	// The same at 32 devices that are partitions: four MI300Xs in CPX
+	// mode, eight partitions each, where some figures are read once per
+	// GPU rather than once per device. Named apart from amdsmi-standin so
+	// that make bench's AMD/DCGM comparison stays on whole GPUs.
+	b.Run("amdsmi-cpx/partitions=32", func(b *testing.B) {
+		st := amdsmistandin.State{}
+		for i := range 4 {
+			st.GPUs = append(st.GPUs, amdsmistandin.GPU{Kind: "mi300x", UUID: fmt.Sprintf("%02xff74b9-0000-1000-8044-4a2fb30adeb0", 0x80+i*8),
+				BDF: fmt.Sprintf("0000:%02x:00.0", 0x20+i), Compute: "CPX", Memory: "NPS4", Partitions: 8, Load: 40 + i})
+		}
+		lib, _ := amdStandin(b, st)
+		cfg := createDefaultConfig().(*Config)
+		cfg.Backend = BackendAMDSMI
+		cfg.AMDSMI.LibraryPath = lib
+		benchScrape(b, cfg)
+	})
 }
 
 // benchScrape measures cfg's scrape, on the given backends if any, else

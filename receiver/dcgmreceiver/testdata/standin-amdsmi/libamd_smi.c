@@ -18,6 +18,12 @@
  *                                   PARTITIONS processors it shows; LOAD its
  *                                   graphics activity in percent
  *   gone G                          GPU G's calls answer NOT_FOUND
+ *   xcp_load G X LOAD               the XCCs of GPU G's compute partition
+ *                                   (XCP) X are LOAD percent busy (default:
+ *                                   the GPU's LOAD)
+ *   xcc_busy G X C VALUE            XCC C of GPU G's XCP X reads VALUE in
+ *                                   the metrics table, as is (4294967295 is
+ *                                   the firmware's "not available")
  *   ecc G BLOCK CE UE DE            GPU G's ECC counts of RAS block BLOCK
  *   bad_page G STATUS               a retired page of GPU G (0 reserved,
  *                                   1 pending, 2 unreservable)
@@ -26,8 +32,11 @@
  *
  * Board-level figures (power, energy, temperatures, clocks, violations,
  * ECC, retired pages, links, PCIe, CPER) are the first partition's only,
- * as on MI300X in CPX mode; activity too, which AMD SMI does not report
- * per partition. Cumulative counters (energy, XGMI traffic) advance by a
+ * as on MI300X in CPX mode; amdsmi_get_gpu_activity too, which answers for
+ * the whole GPU. Each partition's graphics activity is in the GPU's metrics
+ * table (amdsmi_get_gpu_metrics_info, the same table on every partition):
+ * one entry per XCC of each XCP, an MI300X's eight XCCs shared out among
+ * its partitions. Cumulative counters (energy, XGMI traffic) advance by a
  * fixed step per read, and start anew with each state file, so that a
  * test's figures are reproducible.
  */
@@ -44,10 +53,14 @@
 #define MAX_CPER 256
 #define MAX_FAIL 32
 #define MAX_BAD 64
+#define MAX_XCC 8
 
 typedef struct {
 	char kind[16], uuid[40], bdf[16], compute[8], memory[8];
 	int partitions, load, gone;
+	int xcp_load[MAX_PART];
+	int xcc_set[MAX_PART][MAX_XCC];
+	uint32_t xcc[MAX_PART][MAX_XCC];
 	uint64_t energy_reads[MAX_PART], link_reads;
 } gpu_t;
 
@@ -99,13 +112,27 @@ static void parse(FILE *fp, int same_file) {
 			if (sscanf(rest, "%15s %39s %15s %7s %7s %d %d", g->kind, g->uuid, g->bdf, g->compute, g->memory, &g->partitions, &g->load) == 7) {
 				if (g->partitions < 1) g->partitions = 1;
 				if (g->partitions > MAX_PART) g->partitions = MAX_PART;
-				for (int p = 0; p < MAX_PART; p++) g->energy_reads[p] = keep[st.ngpu][p];
+				for (int p = 0; p < MAX_PART; p++) {
+					g->energy_reads[p] = keep[st.ngpu][p];
+					g->xcp_load[p] = -1;
+				}
 				g->link_reads = keep[st.ngpu][MAX_PART];
 				st.ngpu++;
 			}
 		} else if (!strcmp(word, "gone")) {
 			int g;
 			if (sscanf(rest, "%d", &g) == 1 && g >= 0 && g < MAX_GPUS) st.gpu[g].gone = 1;
+		} else if (!strcmp(word, "xcp_load")) {
+			int g, x, l;
+			if (sscanf(rest, "%d %d %d", &g, &x, &l) == 3 && g >= 0 && g < MAX_GPUS && x >= 0 && x < MAX_PART)
+				st.gpu[g].xcp_load[x] = l;
+		} else if (!strcmp(word, "xcc_busy")) {
+			int g, x, c;
+			unsigned long v;
+			if (sscanf(rest, "%d %d %d %lu", &g, &x, &c, &v) == 4 && g >= 0 && g < MAX_GPUS && x >= 0 && x < MAX_PART && c >= 0 && c < MAX_XCC) {
+				st.gpu[g].xcc_set[x][c] = 1;
+				st.gpu[g].xcc[x][c] = (uint32_t)v;
+			}
 		} else if (!strcmp(word, "ecc") && st.necc < MAX_ECC) {
 			ecc_t *e = &st.ecc[st.necc];
 			if (sscanf(rest, "%d %15s %lu %lu %lu", &e->gpu, e->block, &e->ce, &e->ue, &e->de) == 5) st.necc++;
@@ -322,6 +349,16 @@ amdsmi_status_t amdsmi_get_gpu_kfd_info(amdsmi_processor_handle h, amdsmi_kfd_in
 	return AMDSMI_STATUS_SUCCESS;
 }
 
+// load_of_xcp is the graphics activity of XCP x; gpu_load the whole GPU's,
+// their mean.
+static int load_of_xcp(const gpu_t *gp, int x) { return gp->xcp_load[x] >= 0 ? gp->xcp_load[x] : gp->load; }
+
+static int gpu_load(const gpu_t *gp) {
+	int sum = 0;
+	for (int x = 0; x < gp->partitions; x++) sum += load_of_xcp(gp, x);
+	return sum / gp->partitions;
+}
+
 // The state file is looked at once per reading of the node, when the
 // first processor's activity is read (the first call of a reading), so
 // that the stand-in costs a benchmark one stat and not one per call.
@@ -329,9 +366,38 @@ amdsmi_status_t amdsmi_get_gpu_activity(amdsmi_processor_handle h, amdsmi_engine
 	if ((uintptr_t)h == 1) load();
 	ENTER(1)
 	memset(u, 0, sizeof(*u));
-	u->gfx_activity = gp->load;
+	u->gfx_activity = gpu_load(gp);
 	u->umc_activity = gp->load / 2;
 	u->mm_activity = is_mi300(gp) ? 0 : 0xffff;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+// The metrics table: gpu_metrics v1.6 on MI300X, with XCP statistics;
+// v1.3 on MI250, without (num_partition and every XCC entry at their
+// "not available" maximum, as AMD SMI hands them on).
+amdsmi_status_t amdsmi_get_gpu_metrics_info(amdsmi_processor_handle h, amdsmi_gpu_metrics_t *m) {
+	ENTER(0)
+	if (!m) return AMDSMI_STATUS_INVAL;
+	memset(m, 0, sizeof(*m));
+	m->common_header.structure_size = sizeof(*m);
+	m->common_header.format_revision = 1;
+	m->common_header.content_revision = is_mi300(gp) ? 6 : 3;
+	m->average_gfx_activity = gpu_load(gp);
+	m->average_umc_activity = gp->load / 2;
+	for (int x = 0; x < AMDSMI_MAX_NUM_XCP; x++)
+		for (int c = 0; c < AMDSMI_MAX_NUM_XCC; c++) m->xcp_stats[x].gfx_busy_inst[c] = UINT32_MAX;
+	if (!is_mi300(gp)) {
+		m->num_partition = UINT16_MAX;
+		return AMDSMI_STATUS_SUCCESS;
+	}
+	m->num_partition = gp->partitions;
+	int per = MAX_XCC / gp->partitions;
+	for (int x = 0; x < gp->partitions; x++) {
+		for (int c = 0; c < MAX_XCC; c++) {
+			if (c < per) m->xcp_stats[x].gfx_busy_inst[c] = load_of_xcp(gp, x);
+			if (gp->xcc_set[x][c]) m->xcp_stats[x].gfx_busy_inst[c] = gp->xcc[x][c];
+		}
+	}
 	return AMDSMI_STATUS_SUCCESS;
 }
 
