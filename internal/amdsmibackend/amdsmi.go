@@ -46,6 +46,12 @@ type Options struct {
 	// the driver measures it over a window of its own, which the call
 	// may wait for.
 	SkipPCIeThroughput bool
+	// PerProcess reads each device's processes into gpu.Sample.Processes
+	// (process.go).
+	PerProcess bool
+	// ProcRoot is the host's /proc, where PIDs are placed in pods; empty
+	// means /proc.
+	ProcRoot string
 }
 
 // Backend reads AMD GPUs through AMD SMI. It implements backend.Backend.
@@ -61,6 +67,10 @@ type Backend struct {
 	// warned holds the calls whose failure was logged: each is logged
 	// once per process, not once per device and scrape.
 	warned map[string]bool
+	// procBuf is the process list's C memory, and procScratch its Go
+	// copy, shared by the devices; set with Options.PerProcess.
+	procBuf     procBuffer
+	procScratch []procInfo
 }
 
 type device struct {
@@ -77,6 +87,10 @@ type device struct {
 	// partition's index in it; nil on a GPU that is not partitioned.
 	table *device
 	xcp   int
+	// seen is the processes of the previous scrape, by PID, and gen
+	// counts scrapes (process.go).
+	seen map[uint32]*procSeen
+	gen  uint64
 }
 
 // New returns a backend; it opens nothing until Connect.
@@ -86,6 +100,9 @@ func New(opts Options) *Backend {
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
+	}
+	if opts.ProcRoot == "" {
+		opts.ProcRoot = "/proc"
 	}
 	c := opts.Cursors
 	if c == nil {
@@ -131,6 +148,9 @@ func (b *Backend) enumerate(ctx context.Context) error {
 		return fmt.Errorf("%s: no AMD GPU found", b.opts.Library)
 	}
 	b.page = newCPERPage()
+	if b.opts.PerProcess {
+		b.procBuf = newProcBuffer()
+	}
 	firstOfSocket := map[int]*device{}
 	partitionsOf := map[int]int{}
 	for i, h := range hs {
@@ -139,7 +159,11 @@ func (b *Backend) enumerate(ctx context.Context) error {
 			b.free()
 			return fmt.Errorf("processor %d: %w", i, err)
 		}
-		d := &device{h: h, r: newReading(b.opts.SkipPCIeThroughput), dev: &gpu.Device{
+		r := newReading(b.opts.SkipPCIeThroughput)
+		if b.opts.PerProcess {
+			r.readProcesses(b.procBuf)
+		}
+		d := &device{h: h, r: r, dev: &gpu.Device{
 			UUID: id.UUID, Index: i, Model: id.Model, DriverVersion: id.Driver,
 			PCIBusID: id.BDF, Host: b.opts.Hostname, Vendor: gpu.VendorAMD,
 			AMD: &gpu.AMDDevice{ComputePartition: id.Compute, MemoryPartition: id.Memory, PartitionID: id.PartitionID},
@@ -201,6 +225,10 @@ func (b *Backend) Collect(ctx context.Context, now time.Time, _ time.Duration) (
 		s := gpu.Sample{Device: d.dev, Time: now, Epoch: b.epoch}
 		d.amd.Reset()
 		b.convert(d, &s.Values)
+		if b.opts.PerProcess && d.r.status(callProcesses) == statusSuccess {
+			// A failed list leaves the processes out, as convert said.
+			s.Processes = b.processes(d, now)
+		}
 		if err := b.readCPER(ctx, d); err != nil {
 			return nil, err
 		}
@@ -232,6 +260,10 @@ func (b *Backend) free() {
 	if b.page.p != nil {
 		b.page.free()
 		b.page.p = nil
+	}
+	if b.procBuf.p != nil {
+		b.procBuf.free()
+		b.procBuf.p = nil
 	}
 }
 

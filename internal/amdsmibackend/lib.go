@@ -257,7 +257,60 @@ typedef struct {
 	uint64_t pci_sent, pci_received, pci_max_packet;
 	uint64_t pci_replays;
 	uint32_t processes;
+	// procs, when set, receives the processes themselves, not only
+	// their count (per_process): see otg_read_processes.
+	struct otg_procs *procs;
 } otg_reading;
+
+// Per-process readings (per_process), kept apart from the device's other
+// figures.
+
+// OTG_MAX_PROCS bounds the processes read per device and scrape; the
+// count (otg_reading.processes) stays the library's total.
+#define OTG_MAX_PROCS 128
+
+// otg_proc is what is kept of an amdsmi_proc_info_t. AMD SMI reads the
+// figures from the process's DRM fdinfo (drm-memory-vram in KiB, which it
+// turns into bytes; drm-engine-gfx and drm-engine-enc, cumulative ns), or,
+// where that is unreadable, VRAM from the KFD with the engines at zero.
+typedef struct {
+	uint32_t pid;
+	uint64_t vram, gfx, enc;
+} otg_proc;
+
+typedef struct otg_procs {
+	// buf is the library's list, shared by the devices of a backend:
+	// an amdsmi_proc_info_t is some 700 bytes, most of it names.
+	amdsmi_proc_info_t *buf;
+	uint32_t n;
+	// truncated is set when the device had more than OTG_MAX_PROCS.
+	int truncated;
+	otg_proc p[OTG_MAX_PROCS];
+} otg_procs;
+
+// otg_read_processes reads the device's processes into out, and their
+// total into *total. More processes than the buffer holds is
+// AMDSMI_STATUS_OUT_OF_RESOURCES with the buffer filled: a success here,
+// with the list truncated.
+static int otg_read_processes(amdsmi_processor_handle h, otg_procs *out, uint32_t *total) {
+	uint32_t n = OTG_MAX_PROCS;
+	out->n = 0;
+	out->truncated = 0;
+	int st = OTG_CALL(amdsmi_get_gpu_process_list, h, &n, out->buf);
+	if (st == AMDSMI_STATUS_OUT_OF_RESOURCES) {
+		out->truncated = 1;
+		st = AMDSMI_STATUS_SUCCESS;
+	}
+	if (st != AMDSMI_STATUS_SUCCESS) return st;
+	*total = n;
+	if (n > OTG_MAX_PROCS) n = OTG_MAX_PROCS;
+	for (uint32_t i = 0; i < n; i++) {
+		const amdsmi_proc_info_t *s = &out->buf[i];
+		out->p[i] = (otg_proc){s->pid, s->memory_usage.vram_mem, s->engine_usage.gfx, s->engine_usage.enc};
+	}
+	out->n = n;
+	return st;
+}
 
 // otg_read reads one device: every call in one crossing from Go, so that
 // a scrape costs one cgo call per device and not thirty.
@@ -296,7 +349,8 @@ static void otg_read(uintptr_t hv, otg_reading *r) {
 		: OTG_CALL(amdsmi_get_gpu_pci_throughput, h, &r->pci_sent, &r->pci_received, &r->pci_max_packet);
 	r->st[OTG_PCI_REPLAYS] = OTG_CALL(amdsmi_get_gpu_pci_replay_counter, h, &r->pci_replays);
 	r->processes = 0;
-	r->st[OTG_PROCESSES] = OTG_CALL(amdsmi_get_gpu_process_list, h, &r->processes, 0);
+	r->st[OTG_PROCESSES] = r->procs ? otg_read_processes(h, r->procs, &r->processes)
+		: OTG_CALL(amdsmi_get_gpu_process_list, h, &r->processes, 0);
 }
 
 #define OTG_CPER_HDRS 64
@@ -544,6 +598,9 @@ func (r reading) free() {
 	if r.r.xcp != nil {
 		C.free(unsafe.Pointer(r.r.xcp))
 	}
+	if r.r.procs != nil {
+		C.free(unsafe.Pointer(r.r.procs))
+	}
 	C.free(unsafe.Pointer(r.r))
 }
 
@@ -565,6 +622,49 @@ func (r reading) partitionActivity(i int) (float64, bool) {
 		return 0, false
 	}
 	return float64(x.gfx_sum[i]) / float64(x.gfx_n[i]), true
+}
+
+// procBuffer is C memory for one amdsmi_get_gpu_process_list, which the
+// devices of a backend share: they are read one after the other.
+type procBuffer struct{ p *C.amdsmi_proc_info_t }
+
+func newProcBuffer() procBuffer {
+	return procBuffer{(*C.amdsmi_proc_info_t)(C.calloc(C.OTG_MAX_PROCS, C.size_t(unsafe.Sizeof(C.amdsmi_proc_info_t{}))))}
+}
+
+func (b procBuffer) free() { C.free(unsafe.Pointer(b.p)) }
+
+// readProcesses makes the reading list the device's processes, into buf,
+// and not only count them.
+func (r reading) readProcesses(buf procBuffer) {
+	if r.r.procs == nil {
+		r.r.procs = (*C.otg_procs)(C.calloc(1, C.size_t(unsafe.Sizeof(C.otg_procs{}))))
+	}
+	r.r.procs.buf = buf.p
+}
+
+// maxProcesses bounds the processes read per device and scrape.
+const maxProcesses = C.OTG_MAX_PROCS
+
+// procInfo is one process of a reading: VRAM in bytes, the graphics and
+// encoder engines' busy time in ns since the process opened the device.
+type procInfo struct {
+	pid            uint32
+	vram, gfx, enc uint64
+}
+
+// processList appends the reading's processes to out, and says whether
+// the device had more than it holds.
+func (r reading) processList(out []procInfo) ([]procInfo, bool) {
+	ps := r.r.procs
+	if ps == nil {
+		return out, false
+	}
+	for i := range min(int(ps.n), maxProcesses) {
+		p := &ps.p[i]
+		out = append(out, procInfo{pid: uint32(p.pid), vram: uint64(p.vram), gfx: uint64(p.gfx), enc: uint64(p.enc)})
+	}
+	return out, ps.truncated != 0
 }
 
 func (r reading) read(h handle) { C.otg_read(C.uintptr_t(h), r.r) }

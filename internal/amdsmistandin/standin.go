@@ -87,6 +87,18 @@ type XCCBusy struct {
 // BadPage is a retired page: Status 0 reserved, 1 pending, 2 unreservable.
 type BadPage struct{ GPU, Status int }
 
+// Proc is a process on a processor: Partition is its index on the GPU (0
+// for a GPU not partitioned). Its graphics engine time starts at GFXNs and
+// grows by StepNs at each listing, as the encoder's does by EncStepNs:
+// once per scrape with per_process.
+type Proc struct {
+	GPU, Partition int
+	PID            uint32
+	VRAMBytes      uint64
+	GFXNs, StepNs  uint64
+	EncStepNs      uint64
+}
+
 // State is the stand-in's behaviour (see its C source).
 type State struct {
 	// Version is the library version; zero is 25.4.0.
@@ -100,6 +112,10 @@ type State struct {
 	Fails    []Fail
 	BadPages []BadPage
 	XCCBusy  []XCCBusy
+	// Procs replaces, on each processor they name, the process the
+	// stand-in shows otherwise while its GPU is loaded: VRAM held and
+	// no engine time, as AMD SMI shows a ROCm compute process.
+	Procs []Proc
 }
 
 // Write writes the state file at path, atomically.
@@ -147,6 +163,9 @@ func (s State) Write(path string) error {
 	}
 	for _, f := range s.Fails {
 		fmt.Fprintf(&b, "fail %s %d %d\n", f.Call, f.GPU, f.Status)
+	}
+	for _, p := range s.Procs {
+		fmt.Fprintf(&b, "proc %d %d %d %d %d %d %d\n", p.GPU, p.Partition, p.PID, p.VRAMBytes, p.GFXNs, p.StepNs, p.EncStepNs)
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {

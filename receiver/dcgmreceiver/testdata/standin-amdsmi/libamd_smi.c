@@ -29,7 +29,16 @@
  *                                   1 pending, 2 unreservable)
  *   cper G SEVERITY AFID...         a CPER record in GPU G's log
  *   fail CALL G STATUS              CALL fails on GPU G's processors
+ *   proc G P PID VRAM GFX STEP [ENC]
+ *                                   a process on GPU G's processor P:
+ *                                   VRAM bytes, its graphics engine time
+ *                                   GFX ns, growing by STEP ns (and the
+ *                                   encoder's by ENC ns) at each listing
  *
+ * A processor without proc lines shows one process while its GPU's LOAD
+ * is above zero: VRAM held and no engine time, as AMD SMI reports a ROCm
+ * compute process, whose queues bypass the DRM scheduler that the fdinfo
+ * engine times count.
  * Board-level figures (power, energy, temperatures, clocks, violations,
  * ECC, retired pages, links, PCIe, CPER) are the first partition's only,
  * as on MI300X in CPX mode; amdsmi_get_gpu_activity too, which answers for
@@ -84,6 +93,42 @@ static struct timespec loaded_mtime;
 static off_t loaded_size = -1;
 static ino_t loaded_ino;
 
+// The processes of proc lines, apart from the rest of the state. A
+// process's listings carry over to the same line of the next state of the
+// same file, so that its engine time keeps growing; a line with another
+// PID or starting time is another process.
+#define MAX_PROCS 256
+
+typedef struct {
+	int gpu, part;
+	uint32_t pid;
+	uint64_t vram, gfx, step, enc_step, listings;
+} proc_t;
+
+static struct {
+	int n;
+	proc_t p[MAX_PROCS];
+} procs, procs_before;
+
+static void procs_begin(int same_file) {
+	procs_before = procs;
+	if (!same_file) procs_before.n = 0;
+	procs.n = 0;
+}
+
+static void procs_line(const char *rest) {
+	if (procs.n >= MAX_PROCS) return;
+	proc_t *p = &procs.p[procs.n];
+	memset(p, 0, sizeof(*p));
+	int n = sscanf(rest, "%d %d %u %lu %lu %lu %lu", &p->gpu, &p->part, &p->pid, &p->vram, &p->gfx, &p->step, &p->enc_step);
+	if (n < 6) return;
+	for (int i = 0; i < procs_before.n; i++) {
+		const proc_t *o = &procs_before.p[i];
+		if (o->gpu == p->gpu && o->part == p->part && o->pid == p->pid && o->gfx == p->gfx) p->listings = o->listings;
+	}
+	procs.n++;
+}
+
 // parse reads a state file. The cumulative counters carry over from the
 // previous state of the same file, and start anew with another file.
 static void parse(FILE *fp, int same_file) {
@@ -93,6 +138,7 @@ static void parse(FILE *fp, int same_file) {
 		for (int p = 0; p < MAX_PART; p++) keep[g][p] = st.gpu[g].energy_reads[p];
 		keep[g][MAX_PART] = st.gpu[g].link_reads;
 	}
+	procs_begin(same_file);
 	memset(&st, 0, sizeof(st));
 	st.major = 25; st.minor = 4; st.cper_page = 4;
 	char line[512];
@@ -154,6 +200,8 @@ static void parse(FILE *fp, int same_file) {
 		} else if (!strcmp(word, "fail") && st.nfail < MAX_FAIL) {
 			fail_t *fl = &st.fail[st.nfail];
 			if (sscanf(rest, "%63s %d %d", fl->call, &fl->gpu, &fl->status) == 3) st.nfail++;
+		} else if (!strcmp(word, "proc")) {
+			procs_line(rest);
 		}
 	}
 }
@@ -586,21 +634,44 @@ amdsmi_status_t amdsmi_get_gpu_pci_replay_counter(amdsmi_processor_handle h, uin
 	return AMDSMI_STATUS_SUCCESS;
 }
 
+// amdsmi_get_gpu_process_list answers as AMD SMI does: with *max 0 or no
+// list, the count; with a list too small, the list filled,
+// OUT_OF_RESOURCES and the count.
 amdsmi_status_t amdsmi_get_gpu_process_list(amdsmi_processor_handle h, uint32_t *max, amdsmi_proc_info_t *list) {
 	ENTER(0)
-	uint32_t n = gp->load > 0 ? 1 : 0;
+	uint32_t n = 0;
+	int listed = 0;
+	for (int i = 0; i < procs.n; i++)
+		if (procs.p[i].gpu == g && procs.p[i].part == p) listed = 1, n++;
+	if (!listed) n = gp->load > 0 ? 1 : 0;
 	if (*max == 0 || !list) {
 		*max = n;
 		return AMDSMI_STATUS_SUCCESS;
 	}
-	if (n > 0) {
+	uint32_t k = 0;
+	for (int i = 0; listed && i < procs.n && k < *max; i++) {
+		proc_t *pr = &procs.p[i];
+		if (pr->gpu != g || pr->part != p) continue;
+		amdsmi_proc_info_t *o = &list[k++];
+		memset(o, 0, sizeof(*o));
+		snprintf(o->name, sizeof(o->name), "python3");
+		o->pid = pr->pid;
+		o->memory_usage.vram_mem = pr->vram;
+		o->mem = pr->vram;
+		o->engine_usage.gfx = pr->gfx + pr->listings * pr->step;
+		o->engine_usage.enc = pr->listings * pr->enc_step;
+		pr->listings++;
+	}
+	if (!listed && n > 0) {
 		memset(&list[0], 0, sizeof(list[0]));
 		snprintf(list[0].name, sizeof(list[0].name), "python3");
 		list[0].pid = 4242 + g * 16 + p;
 		list[0].mem = vram_total(gp) / 2;
+		list[0].memory_usage.vram_mem = list[0].mem;
 	}
+	int st_ = n > *max ? AMDSMI_STATUS_OUT_OF_RESOURCES : AMDSMI_STATUS_SUCCESS;
 	*max = n;
-	return AMDSMI_STATUS_SUCCESS;
+	return st_;
 }
 
 // A CPER record here is the header followed by its AFIDs: a count and the
