@@ -377,8 +377,8 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 	var vs f.Values
 	if g.model.amd {
 		smp := gpu.Sample{Device: &g.dev, Time: now, Epoch: 1, AMD: &gpu.AMDValues{}}
-		// No per-process series: the receiver's are NVML's, and the
-		// amdsmi backend reads none.
+		// No per-process readings on the simulated AMD GPUs (yet); the
+		// amdsmi backend's are tested against the stand-in library.
 		amdValues(&smp.Values, smp.AMD, g, &c, dt, n)
 		return smp
 	}

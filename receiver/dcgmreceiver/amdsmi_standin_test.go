@@ -16,12 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/storagetest"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
@@ -456,4 +458,94 @@ func TestDeviceMetricsExporterNamingMatchesRealExporter(t *testing.T) {
 	require.Equal(t, ecc["card_series"], v.Str())
 	v, _ = spx.Get("driver_version")
 	require.Equal(t, ecc["driver_version"], v.Str())
+}
+
+// TestAMDSMIPerProcess runs per_process on the real AMD SMI path: the
+// MI300X in SPX mode is time-sliced between pods A and B, whose processes
+// are placed through a fake /proc tree and named from a container log
+// directory; a third process is on the host. Each pod gets a resource of
+// its own, with its VRAM and, from the second scrape on, its share of the
+// graphics engine.
+func TestAMDSMIPerProcess(t *testing.T) {
+	const uidA, uidB = "aaaaaaaa-0000-4000-8000-00000000000a", "bbbbbbbb-0000-4000-8000-00000000000b"
+	ctrA, ctrB := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	proc, logs := t.TempDir(), t.TempDir()
+	writeProc(t, proc, 300, uidA, ctrA)
+	writeProc(t, proc, 301, uidB, ctrB)
+	writeProc(t, proc, 302, "", "")
+	for _, l := range []string{"train-a_ml_main-" + ctrA + ".log", "train-b_ml_main-" + ctrB + ".log"} {
+		require.NoError(t, os.Symlink("/var/log/pods/x/0.log", filepath.Join(logs, l)))
+	}
+	st := amdFleet()
+	st.Procs = []amdsmistandin.Proc{
+		{GPU: 0, PID: 300, VRAMBytes: 40 << 30, StepNs: 3e9}, // 30% of each 10 s scrape
+		{GPU: 0, PID: 301, VRAMBytes: 20 << 30, StepNs: 2e9}, // 20%
+		{GPU: 0, PID: 302, VRAMBytes: 1 << 30, GFXNs: 5e9},   // idle since
+		{GPU: 1, Partition: 5, PID: 301, VRAMBytes: 1 << 30}, // B on a partition too, ROCm-style
+	}
+	lib, _ := amdStandin(t, st)
+	s := newAMDScraper(t, lib, &statusHost{}, func(c *Config) {
+		c.PerProcess = PerProcessConfig{Enabled: true, ProcRoot: proc, ContainerLogsDir: logs}
+		c.Metrics.NvidiaGpuProcessMemoryCopyUtilization.Enabled = true
+		require.NoError(t, confmap.Validate(c))
+	})
+
+	byOwner := func(md pmetric.Metrics) map[string]pmetric.ResourceMetrics {
+		procs, _ := splits(md)
+		got := map[string]pmetric.ResourceMetrics{}
+		for _, p := range procs {
+			key := attr(p, "hw.id") + "/" + attr(p, metricnames.AttrNvidiaGPUProcessOwner) + "/" + attr(p, "k8s.pod.name")
+			require.NotContains(t, got, key)
+			got[key] = p
+		}
+		return got
+	}
+	// The other processors each show the stand-in's default process,
+	// which is not in the fake /proc: unknown, with VRAM and no engine
+	// time.
+	others := func(got map[string]pmetric.ResourceMetrics) {
+		n := 0
+		for key, rm := range got {
+			if strings.HasSuffix(key, "/unknown/") {
+				n++
+				require.False(t, hasMetric(rm, "nvidia.gpu.process.utilization"), key)
+			}
+		}
+		require.Equal(t, 8, n, "seven CPX partitions and the MI250")
+	}
+	first := byOwner(scrapeAt(t, s, 0))
+	require.Len(t, first, 4+8)
+	others(first)
+	a := first[amdSPX+"/pod/train-a"]
+	require.Equal(t, uidA, attr(a, "k8s.pod.uid"))
+	require.Equal(t, int64(40<<30), point(t, a, "nvidia.gpu.process.memory.usage", nil).IntValue())
+	require.False(t, hasMetric(a, "nvidia.gpu.process.utilization"), "first sight: no interval yet")
+
+	got := byOwner(scrapeAt(t, s, 1))
+	require.Len(t, got, 4+8)
+	others(got)
+	a, b := got[amdSPX+"/pod/train-a"], got[amdSPX+"/pod/train-b"]
+	require.Equal(t, "main", attr(a, "k8s.container.name"))
+	require.Equal(t, "ml", attr(b, "k8s.namespace.name"))
+	require.InDelta(t, 0.3, num(point(t, a, "nvidia.gpu.process.utilization", general)), 1e-9)
+	require.InDelta(t, 0.2, num(point(t, b, "nvidia.gpu.process.utilization", general)), 1e-9)
+	require.Equal(t, int64(20<<30), point(t, b, "nvidia.gpu.process.memory.usage", nil).IntValue())
+	require.False(t, hasMetric(a, "nvidia.gpu.process.memory_copy.utilization"), "AMD SMI has no per-process memory activity")
+	host := got[amdSPX+"/host/"]
+	require.Zero(t, num(point(t, host, "nvidia.gpu.process.utilization", general)), "busy once, idle over this interval")
+	part := got[amdCPX5+"/pod/train-b"]
+	require.Equal(t, int64(1<<30), point(t, part, "nvidia.gpu.process.memory.usage", nil).IntValue())
+	require.False(t, hasMetric(part, "nvidia.gpu.process.utilization"), "no engine time ever: not a reading of idle")
+}
+
+func hasMetric(rm pmetric.ResourceMetrics, name string) bool {
+	for i := range rm.ScopeMetrics().Len() {
+		ms := rm.ScopeMetrics().At(i).Metrics()
+		for j := range ms.Len() {
+			if ms.At(j).Name() == name {
+				return true
+			}
+		}
+	}
+	return false
 }

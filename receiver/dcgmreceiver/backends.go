@@ -31,6 +31,7 @@ func newBackends(cfg *Config, logger *zap.Logger, cursors amdsmibackend.Cursors)
 		return amdsmibackend.New(amdsmibackend.Options{
 			Library: cfg.AMDSMI.LibraryPath, Hostname: cfg.Hostname, Logger: logger, Cursors: cursors,
 			SkipPCIeThroughput: !cfg.Metrics.HwGpuIo.Enabled && !exporterNaming(cfg.Naming),
+			PerProcess:         cfg.PerProcess.Enabled, ProcRoot: cfg.PerProcess.ProcRoot,
 		})
 	}
 	switch cfg.Backend {

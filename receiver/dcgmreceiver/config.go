@@ -174,8 +174,8 @@ func (cfg *Config) Validate() error {
 		// DCGM's per-PID fields are not read (yet): with backend dcgm the
 		// setting would do nothing. auto may fall back to NVML, and warns
 		// when it does not.
-		if cfg.Backend == BackendDCGM || cfg.Backend == BackendAMDSMI {
-			errs = append(errs, fmt.Errorf("per_process: enabled needs backend nvml, simulated or auto; the %s backend does not read per-process data", cfg.Backend))
+		if cfg.Backend == BackendDCGM {
+			errs = append(errs, fmt.Errorf("per_process: enabled needs backend nvml, amdsmi, simulated or auto; the %s backend does not read per-process data", cfg.Backend))
 		}
 		if cfg.Naming != NamingOTel {
 			errs = append(errs, fmt.Errorf("per_process: enabled needs naming otel; %s naming has no per-process series", cfg.Naming))

@@ -49,6 +49,7 @@ func TestLoadConfig(t *testing.T) {
 	require.NoError(t, confmap.Validate(pp))
 	require.Equal(t, PerProcessConfig{Enabled: true, ProcRoot: "/host/proc", ContainerLogsDir: "/host/var/log/containers"}, pp.PerProcess)
 	require.NoError(t, confmap.Validate(loadConfig(t, "per_process_off")), "a disabled block is not checked")
+	require.NoError(t, confmap.Validate(loadConfig(t, "per_process_amdsmi")), "AMD SMI lists each GPU's processes")
 
 	amd := loadConfig(t, "amd")
 	require.NoError(t, confmap.Validate(amd))
@@ -79,9 +80,8 @@ func TestConfigValidationErrors(t *testing.T) {
 		{"pods_without_socket", []string{"pod_resources: endpoint must be set when enabled is true"}},
 		{"pods_all_wrong", []string{"pod_resources: endpoint must be set when enabled is true; refresh_interval must be positive, got 0s"}},
 		{"per_process_relative", []string{`per_process: proc_root must be an absolute path, got "proc"; container_logs_dir must be an absolute path or empty, got "var/log/containers"`}},
-		{"per_process_amdsmi", []string{"per_process: enabled needs backend nvml, simulated or auto; the amdsmi backend does not read per-process data"}},
 		{"per_process_dcgm", []string{
-			"per_process: enabled needs backend nvml, simulated or auto; the dcgm backend does not read per-process data",
+			"per_process: enabled needs backend nvml, amdsmi, simulated or auto; the dcgm backend does not read per-process data",
 			"per_process: enabled needs naming otel; dcgm_exporter naming has no per-process series",
 		}},
 		{"dra_without_pods", []string{

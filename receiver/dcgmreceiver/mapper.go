@@ -77,8 +77,7 @@ func (m *mapper) Append(s *gpu.Sample) {
 		cs.setStartTimes(rms.At(i))
 	}
 	rms.MoveAndAppendTo(m.out.ResourceMetrics())
-	// The per-process series are NVML's (nvidia.gpu.process.*).
-	if len(s.Processes) > 0 && !s.Device.IsAMD() {
+	if len(s.Processes) > 0 {
 		m.appendProcesses(s, cs, name)
 	}
 }

@@ -104,7 +104,11 @@ func (m *mapper) appendProcesses(s *gpu.Sample, cs *counterState, name string) {
 			if g.dec > 0 {
 				mb.RecordNvidiaGpuProcessUtilizationDataPoint(ts, fraction(g.dec), metadata.AttributeHwGpuTaskDecoder)
 			}
-			mb.RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint(ts, fraction(g.mc))
+			// AMD SMI has no per-process memory activity: no series
+			// rather than a zero.
+			if !d.IsAMD() {
+				mb.RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint(ts, fraction(g.mc))
+			}
 		}
 		rb.EnsureCapacity(processAttributes)
 		rb.SetHwID(d.UUID)

@@ -178,7 +178,7 @@ func TestPerProcessSplit(t *testing.T) {
 
 // writeProc puts pid in a fake /proc tree, in the container ctr of pod, or
 // on the host if pod is empty.
-func writeProc(t *testing.T, root string, pid uint32, pod, ctr string) {
+func writeProc(t testing.TB, root string, pid uint32, pod, ctr string) {
 	t.Helper()
 	dir := filepath.Join(root, strconv.FormatUint(uint64(pid), 10))
 	require.NoError(t, os.MkdirAll(dir, 0o700))

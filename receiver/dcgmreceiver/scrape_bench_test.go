@@ -120,6 +120,34 @@ func BenchmarkScrape(b *testing.B) {
 		cfg.AMDSMI.LibraryPath = lib
 		benchScrape(b, cfg)
 	})
+	// The whole-GPU stand-in scrape with per_process: each MI300X
+	// time-sliced between two pods of a fake /proc tree, named in a
+	// container log directory. Its ns/gpu divides by every resource, the
+	// pods' included; ns/op over 32 is the cost per GPU.
+	b.Run("amdsmi-standin/per_process/gpus=32", func(b *testing.B) {
+		st := amdsmistandin.State{}
+		proc, logs := b.TempDir(), b.TempDir()
+		for i := range 32 {
+			st.GPUs = append(st.GPUs, amdsmistandin.GPU{Kind: "mi300x", UUID: fmt.Sprintf("%02xff74a1-0000-1000-8005-4617353a63d0", i),
+				BDF: fmt.Sprintf("0000:%02x:00.0", i), Compute: "SPX", Memory: "NPS1", Partitions: 1, Load: 60 + i})
+			st.ECC = append(st.ECC, amdsmistandin.ECC{GPU: i, Block: "umc", Corrected: uint64(i)})
+			for k := range 2 {
+				pid := uint32(1000 + 2*i + k)
+				uid, ctr := fmt.Sprintf("%08x-0000-4000-8000-%012x", pid, pid), fmt.Sprintf("%064x", pid)
+				writeProc(b, proc, pid, uid, ctr)
+				if err := os.Symlink("/var/log/pods/x/0.log", filepath.Join(logs, fmt.Sprintf("job-%d_ml_main-%s.log", pid, ctr))); err != nil {
+					b.Fatal(err)
+				}
+				st.Procs = append(st.Procs, amdsmistandin.Proc{GPU: i, PID: pid, VRAMBytes: 8 << 30, StepNs: 1e6})
+			}
+		}
+		lib, _ := amdStandin(b, st)
+		cfg := createDefaultConfig().(*Config)
+		cfg.Backend = BackendAMDSMI
+		cfg.AMDSMI.LibraryPath = lib
+		cfg.PerProcess = PerProcessConfig{Enabled: true, ProcRoot: proc, ContainerLogsDir: logs}
+		benchScrape(b, cfg)
+	})
 }
 
 // benchScrape measures cfg's scrape, on the given backends if any, else
