@@ -178,16 +178,16 @@ func TestPerProcessSplit(t *testing.T) {
 
 // writeProc puts pid in a fake /proc tree, in the container ctr of pod, or
 // on the host if pod is empty.
-func writeProc(t testing.TB, root string, pid uint32, pod, ctr string) {
-	t.Helper()
+func writeProc(tb testing.TB, root string, pid uint32, pod, ctr string) {
+	tb.Helper()
 	dir := filepath.Join(root, strconv.FormatUint(uint64(pid), 10))
-	require.NoError(t, os.MkdirAll(dir, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), fmt.Appendf(nil, "%d (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, 1000+pid), 0o600))
+	require.NoError(tb, os.MkdirAll(dir, 0o700))
+	require.NoError(tb, os.WriteFile(filepath.Join(dir, "stat"), fmt.Appendf(nil, "%d (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, 1000+pid), 0o600))
 	line := "0::/system.slice/sshd.service"
 	if pod != "" {
 		line = "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + strings.ReplaceAll(pod, "-", "_") + ".slice/cri-containerd-" + ctr + ".scope"
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup"), []byte(line+"\n"), 0o600))
+	require.NoError(tb, os.WriteFile(filepath.Join(dir, "cgroup"), []byte(line+"\n"), 0o600))
 }
 
 // TestPerProcessNVML runs the scraper on the NVML mock with a fake /proc
@@ -324,8 +324,8 @@ func TestPerProcessOnDCGM(t *testing.T) {
 // splits gpu-node-1/gpu7 between three pods with distinct values, beside
 // the one pod of every other busy GPU; splits gpu-node-1/gpu5 into three
 // MIG instances under their MIG UUIDs; and holds gpu-node-1/gpu6 through
-// a DRA claim. Its AMD node has no per-process series: the amdsmi
-// backend reads none.
+// a DRA claim. Its AMD node has no per-process series: the simulated
+// AMD GPUs carry no per-process readings.
 func TestLocalExample(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "local", "config.yaml"))
 	require.NoError(t, err)
