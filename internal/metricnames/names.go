@@ -160,16 +160,16 @@ const (
 	// NvidiaGPUPowerLimit (receiver/dcgmreceiver): The power limit the driver enforces, the most the board may draw (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).
 	NvidiaGPUPowerLimit     = "nvidia.gpu.power.limit"
 	NvidiaGPUPowerLimitUnit = "W"
-	// NvidiaGPUProcessCount (receiver/dcgmreceiver): Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy).
+	// NvidiaGPUProcessCount (receiver/dcgmreceiver): Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list).
 	NvidiaGPUProcessCount     = "nvidia.gpu.process.count"
 	NvidiaGPUProcessCountUnit = "{process}"
-	// NvidiaGPUProcessMemoryUsage (receiver/dcgmreceiver): The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, summed over the processes). The device's usage also counts memory no process holds.
+	// NvidiaGPUProcessMemoryUsage (receiver/dcgmreceiver): The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.
 	NvidiaGPUProcessMemoryUsage     = "nvidia.gpu.process.memory.usage"
 	NvidiaGPUProcessMemoryUsageUnit = "By"
 	// NvidiaGPUProcessMemoryCopyUtilization (receiver/dcgmreceiver): The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).
 	NvidiaGPUProcessMemoryCopyUtilization     = "nvidia.gpu.process.memory_copy.utilization"
 	NvidiaGPUProcessMemoryCopyUtilizationUnit = "1"
-	// NvidiaGPUProcessUtilization (receiver/dcgmreceiver): The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, summed over the processes, at most 1).
+	// NvidiaGPUProcessUtilization (receiver/dcgmreceiver): The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.
 	NvidiaGPUProcessUtilization     = "nvidia.gpu.process.utilization"
 	NvidiaGPUProcessUtilizationUnit = "1"
 	// NvidiaGPURecoveryAction (receiver/dcgmreceiver): The recovery action the driver says the GPU needs, an nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain (DCGM_FI_DEV_GPU_RECOVERY_ACTION; NVML field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Absent where the driver does not report it.

@@ -3086,7 +3086,7 @@ type metricNvidiaGpuProcessCount struct {
 // init fills nvidia.gpu.process.count metric with initial data.
 func (m *metricNvidiaGpuProcessCount) init() {
 	m.data.SetName("nvidia.gpu.process.count")
-	m.data.SetDescription("Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy).")
+	m.data.SetDescription("Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list).")
 	m.data.SetUnit("{process}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -3138,7 +3138,7 @@ type metricNvidiaGpuProcessMemoryUsage struct {
 // init fills nvidia.gpu.process.memory.usage metric with initial data.
 func (m *metricNvidiaGpuProcessMemoryUsage) init() {
 	m.data.SetName("nvidia.gpu.process.memory.usage")
-	m.data.SetDescription("The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, summed over the processes). The device's usage also counts memory no process holds.")
+	m.data.SetDescription("The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -3241,7 +3241,7 @@ type metricNvidiaGpuProcessUtilization struct {
 // init fills nvidia.gpu.process.utilization metric with initial data.
 func (m *metricNvidiaGpuProcessUtilization) init() {
 	m.data.SetName("nvidia.gpu.process.utilization")
-	m.data.SetDescription("The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, summed over the processes, at most 1).")
+	m.data.SetDescription("The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

@@ -1315,7 +1315,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["nvidia.gpu.process.count"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy).", mi.Description())
+					assert.Equal(t, "Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list).", mi.Description())
 					assert.Equal(t, "{process}", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1329,7 +1329,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["nvidia.gpu.process.memory.usage"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, summed over the processes). The device's usage also counts memory no process holds.", mi.Description())
+					assert.Equal(t, "The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1356,7 +1356,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["nvidia.gpu.process.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, summed over the processes, at most 1).", mi.Description())
+						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1371,7 +1371,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["nvidia.gpu.process.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, summed over the processes, at most 1).", mi.Description())
+						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
