@@ -309,7 +309,21 @@ func TestAMDAFIDTable(t *testing.T) {
 
 	shipped, err := shippedAFIDs()
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"25": "drain", "30": "drain"}, shipped)
+	require.Len(t, shipped, 22, "AFIDs 1-12, 14, 16, 18-21, 25-27, 30")
+	for afid, want := range map[int]string{
+		18: "replace", // XGMI link, fatal: a person re-torques the OAMs
+		19: "replace", // bad page retirement threshold
+		20: "replace", // HBM on-die ECC, fatal
+		27: "drain",   // watchdog timeout: reboot and validate
+		4:  "drain",   // HBM training failed at boot
+	} {
+		require.Equal(t, want, shipped[strconv.Itoa(afid)], "AFID %d", afid)
+		require.Equal(t, want, decide(policy.CPERFatal, afid), "AFID %d", afid)
+	}
+	for _, afid := range []int{13, 15, 17, 22, 23, 24, 28, 29, 31, 32, 33, 34} {
+		require.NotContains(t, shipped, strconv.Itoa(afid), "AFID %d goes by its severity", afid)
+	}
+	require.Equal(t, "none", decide(policy.CPERUncorrected, 22), "HBM on-die ECC, non-fatal: by severity")
 
 	cfg.Policy.AFID = map[string]string{"x1": "drain", "31": "reboot"}
 	err = cfg.Validate()
