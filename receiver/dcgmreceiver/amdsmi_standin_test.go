@@ -204,14 +204,17 @@ func TestAMDSMIStandin(t *testing.T) {
 	require.Equal(t, componentstatus.StatusOK, host.last().Status())
 }
 
+// withXGMIPerLink turns on the per-link XGMI metrics, off by default.
+func withXGMIPerLink(cfg *Config) {
+	cfg.Metrics.AmdGpuXgmiLinkIo.Enabled = true
+	cfg.Metrics.AmdGpuXgmiLinkBandwidth.Enabled = true
+}
+
 // TestAMDSMIXGMIPerLink checks that the XGMI sums, on by default, are the
 // per-link series' sums, and that each link keeps its own count.
 func TestAMDSMIXGMIPerLink(t *testing.T) {
 	lib, _ := amdStandin(t, amdFleet())
-	s := newAMDScraper(t, lib, &statusHost{}, func(cfg *Config) {
-		cfg.Metrics.AmdGpuXgmiLinkIo.Enabled = true
-		cfg.Metrics.AmdGpuXgmiLinkBandwidth.Enabled = true
-	})
+	s := newAMDScraper(t, lib, &statusHost{}, withXGMIPerLink)
 	scrapeAt(t, s, 0)
 	spx := byDevice(t, scrapeAt(t, s, 3))[amdSPX]
 	for _, dir := range []string{"receive", "transmit"} {
@@ -245,11 +248,7 @@ func TestAMDSMIXGMIPerLink(t *testing.T) {
 // one of them.
 func TestAMDSMIEveryMetric(t *testing.T) {
 	lib, _ := amdStandin(t, amdFleet())
-	s := newAMDScraper(t, lib, &statusHost{}, func(cfg *Config) {
-		// The per-link XGMI metrics are off by default.
-		cfg.Metrics.AmdGpuXgmiLinkIo.Enabled = true
-		cfg.Metrics.AmdGpuXgmiLinkBandwidth.Enabled = true
-	})
+	s := newAMDScraper(t, lib, &statusHost{}, withXGMIPerLink)
 	scrapeAt(t, s, 0)
 	md := scrapeAt(t, s, 1)
 	seen := map[string]bool{}
