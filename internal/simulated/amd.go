@@ -135,6 +135,23 @@ func amdValues(vs *f.Values, a *gpu.AMDValues, g *simGPU, c *conditions, dt floa
 	}
 }
 
+// amdProcesses is what AMD SMI says of an AMD GPU's processes: the VRAM
+// each holds, and no utilization, since the simulated workloads are HIP
+// compute, whose engine time AMD SMI does not count (the amdsmi backend
+// then reports none rather than a zero).
+func (g *simGPU) amdProcesses(vs *f.Values) []gpu.Process {
+	used, _ := vs.Get(f.FBUsed)
+	out := make([]gpu.Process, len(g.shares))
+	for k := range g.shares {
+		sh := &g.shares[k]
+		out[k] = gpu.Process{
+			PID: sh.pid, Owner: gpu.OwnerPod, PodUID: sh.uid, ContainerID: sh.ctrID, Pod: sh.pod,
+			MemoryBytes: uint64(used * sh.part * (1 << 20)), HasMemory: true,
+		}
+	}
+	return out
+}
+
 // partitionSample reads CPX partition m of a GPU from the GPU's sample:
 // its part of the work on its own memory. Power, temperature, clocks,
 // errors and links are the board's, on the first partition's sample.
@@ -158,5 +175,11 @@ func (fl *Fleet) partitionSample(m *migInstance, board *gpu.Sample, now time.Tim
 		a.Set(gpu.AMDUMCActivity, math.Round(u*load))
 	}
 	a.Set(gpu.AMDProcesses, 1)
-	return gpu.Sample{Device: &m.dev, Time: now, Values: vs, Epoch: 1, AMD: a}
+	smp := gpu.Sample{Device: &m.dev, Time: now, Values: vs, Epoch: 1, AMD: a}
+	if fl.processes {
+		// The partition's pod, its memory only (see amdProcesses).
+		smp.Processes = []gpu.Process{{PID: m.sh.pid, Owner: gpu.OwnerPod, PodUID: m.sh.uid, ContainerID: m.sh.ctrID, Pod: m.sh.pod,
+			MemoryBytes: uint64(used * (1 << 20)), HasMemory: true}}
+	}
+	return smp
 }

@@ -377,9 +377,10 @@ func (fl *Fleet) sample(g *simGPU, now time.Time) gpu.Sample {
 	var vs f.Values
 	if g.model.amd {
 		smp := gpu.Sample{Device: &g.dev, Time: now, Epoch: 1, AMD: &gpu.AMDValues{}}
-		// No per-process readings on the simulated AMD GPUs (yet); the
-		// amdsmi backend's are tested against the stand-in library.
 		amdValues(&smp.Values, smp.AMD, g, &c, dt, n)
+		if fl.processes {
+			smp.Processes = g.amdProcesses(&smp.Values)
+		}
 		return smp
 	}
 	deviceValues(&vs, g, &c, dt, n)

@@ -324,8 +324,8 @@ func TestPerProcessOnDCGM(t *testing.T) {
 // splits gpu-node-1/gpu7 between three pods with distinct values, beside
 // the one pod of every other busy GPU; splits gpu-node-1/gpu5 into three
 // MIG instances under their MIG UUIDs; and holds gpu-node-1/gpu6 through
-// a DRA claim. Its AMD node has no per-process series: the simulated
-// AMD GPUs carry no per-process readings.
+// a DRA claim. On its AMD node each pod's series say the VRAM it holds and
+// no utilization, as AMD SMI reports a HIP process.
 func TestLocalExample(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "local", "config.yaml"))
 	require.NoError(t, err)
@@ -372,5 +372,16 @@ func TestLocalExample(t *testing.T) {
 	}
 	require.Equal(t, 3, pods)
 	require.Len(t, values, 3, "distinct values")
-	require.Len(t, procs, 8+5+3+1+3, "the training pod on host 0's 8 GPUs, 5 serving pods, 3 on gpu5's MIG instances, the idle notebook, 3 on gpu7")
+	require.Len(t, procs, 8+5+3+1+3+7+8, "the training pod on host 0's 8 GPUs, 5 serving pods, 3 on gpu5's MIG instances, the idle notebook, 3 on gpu7; on the AMD node 7 fine-tuning pods and 8 on the CPX partitions")
+	amd := 0
+	for _, p := range procs {
+		if attr(p, "host.name") != "gpu-node-2" {
+			continue
+		}
+		amd++
+		require.Positive(t, point(t, p, "nvidia.gpu.process.memory.usage", nil).IntValue())
+		_, ok := metric(p, "nvidia.gpu.process.utilization")
+		require.False(t, ok, "HIP work counts no engine time in AMD SMI")
+	}
+	require.Equal(t, 15, amd)
 }
