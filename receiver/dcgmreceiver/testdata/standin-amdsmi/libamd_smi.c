@@ -1,15 +1,17 @@
 /*
  * A stand-in libamd_smi.so for tests on machines without AMD GPUs. It is
- * compiled against AMD's own amdsmi.h (internal/amdsmibackend/include), so
- * that every function has the signature and every structure the layout the
- * real library's have, and the receiver's cgo layer runs unchanged against
- * it.
+ * compiled against AMD's own amdsmi.h, so that every function has the
+ * signature and every structure the layout the real library's have, and the
+ * receiver's cgo layer runs unchanged against it: the AMD SMI 25.x header
+ * the backend is built with (internal/amdsmibackend/include), or the 26.x
+ * one (internal/amdsmistandin/include26), whose structures differ.
  *
  * Its state is a text file named by STANDIN_AMDSMI_STATE, read again
  * whenever it changed, at initialisation and at each reading of the first
  * GPU's activity, one directive a line:
  *
- *   version MAJOR MINOR RELEASE     amdsmi_get_lib_version (default 25 4 0)
+ *   version MAJOR MINOR RELEASE     amdsmi_get_lib_version (default the
+ *                                   header's version)
  *   init_fail STATUS                amdsmi_init fails with STATUS
  *   cper_page N                     CPER records per page (default 4)
  *   gpu KIND UUID BDF COMPUTE MEMORY PARTITIONS LOAD
@@ -140,7 +142,8 @@ static void parse(FILE *fp, int same_file) {
 	}
 	procs_begin(same_file);
 	memset(&st, 0, sizeof(st));
-	st.major = 25; st.minor = 4; st.cper_page = 4;
+	st.major = AMDSMI_LIB_VERSION_MAJOR; st.minor = AMDSMI_LIB_VERSION_MINOR; st.release = AMDSMI_LIB_VERSION_RELEASE;
+	st.cper_page = 4;
 	char line[512];
 	while (fgets(line, sizeof(line), fp)) {
 		char word[32];
@@ -269,6 +272,10 @@ amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *v) {
 	load();
 	if (!v) return AMDSMI_STATUS_INVAL;
 	memset(v, 0, sizeof(*v));
+#if AMDSMI_LIB_VERSION_MAJOR < 26
+	// 26.x removed year, the first field, which 25.x sets to its major.
+	v->year = st.major;
+#endif
 	v->major = st.major;
 	v->minor = st.minor;
 	v->release = st.release;
