@@ -31,8 +31,8 @@ func TestABIs(t *testing.T) {
 	st := amdsmistandin.Fleet()
 	st.ECC = []amdsmistandin.ECC{{GPU: 0, Block: "umc", Corrected: 5, Uncorr: 1, D: 2}, {GPU: 2, Block: "gfx", Corrected: 3}}
 	st.BadPages = []amdsmistandin.BadPage{{GPU: 0, Status: 0}, {GPU: 0, Status: 1}}
-	// Seven records, four pages of two: paging stops only on the
-	// library's own MORE_DATA.
+	// Seven records, four pages of two: paging goes on on each ABI's own
+	// MORE_DATA, 57 on 25.x as released, 39 on 26.x.
 	st.CPERPage = 2
 	for i := range 7 {
 		st.CPER = append(st.CPER, amdsmistandin.CPER{GPU: 0, Severity: i % 3, AFIDs: []uint64{uint64(20 + i)}})
@@ -44,6 +44,10 @@ func TestABIs(t *testing.T) {
 	reads := map[int]abiRead{}
 	for _, abi := range amdsmistandin.ABIs {
 		t.Run(fmt.Sprintf("AMD SMI %d.x", abi), func(t *testing.T) {
+			st := st
+			if abi == 25 {
+				st.MoreData = amdsmistandin.MoreData25 // as a released 6.4 library
+			}
 			withState(t, st)
 			core, logs := observer.New(zap.InfoLevel)
 			b := connect(t, amdsmibackend.Options{Library: libs[abi], Logger: zap.New(core)})
@@ -106,4 +110,25 @@ func TestABIs(t *testing.T) {
 		require.Contains(t, said[0].Message, "not read from AMD SMI 26.x")
 		require.Equal(t, "26.2.1", said[0].ContextMap()["amdsmi.version"], "the version, told apart from 25.x's layout")
 	}
+}
+
+// TestMoreDataIsPerABI: 57 is MORE_DATA in a released 25.x library only;
+// from a 26.x library it is no status of the call: a failed call, said
+// once, whose page is not taken, rather than a page that another follows.
+func TestMoreDataIsPerABI(t *testing.T) {
+	st := amdsmistandin.Fleet()
+	st.CPERPage = 2
+	st.MoreData = amdsmistandin.MoreData25
+	for i := range 5 {
+		st.CPER = append(st.CPER, amdsmistandin.CPER{GPU: 0, Severity: 1, AFIDs: []uint64{uint64(20 + i)}})
+	}
+	withState(t, st)
+	core, logs := observer.New(zap.WarnLevel)
+	b := connect(t, amdsmibackend.Options{Library: libs[26], Logger: zap.New(core)})
+	for range 2 {
+		require.Empty(t, collect(t, b)["44ff74a1-0000-1000-8005-4617353a63d0"].AMD.CPER)
+	}
+	said := logs.FilterField(zap.String("call", "amdsmi_get_gpu_cper_entries")).All()
+	require.Len(t, said, 1)
+	require.Contains(t, said[0].ContextMap()["status"], "57")
 }

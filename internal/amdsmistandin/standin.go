@@ -52,6 +52,11 @@ func BuildABI(src, dir string, major int) (string, error) {
 	return lib, nil
 }
 
+// MoreData25 is AMDSMI_STATUS_MORE_DATA in the AMD SMI 25.x libraries AMD
+// released (ROCm 6.4.1 on); 26.x, and the 25.x header the backend is built
+// with, taken from AMD's development branch, have 39.
+const MoreData25 = 57
+
 // GPU is one GPU of the stand-in.
 type GPU struct {
 	// Kind is mi300x or mi250.
@@ -125,6 +130,10 @@ type State struct {
 	InitFail int
 	// CPERPage is the records per page; zero is 4.
 	CPERPage int
+	// MoreData is the status that says another CPER page follows; zero
+	// is the header's AMDSMI_STATUS_MORE_DATA (39), MoreData25 what the
+	// 25.x libraries AMD released answer.
+	MoreData int
 	GPUs     []GPU
 	ECC      []ECC
 	CPER     []CPER
@@ -148,6 +157,9 @@ func (s State) Write(path string) error {
 	}
 	if s.CPERPage != 0 {
 		fmt.Fprintf(&b, "cper_page %d\n", s.CPERPage)
+	}
+	if s.MoreData != 0 {
+		fmt.Fprintf(&b, "more_data %d\n", s.MoreData)
 	}
 	dash := func(s string) string {
 		if s == "" {
