@@ -2,10 +2,10 @@ package amdsmibackend_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	for _, abi := range amdsmistandin.ABIs {
-		sub := filepath.Join(dir, fmt.Sprint(abi))
-		if err := os.Mkdir(sub, 0o755); err != nil {
+		sub := filepath.Join(dir, strconv.Itoa(abi))
+		if err := os.Mkdir(sub, 0o750); err != nil {
 			panic(err)
 		}
 		if libs[abi], err = amdsmistandin.BuildABI("../../receiver/dcgmreceiver/testdata/standin-amdsmi/libamd_smi.c", sub, abi); err != nil {
