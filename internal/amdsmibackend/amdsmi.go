@@ -134,9 +134,30 @@ func (b *Backend) Connect(ctx context.Context) error {
 		_ = libShutDown()
 		return err
 	}
+	if !layoutStable() {
+		b.logUnread(v)
+	}
 	b.connected = true
 	b.epoch++
 	return nil
+}
+
+// logUnread says, once, which figures are not read from an AMD SMI 26.x
+// library, and why: the structures they are in change layout from one 26.x
+// minor version to the next, so that no layout compiled in reads them all,
+// and a misread figure is worse than none.
+func (b *Backend) logUnread(v Version) {
+	b.warnOnce("unread/amdsmi_get_link_metrics", "XGMI link throughput is not read from AMD SMI 26.x: "+
+		"amdsmi_link_metrics_t changes layout between its minor versions (56 bytes a link in 26.0 and 26.1, 48 in 26.2, 56 with a status field from 26.3)",
+		zap.String("call", "amdsmi_get_link_metrics"), zap.Stringer("amdsmi.version", v))
+	for _, d := range b.devices {
+		if d.table != nil {
+			b.warnOnce("unread/amdsmi_get_gpu_metrics_info", "Each partition's graphics activity is not read from AMD SMI 26.x, and partitions report none: "+
+				"amdsmi_gpu_metrics_t changes layout between its minor versions (4544 bytes up to 26.3, 4720 from 26.4, its partition statistics longer)",
+				zap.String("call", "amdsmi_get_gpu_metrics_info"), zap.Stringer("amdsmi.version", v))
+			return
+		}
+	}
 }
 
 func (b *Backend) enumerate(ctx context.Context) error {
@@ -325,11 +346,13 @@ func (b *Backend) convert(d *device, vs *f.Values) {
 			vs.Set(f.FBTotal, float64(t)/(1<<20))
 		}
 	}
+	var limit uint32
 	if ok(callPower, "amdsmi_get_power_info") {
 		// MI300 and later report the current socket power; MI200 only
 		// an average over the firmware's window, and na (or 0) as
 		// current.
-		cur, avg := r.power()
+		cur, avg, lim := r.power()
+		limit = lim
 		switch {
 		case cur != na16 && cur != na32 && cur > 0:
 			vs.Set(f.PowerUsage, float64(cur))
@@ -343,6 +366,11 @@ func (b *Backend) convert(d *device, vs *f.Values) {
 		if c := r.powerCap(); c > 0 && c != na64 {
 			amd.Set(gpu.AMDPowerCap, float64(c)/1e6) // µW on Linux
 		}
+	}
+	if !amd.Has(gpu.AMDPowerCap) && limit > 0 && limit != na16 && limit != na32 {
+		// The power information carries the same cap, in W, where the
+		// cap's own call answers nothing.
+		amd.Set(gpu.AMDPowerCap, float64(limit))
 	}
 	if ok(callEnergy, "amdsmi_get_energy_count") {
 		e, res := r.energy()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,17 +19,28 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 )
 
-var lib string
+// lib is the stand-in built against the backend's own AMD SMI 25.x header;
+// libs holds it and the one built against AMD's 26.x header, by major.
+var (
+	lib  string
+	libs = map[int]string{}
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "amdsmi-standin-")
 	if err != nil {
 		panic(err)
 	}
-	lib, err = amdsmistandin.Build("../../receiver/dcgmreceiver/testdata/standin-amdsmi/libamd_smi.c", dir)
-	if err != nil {
-		panic(err)
+	for _, abi := range amdsmistandin.ABIs {
+		sub := filepath.Join(dir, strconv.Itoa(abi))
+		if err := os.Mkdir(sub, 0o750); err != nil {
+			panic(err)
+		}
+		if libs[abi], err = amdsmistandin.BuildABI("../../receiver/dcgmreceiver/testdata/standin-amdsmi/libamd_smi.c", sub, abi); err != nil {
+			panic(err)
+		}
 	}
+	lib = libs[25]
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
@@ -291,12 +303,13 @@ func TestLibraryMissingOrTooOld(t *testing.T) {
 	st.Version = [3]int{24, 7, 1}
 	withState(t, st)
 	err = amdsmibackend.New(amdsmibackend.Options{Library: lib}).Connect(context.Background())
-	require.EqualError(t, err, "libamd_smi 24.7.1 is too old: this build reads AMD SMI 25.x (ROCm 6.4 or later)")
+	require.EqualError(t, err, "libamd_smi 24.7.1 is too old: this build reads AMD SMI 25.x to 26.x (ROCm 6.4 to 7.x)")
 
-	st.Version = [3]int{26, 1, 0}
+	// A 27.x library lays its version out as 26.x does, without a year.
+	st.Version = [3]int{27, 0, 0}
 	withState(t, st)
-	err = amdsmibackend.New(amdsmibackend.Options{Library: lib}).Connect(context.Background())
-	require.ErrorContains(t, err, "newer ABI")
+	err = amdsmibackend.New(amdsmibackend.Options{Library: libs[26]}).Connect(context.Background())
+	require.EqualError(t, err, "libamd_smi 27.0.0 has a newer ABI than this build reads (AMD SMI 25.x to 26.x): its structures may differ")
 
 	st.Version = [3]int{}
 	st.InitFail = 34

@@ -4,6 +4,7 @@ package amdsmibackend
 #cgo CFLAGS: -I${SRCDIR}/include
 #cgo linux LDFLAGS: -ldl
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,90 @@ static int otg_open(const char *path) {
 
 static int otg_init(void) { return OTG_CALL(amdsmi_init, AMDSMI_INIT_AMD_GPUS); }
 static int otg_shut_down(void) { return OTG_CALL(amdsmi_shut_down); }
-static int otg_version(amdsmi_version_t *v) { return OTG_CALL(amdsmi_get_lib_version, v); }
+
+// This package is compiled against AMD SMI 25.x's header and reads 26.x
+// libraries (ROCm 7) too. Where a structure read here differs in 26.x, a
+// mirror of its 26.x layout, checked against the offsets of AMD's 26.0 to
+// 26.5 headers, is what the library writes into, chosen by otg_major, the
+// library's major version, set once it is known. Structures not mirrored
+// here have the same layout in 25.x and every 26.x read.
+static int otg_major = AMDSMI_LIB_VERSION_MAJOR;
+static void otg_set_major(int major) { otg_major = major; }
+
+#define OTG_LAYOUT(cond) _Static_assert(cond, #cond);
+
+// amdsmi_version_t: 26.x removed year, 25.x's first field.
+typedef struct {
+	uint32_t major, minor, release;
+	char *build;
+} otg_version26_t;
+OTG_LAYOUT(offsetof(amdsmi_version_t, year) == 0 && offsetof(amdsmi_version_t, major) == 4)
+OTG_LAYOUT(offsetof(amdsmi_version_t, minor) == 8 && offsetof(amdsmi_version_t, release) == 12)
+OTG_LAYOUT(sizeof(amdsmi_version_t) == 24 && sizeof(otg_version26_t) == 24)
+OTG_LAYOUT(offsetof(otg_version26_t, build) == 16)
+
+// otg_version reads the library's version before its layout is known:
+// {year, major, minor, release} in 25.x and before, where year is the
+// last two digits of the year and no more than 25; {major, minor,
+// release} from 26.x on, where the first word is the major, 26 or more.
+static int otg_version(uint32_t out[3]) {
+	union { amdsmi_version_t v25; otg_version26_t v26; } u;
+	memset(&u, 0, sizeof(u));
+	int st = OTG_CALL(amdsmi_get_lib_version, &u.v25);
+	if (st) return st;
+	if (u.v26.major >= 26) {
+		out[0] = u.v26.major; out[1] = u.v26.minor; out[2] = u.v26.release;
+	} else {
+		out[0] = u.v25.major; out[1] = u.v25.minor; out[2] = u.v25.release;
+	}
+	return 0;
+}
+
+// amdsmi_power_info_t: 26.x widened the voltages to 64 bits, which moved
+// power_limit from 28 to 40, and grew the structure from 40 to 192 bytes.
+typedef struct {
+	uint64_t socket_power;
+	uint32_t current_socket_power;
+	uint32_t average_socket_power;
+	uint64_t gfx_voltage, soc_voltage, mem_voltage;
+	uint32_t power_limit;
+	uint64_t reserved[18];
+} otg_power_info26_t;
+OTG_LAYOUT(sizeof(amdsmi_power_info_t) == 40 && offsetof(amdsmi_power_info_t, power_limit) == 28)
+OTG_LAYOUT(offsetof(amdsmi_power_info_t, current_socket_power) == 8 && offsetof(amdsmi_power_info_t, average_socket_power) == 12)
+OTG_LAYOUT(sizeof(otg_power_info26_t) == 192 && offsetof(otg_power_info26_t, power_limit) == 40)
+OTG_LAYOUT(offsetof(otg_power_info26_t, current_socket_power) == 8 && offsetof(otg_power_info26_t, average_socket_power) == 12)
+
+// amdsmi_violation_status_t: 26.x replaced 25.x's reserved tail (at 128)
+// with per-partition arrays, 6016 bytes in all. The first 128 bytes, which
+// hold every field read here, are the same.
+typedef struct {
+	uint64_t head[16];
+	uint64_t per_partition[(6016 - 128) / 8];
+} otg_violation_status26_t;
+OTG_LAYOUT(sizeof(amdsmi_violation_status_t) == 152 && offsetof(amdsmi_violation_status_t, reserved) == 128)
+OTG_LAYOUT(offsetof(amdsmi_violation_status_t, per_prochot_thrm) == 72 && offsetof(amdsmi_violation_status_t, per_hbm_thrm) == 104)
+OTG_LAYOUT(sizeof(otg_violation_status26_t) == 6016 && offsetof(otg_violation_status26_t, per_partition) == 128)
+
+// AMDSMI_STATUS_MORE_DATA, the status of a CPER page that another follows,
+// is 57 in the 25.x libraries AMD released (ROCm 6.4.1 on) and 39 from
+// 26.x on, as in the 25.4 header this package is built with, taken from
+// AMD's development branch between the two. No released 25.x library has
+// a status 39.
+#define OTG_MORE_DATA_25 57
+#define OTG_MORE_DATA_26 39
+OTG_LAYOUT(AMDSMI_STATUS_MORE_DATA == OTG_MORE_DATA_26)
+
+static int otg_more_data(int st) {
+	if (otg_major >= 26) return st == OTG_MORE_DATA_26;
+	return st == OTG_MORE_DATA_25 || st == OTG_MORE_DATA_26;
+}
+
+// otg_abi_stable reports whether the structures of the calls that take
+// amdsmi_gpu_metrics_t and amdsmi_link_metrics_t have the header's layout:
+// not in 26.x, where they change from one minor version to the next, so
+// that no one layout compiled in reads them all (see the README).
+static int otg_abi_stable(void) { return otg_major < 26; }
 
 static const char *otg_status_string(int st) {
 	const char *s = 0;
@@ -151,6 +235,10 @@ typedef struct {
 	char uuid[AMDSMI_GPU_UUID_SIZE + 2];
 	int st_uuid;
 	amdsmi_asic_info_t asic;
+	// asic_room takes what a library with a longer amdsmi_asic_info_t
+	// writes past it: the 26.3 headers AMD shipped have 904 bytes, not
+	// 896. Only market_name, at 0 in all, is read.
+	unsigned char asic_room[128];
 	int st_asic;
 	amdsmi_bdf_t bdf;
 	int st_bdf;
@@ -213,6 +301,10 @@ static void otg_read_xcp(amdsmi_processor_handle h, otg_xcp *x) {
 	x->n = 0;
 	memset(x->gfx_sum, 0, sizeof(x->gfx_sum));
 	memset(x->gfx_n, 0, sizeof(x->gfx_n));
+	if (!otg_abi_stable()) {
+		x->st = AMDSMI_STATUS_NOT_SUPPORTED;
+		return;
+	}
 	x->st = OTG_CALL(amdsmi_get_gpu_metrics_info, h, &x->m);
 	if (x->st != AMDSMI_STATUS_SUCCESS || x->m.num_partition == UINT16_MAX) return;
 	x->n = x->m.num_partition < AMDSMI_MAX_NUM_XCP ? x->m.num_partition : AMDSMI_MAX_NUM_XCP;
@@ -239,13 +331,20 @@ typedef struct {
 	int st[OTG_CALLS];
 	amdsmi_engine_usage_t activity;
 	uint64_t vram_used, vram_total;
-	amdsmi_power_info_t power;
+	// power is written in the library's layout; power_now, power_avg and
+	// power_limit are read out of it.
+	union { amdsmi_power_info_t v25; otg_power_info26_t v26; } power;
+	uint32_t power_now, power_avg, power_limit;
 	amdsmi_power_cap_info_t cap;
 	uint64_t energy, energy_ts;
 	float energy_resolution;
 	int64_t temp[3];
 	amdsmi_clk_info_t clock[2];
-	amdsmi_violation_status_t violation;
+	// violation is written in the library's layout, of which per_*
+	// (processor hot, package power, socket thermal, VR thermal, HBM
+	// thermal) are read out.
+	union { amdsmi_violation_status_t v25; otg_violation_status26_t v26; } violation;
+	uint64_t per_violation[5];
 	uint64_t ecc_enabled;
 	int st_ecc[OTG_ECC_BLOCKS];
 	amdsmi_error_count_t ecc[OTG_ECC_BLOCKS];
@@ -320,7 +419,16 @@ static void otg_read(uintptr_t hv, otg_reading *r) {
 	if (r->xcp) otg_read_xcp(h, r->xcp);
 	r->st[OTG_VRAM_USED] = OTG_CALL(amdsmi_get_gpu_memory_usage, h, AMDSMI_MEM_TYPE_VRAM, &r->vram_used);
 	r->st[OTG_VRAM_TOTAL] = OTG_CALL(amdsmi_get_gpu_memory_total, h, AMDSMI_MEM_TYPE_VRAM, &r->vram_total);
-	r->st[OTG_POWER] = OTG_CALL(amdsmi_get_power_info, h, &r->power);
+	r->st[OTG_POWER] = OTG_CALL(amdsmi_get_power_info, h, &r->power.v25);
+	if (otg_major >= 26) {
+		r->power_now = r->power.v26.current_socket_power;
+		r->power_avg = r->power.v26.average_socket_power;
+		r->power_limit = r->power.v26.power_limit;
+	} else {
+		r->power_now = r->power.v25.current_socket_power;
+		r->power_avg = r->power.v25.average_socket_power;
+		r->power_limit = r->power.v25.power_limit;
+	}
 	r->st[OTG_POWER_CAP] = OTG_CALL(amdsmi_get_power_cap_info, h, 0, &r->cap);
 	r->st[OTG_ENERGY] = OTG_CALL(amdsmi_get_energy_count, h, &r->energy, &r->energy_resolution, &r->energy_ts);
 	r->st[OTG_TEMP_EDGE] = OTG_CALL(amdsmi_get_temp_metric, h, AMDSMI_TEMPERATURE_TYPE_EDGE, AMDSMI_TEMP_CURRENT, &r->temp[0]);
@@ -328,7 +436,13 @@ static void otg_read(uintptr_t hv, otg_reading *r) {
 	r->st[OTG_TEMP_VRAM] = OTG_CALL(amdsmi_get_temp_metric, h, AMDSMI_TEMPERATURE_TYPE_VRAM, AMDSMI_TEMP_CURRENT, &r->temp[2]);
 	r->st[OTG_CLOCK_GFX] = OTG_CALL(amdsmi_get_clock_info, h, AMDSMI_CLK_TYPE_GFX, &r->clock[0]);
 	r->st[OTG_CLOCK_MEM] = OTG_CALL(amdsmi_get_clock_info, h, AMDSMI_CLK_TYPE_MEM, &r->clock[1]);
-	r->st[OTG_VIOLATION] = OTG_CALL(amdsmi_get_violation_status, h, &r->violation);
+	r->st[OTG_VIOLATION] = OTG_CALL(amdsmi_get_violation_status, h, &r->violation.v25);
+	const amdsmi_violation_status_t *v = &r->violation.v25; // the same 128 bytes in 26.x
+	r->per_violation[0] = v->per_prochot_thrm;
+	r->per_violation[1] = v->per_ppt_pwr;
+	r->per_violation[2] = v->per_socket_thrm;
+	r->per_violation[3] = v->per_vr_thrm;
+	r->per_violation[4] = v->per_hbm_thrm;
 	r->st[OTG_ECC_ENABLED] = OTG_CALL(amdsmi_get_gpu_ecc_enabled, h, &r->ecc_enabled);
 	for (int b = 0; b < OTG_ECC_BLOCKS; b++) {
 		r->st_ecc[b] = AMDSMI_STATUS_NOT_SUPPORTED;
@@ -344,7 +458,7 @@ static void otg_read(uintptr_t hv, otg_reading *r) {
 			if ((unsigned)r->bad[i].status < 3) r->bad_by_status[r->bad[i].status]++;
 	}
 	r->st[OTG_BAD_PAGE_THRESHOLD] = OTG_CALL(amdsmi_get_gpu_bad_page_threshold, h, &r->bad_threshold);
-	r->st[OTG_LINKS] = OTG_CALL(amdsmi_get_link_metrics, h, &r->links);
+	r->st[OTG_LINKS] = otg_abi_stable() ? OTG_CALL(amdsmi_get_link_metrics, h, &r->links) : AMDSMI_STATUS_NOT_SUPPORTED;
 	r->st[OTG_PCI_THROUGHPUT] = r->skip_pci_throughput ? AMDSMI_STATUS_NOT_SUPPORTED
 		: OTG_CALL(amdsmi_get_gpu_pci_throughput, h, &r->pci_sent, &r->pci_received, &r->pci_max_packet);
 	r->st[OTG_PCI_REPLAYS] = OTG_CALL(amdsmi_get_gpu_pci_replay_counter, h, &r->pci_replays);
@@ -378,6 +492,7 @@ static int otg_cper(uintptr_t hv, otg_cper_page *page) {
 	page->count = OTG_CPER_HDRS;
 	uint32_t mask = (1u << AMDSMI_CPER_SEV_NON_FATAL_UNCORRECTED) | (1u << AMDSMI_CPER_SEV_FATAL) | (1u << AMDSMI_CPER_SEV_NON_FATAL_CORRECTED);
 	int st = p_amdsmi_get_gpu_cper_entries(h, mask, page->data, &size, page->hdrs, &page->count, &page->cursor);
+	if (otg_more_data(st)) st = AMDSMI_STATUS_MORE_DATA;
 	if (st != AMDSMI_STATUS_SUCCESS && st != AMDSMI_STATUS_MORE_DATA) {
 		page->count = 0;
 		return st;
@@ -440,10 +555,15 @@ func (s Status) Error() string {
 }
 
 // ABIMajor is the major version of the amdsmi.h this package is compiled
-// against. AMD SMI bumps the major version whenever its ABI changes (the
-// header says so), so a library of another major version may lay out the
-// structures read here differently: it is refused rather than misread.
-const ABIMajor = C.AMDSMI_LIB_VERSION_MAJOR
+// against (25), and MaxABIMajor the newest it reads (26, through the
+// mirrors of lib.go's C part). AMD SMI bumps the major version whenever its
+// ABI changes (the header says so), so a library of another major version
+// may lay out the structures read here differently: it is refused rather
+// than misread.
+const (
+	ABIMajor    = C.AMDSMI_LIB_VERSION_MAJOR
+	MaxABIMajor = 26
+)
 
 // Version is the library's version.
 type Version struct{ Major, Minor, Release int }
@@ -498,23 +618,29 @@ func libShutDown() error {
 }
 
 func libVersion() (Version, error) {
-	var v C.amdsmi_version_t
-	if st := Status(C.otg_version(&v)); st != statusSuccess {
+	var v [3]C.uint32_t
+	if st := Status(C.otg_version(&v[0])); st != statusSuccess {
 		return Version{}, fmt.Errorf("amdsmi_get_lib_version: %w", st)
 	}
-	return Version{int(v.major), int(v.minor), int(v.release)}, nil
+	return Version{int(v[0]), int(v[1]), int(v[2])}, nil
 }
 
-// checkVersion refuses a library whose ABI differs from the header's.
+// checkVersion refuses a library whose ABI this build does not read, and
+// otherwise makes the calls use its layout.
 func checkVersion(v Version) error {
 	switch {
 	case v.Major < ABIMajor:
-		return fmt.Errorf("libamd_smi %v is too old: this build reads AMD SMI %d.x (ROCm 6.4 or later)", v, ABIMajor)
-	case v.Major > ABIMajor:
-		return fmt.Errorf("libamd_smi %v has a newer ABI than this build reads (AMD SMI %d.x): its structures may differ", v, ABIMajor)
+		return fmt.Errorf("libamd_smi %v is too old: this build reads AMD SMI %d.x to %d.x (ROCm 6.4 to 7.x)", v, ABIMajor, MaxABIMajor)
+	case v.Major > MaxABIMajor:
+		return fmt.Errorf("libamd_smi %v has a newer ABI than this build reads (AMD SMI %d.x to %d.x): its structures may differ", v, ABIMajor, MaxABIMajor)
 	}
+	C.otg_set_major(C.int(v.Major))
 	return nil
 }
+
+// layoutStable reports whether the library's amdsmi_gpu_metrics_t and
+// amdsmi_link_metrics_t are read: not in 26.x (see lib.go's C part).
+func layoutStable() bool { return C.otg_abi_stable() != 0 }
 
 // maxProcessors bounds the GPUs and partitions enumerated: 64, eight GPUs
 // in CPX mode with room to spare.
@@ -728,8 +854,10 @@ func (r reading) activity() (gfx, umc, mm uint32) {
 func (r reading) vramUsed() uint64  { return uint64(r.r.vram_used) }
 func (r reading) vramTotal() uint64 { return uint64(r.r.vram_total) }
 
-func (r reading) power() (current, average uint32) {
-	return uint32(r.r.power.current_socket_power), uint32(r.r.power.average_socket_power)
+// power returns the current and average socket power and the power
+// limit, in W.
+func (r reading) power() (current, average, limit uint32) {
+	return uint32(r.r.power_now), uint32(r.r.power_avg), uint32(r.r.power_limit)
 }
 
 func (r reading) powerCap() uint64 { return uint64(r.r.cap.power_cap) }
@@ -742,8 +870,8 @@ func (r reading) temp(i int) int64   { return int64(r.r.temp[i]) }
 func (r reading) clock(i int) uint32 { return uint32(r.r.clock[i].clk) }
 
 func (r reading) violations() [5]uint64 {
-	v := &r.r.violation
-	return [5]uint64{uint64(v.per_prochot_thrm), uint64(v.per_ppt_pwr), uint64(v.per_socket_thrm), uint64(v.per_vr_thrm), uint64(v.per_hbm_thrm)}
+	v := &r.r.per_violation
+	return [5]uint64{uint64(v[0]), uint64(v[1]), uint64(v[2]), uint64(v[3]), uint64(v[4])}
 }
 
 // ecc returns block bit's status and its correctable, uncorrectable and

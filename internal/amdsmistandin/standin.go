@@ -15,24 +15,47 @@ import (
 const StateEnv = "STANDIN_AMDSMI_STATE"
 
 // Build compiles src (the stand-in's C source) with the system C compiler
-// against the amdsmi.h that internal/amdsmibackend is compiled against, into
-// dir/libamd_smi.so, and returns its path.
-func Build(src, dir string) (string, error) {
+// against the amdsmi.h that internal/amdsmibackend is compiled against (AMD
+// SMI 25.x), into dir/libamd_smi.so, and returns its path.
+func Build(src, dir string) (string, error) { return BuildABI(src, dir, 25) }
+
+// ABIs are the AMD SMI major versions the stand-in can be built for: 25
+// with the backend's own header, 26 with AMD's 26.x header in include26,
+// whose structures differ, so that the backend is tested against the
+// layout a ROCm 7 library has.
+var ABIs = []int{25, 26}
+
+// BuildABI is Build against the amdsmi.h of AMD SMI major version major
+// (one of ABIs).
+func BuildABI(src, dir string, major int) (string, error) {
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "gcc"
 	}
-	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/otelcol-gpu/otelcol-gpu/internal/amdsmibackend").Output()
-	if err != nil {
-		return "", fmt.Errorf("locate amdsmi.h: %w", err)
+	pkg, sub := "internal/amdsmibackend", "include"
+	switch major {
+	case 25:
+	case 26:
+		pkg, sub = "internal/amdsmistandin", "include26"
+	default:
+		return "", fmt.Errorf("no amdsmi.h for AMD SMI %d.x: the stand-in builds for %v", major, ABIs)
 	}
-	inc := filepath.Join(strings.TrimSpace(string(out)), "include")
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/otelcol-gpu/otelcol-gpu/"+pkg).Output()
+	if err != nil {
+		return "", fmt.Errorf("locate the AMD SMI %d.x amdsmi.h: %w", major, err)
+	}
+	inc := filepath.Join(strings.TrimSpace(string(out)), sub)
 	lib := filepath.Join(dir, "libamd_smi.so")
 	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-I", inc, "-o", lib, src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("compile %s with %s: %w\n%s", src, cc, err, out)
+		return "", fmt.Errorf("compile %s with %s against AMD SMI %d.x: %w\n%s", src, cc, major, err, out)
 	}
 	return lib, nil
 }
+
+// MoreData25 is AMDSMI_STATUS_MORE_DATA in the AMD SMI 25.x libraries AMD
+// released (ROCm 6.4.1 on); 26.x, and the 25.x header the backend is built
+// with, taken from AMD's development branch, have 39.
+const MoreData25 = 57
 
 // GPU is one GPU of the stand-in.
 type GPU struct {
@@ -101,11 +124,16 @@ type Proc struct {
 
 // State is the stand-in's behaviour (see its C source).
 type State struct {
-	// Version is the library version; zero is 25.4.0.
+	// Version is the library version; zero is the version of the header
+	// the stand-in is built against.
 	Version  [3]int
 	InitFail int
 	// CPERPage is the records per page; zero is 4.
 	CPERPage int
+	// MoreData is the status that says another CPER page follows; zero
+	// is the header's AMDSMI_STATUS_MORE_DATA (39), MoreData25 what the
+	// 25.x libraries AMD released answer.
+	MoreData int
 	GPUs     []GPU
 	ECC      []ECC
 	CPER     []CPER
@@ -129,6 +157,9 @@ func (s State) Write(path string) error {
 	}
 	if s.CPERPage != 0 {
 		fmt.Fprintf(&b, "cper_page %d\n", s.CPERPage)
+	}
+	if s.MoreData != 0 {
+		fmt.Fprintf(&b, "more_data %d\n", s.MoreData)
 	}
 	dash := func(s string) string {
 		if s == "" {

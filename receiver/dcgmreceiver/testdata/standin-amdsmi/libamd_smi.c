@@ -1,17 +1,23 @@
 /*
  * A stand-in libamd_smi.so for tests on machines without AMD GPUs. It is
- * compiled against AMD's own amdsmi.h (internal/amdsmibackend/include), so
- * that every function has the signature and every structure the layout the
- * real library's have, and the receiver's cgo layer runs unchanged against
- * it.
+ * compiled against AMD's own amdsmi.h, so that every function has the
+ * signature and every structure the layout the real library's have, and the
+ * receiver's cgo layer runs unchanged against it: the AMD SMI 25.x header
+ * the backend is built with (internal/amdsmibackend/include), or the 26.x
+ * one (internal/amdsmistandin/include26), whose structures differ.
  *
  * Its state is a text file named by STANDIN_AMDSMI_STATE, read again
  * whenever it changed, at initialisation and at each reading of the first
  * GPU's activity, one directive a line:
  *
- *   version MAJOR MINOR RELEASE     amdsmi_get_lib_version (default 25 4 0)
+ *   version MAJOR MINOR RELEASE     amdsmi_get_lib_version (default the
+ *                                   header's version)
  *   init_fail STATUS                amdsmi_init fails with STATUS
  *   cper_page N                     CPER records per page (default 4)
+ *   more_data STATUS                the status that says another CPER page
+ *                                   follows (default the header's
+ *                                   AMDSMI_STATUS_MORE_DATA; 57 in the 25.x
+ *                                   libraries AMD released)
  *   gpu KIND UUID BDF COMPUTE MEMORY PARTITIONS LOAD
  *                                   a GPU: KIND mi300x or mi250; COMPUTE and
  *                                   MEMORY its partition modes (- for none);
@@ -79,7 +85,7 @@ typedef struct { char call[64]; int gpu, status; } fail_t;
 typedef struct { int gpu, status; } bad_t;
 
 static struct {
-	int major, minor, release, init_fail, cper_page;
+	int major, minor, release, init_fail, cper_page, more_data;
 	int ngpu, necc, ncper, nfail, nbad;
 	gpu_t gpu[MAX_GPUS];
 	ecc_t ecc[MAX_ECC];
@@ -140,7 +146,9 @@ static void parse(FILE *fp, int same_file) {
 	}
 	procs_begin(same_file);
 	memset(&st, 0, sizeof(st));
-	st.major = 25; st.minor = 4; st.cper_page = 4;
+	st.major = AMDSMI_LIB_VERSION_MAJOR; st.minor = AMDSMI_LIB_VERSION_MINOR; st.release = AMDSMI_LIB_VERSION_RELEASE;
+	st.cper_page = 4;
+	st.more_data = AMDSMI_STATUS_MORE_DATA;
 	char line[512];
 	while (fgets(line, sizeof(line), fp)) {
 		char word[32];
@@ -153,6 +161,8 @@ static void parse(FILE *fp, int same_file) {
 			sscanf(rest, "%d", &st.init_fail);
 		} else if (!strcmp(word, "cper_page")) {
 			sscanf(rest, "%d", &st.cper_page);
+		} else if (!strcmp(word, "more_data")) {
+			sscanf(rest, "%d", &st.more_data);
 		} else if (!strcmp(word, "gpu") && st.ngpu < MAX_GPUS) {
 			gpu_t *g = &st.gpu[st.ngpu];
 			if (sscanf(rest, "%15s %39s %15s %7s %7s %d %d", g->kind, g->uuid, g->bdf, g->compute, g->memory, &g->partitions, &g->load) == 7) {
@@ -269,6 +279,10 @@ amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *v) {
 	load();
 	if (!v) return AMDSMI_STATUS_INVAL;
 	memset(v, 0, sizeof(*v));
+#if AMDSMI_LIB_VERSION_MAJOR < 26
+	// 26.x removed year, the first field, which 25.x sets to its major.
+	v->year = st.major;
+#endif
 	v->major = st.major;
 	v->minor = st.minor;
 	v->release = st.release;
@@ -711,7 +725,7 @@ amdsmi_status_t amdsmi_get_gpu_cper_entries(amdsmi_processor_handle h, uint32_t 
 	*size = used;
 	*count = out;
 	*cursor = c;
-	return c < (uint64_t)n ? AMDSMI_STATUS_MORE_DATA : AMDSMI_STATUS_SUCCESS;
+	return c < (uint64_t)n ? (amdsmi_status_t)st.more_data : AMDSMI_STATUS_SUCCESS;
 }
 
 amdsmi_status_t amdsmi_get_afids_from_cper(char *buf, uint32_t size, uint64_t *afids, uint32_t *num) {
