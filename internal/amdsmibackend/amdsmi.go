@@ -134,7 +134,7 @@ func (b *Backend) Connect(ctx context.Context) error {
 		_ = libShutDown()
 		return err
 	}
-	if !layoutStable() {
+	if !layoutKnown() {
 		b.logUnread(v)
 	}
 	b.connected = true
@@ -142,18 +142,19 @@ func (b *Backend) Connect(ctx context.Context) error {
 	return nil
 }
 
-// logUnread says, once, which figures are not read from an AMD SMI 26.x
-// library, and why: the structures they are in change layout from one 26.x
-// minor version to the next, so that no layout compiled in reads them all,
-// and a misread figure is worse than none.
+// logUnread says, once, which figures are not read from a library whose
+// version this build has no layout for, and why: amdsmi_link_metrics_t and
+// amdsmi_gpu_metrics_t change layout from one minor version to the next
+// (see lib.go), and a misread figure is worse than none.
 func (b *Backend) logUnread(v Version) {
-	b.warnOnce("unread/amdsmi_get_link_metrics", "XGMI link throughput is not read from AMD SMI 26.x: "+
-		"amdsmi_link_metrics_t changes layout between its minor versions (56 bytes a link in 26.0 and 26.1, 48 in 26.2, 56 with a status field from 26.3)",
+	b.warnOnce("unread/amdsmi_get_link_metrics", "XGMI link throughput is not read: this build does not know this AMD SMI version's "+
+		"amdsmi_link_metrics_t layout, which changes between minor versions (56 bytes a link in 26.0 and 26.1, 48 in 26.2, 56 from 26.3)",
 		zap.String("call", "amdsmi_get_link_metrics"), zap.Stringer("amdsmi.version", v))
 	for _, d := range b.devices {
 		if d.table != nil {
-			b.warnOnce("unread/amdsmi_get_gpu_metrics_info", "Each partition's graphics activity is not read from AMD SMI 26.x, and partitions report none: "+
-				"amdsmi_gpu_metrics_t changes layout between its minor versions (4544 bytes up to 26.3, 4720 from 26.4, its partition statistics longer)",
+			b.warnOnce("unread/amdsmi_get_gpu_metrics_info", "Each partition's graphics activity is not read, and partitions report none: "+
+				"this build does not know this AMD SMI version's amdsmi_gpu_metrics_t layout, which changes between minor versions "+
+				"(partition statistics of 232 bytes in 25.x, 504 in 26.0 to 26.3, 520 in 26.4 and 26.5)",
 				zap.String("call", "amdsmi_get_gpu_metrics_info"), zap.Stringer("amdsmi.version", v))
 			return
 		}

@@ -116,7 +116,6 @@ static int otg_shut_down(void) { return OTG_CALL(amdsmi_shut_down); }
 // library's major version, set once it is known. Structures not mirrored
 // here have the same layout in 25.x and every 26.x read.
 static int otg_major = AMDSMI_LIB_VERSION_MAJOR;
-static void otg_set_major(int major) { otg_major = major; }
 
 #define OTG_LAYOUT(cond) _Static_assert(cond, #cond);
 
@@ -187,11 +186,129 @@ static int otg_more_data(int st) {
 	return st == OTG_MORE_DATA_25 || st == OTG_MORE_DATA_26;
 }
 
-// otg_abi_stable reports whether the structures of the calls that take
-// amdsmi_gpu_metrics_t and amdsmi_link_metrics_t have the header's layout:
-// not in 26.x, where they change from one minor version to the next, so
-// that no one layout compiled in reads them all (see the README).
-static int otg_abi_stable(void) { return otg_major < 26; }
+// The layouts of amdsmi_gpu_metrics_t and amdsmi_link_metrics_t, which
+// change from one minor version to the next within a major, taken from
+// AMD's headers by compiling each and printing sizeof and offsetof (x86_64;
+// the headers AMD ships with its libraries in
+// https://github.com/ROCm/device-metrics-exporter,
+// assets/amd_smi_lib/x86_64/RHEL9/lib/amdsmi.h, at the commits named):
+//
+//   version  commit    gpu_metrics  xcp entry  link_metrics  per link  XGMI
+//   25.4.0   934252e5  2368         232        3648          56        1
+//   26.0.0   9ea4ec9f  4544         504        3648          56        2
+//   26.1.0   74005d27  4544         504        3648          56        2
+//   26.2.0   6d41e94b  4544         504        3136          48        2
+//   26.2.1   b43db803  4544         504        3136          48        2
+//   26.3.0   f1f70b70  4544         504        3648          56        2
+//   26.4.0   89d30bbd  4720         520        3648          56        2
+//   26.5.0   5c03c219  4720         520        3648          56        2
+//
+// In every one, num_partition (uint16) is at 472 and xcp_stats at 480 of
+// amdsmi_gpu_metrics_t, gfx_busy_inst (uint32[8]) at 0 of each xcp entry;
+// num_links (uint32) is at 0 of amdsmi_link_metrics_t and links at 8, and
+// in each link bit_rate is at 8, max_bandwidth at 12, link_type at 16,
+// read at 24 and write at 32 (uint64, KB). What differs is the stride of
+// the arrays and AMDSMI_LINK_TYPE_XGMI, 1 in 25.x and 2 from 26.0 on. The
+// header this package is compiled with, from AMD's development branch, has
+// 26.0's gpu_metrics layout although it says 25.4: it is not what a 25.x
+// library AMD released writes, so the 25.x row is that of the header AMD
+// released with 25.4.0 (ROCm 6.4), which AMD's ctypes wrapper of ROCm
+// 6.4.0 to 6.4.4 agrees with.
+typedef struct {
+	int major, min_minor, max_minor;
+	uint32_t gm_size, xcp_stride;
+	uint32_t lm_size, link_stride, link_xgmi;
+} otg_layout;
+
+static const otg_layout otg_layouts[] = {
+	{25, 0, 1 << 30, 2368, 232, 3648, 56, 1},
+	{26, 0, 1, 4544, 504, 3648, 56, 2},
+	{26, 2, 2, 4544, 504, 3136, 48, 2},
+	{26, 3, 3, 4544, 504, 3648, 56, 2},
+	{26, 4, 5, 4720, 520, 3648, 56, 2},
+};
+
+#define OTG_GM_NUM_PARTITION 472
+#define OTG_GM_XCP_STATS 480
+#define OTG_LM_LINKS 8
+#define OTG_LINK_BIT_RATE 8
+#define OTG_LINK_MAX_BANDWIDTH 12
+#define OTG_LINK_TYPE 16
+#define OTG_LINK_READ 24
+#define OTG_LINK_WRITE 32
+#define OTG_MAX_LINKS 64
+
+// The offsets every layout shares, checked against the compiled-in header.
+OTG_LAYOUT(offsetof(amdsmi_gpu_metrics_t, num_partition) == OTG_GM_NUM_PARTITION)
+OTG_LAYOUT(offsetof(amdsmi_gpu_metrics_t, xcp_stats) == OTG_GM_XCP_STATS)
+OTG_LAYOUT(offsetof(amdsmi_gpu_xcp_metrics_t, gfx_busy_inst) == 0)
+OTG_LAYOUT(AMDSMI_MAX_NUM_XCC == 8 && AMDSMI_MAX_NUM_XCP == 8)
+OTG_LAYOUT(offsetof(amdsmi_link_metrics_t, num_links) == 0 && offsetof(amdsmi_link_metrics_t, links) == OTG_LM_LINKS)
+OTG_LAYOUT(offsetof(amdsmi_link_metrics_t, links[0].bit_rate) == OTG_LM_LINKS + OTG_LINK_BIT_RATE)
+OTG_LAYOUT(offsetof(amdsmi_link_metrics_t, links[0].max_bandwidth) == OTG_LM_LINKS + OTG_LINK_MAX_BANDWIDTH)
+OTG_LAYOUT(offsetof(amdsmi_link_metrics_t, links[0].link_type) == OTG_LM_LINKS + OTG_LINK_TYPE)
+OTG_LAYOUT(offsetof(amdsmi_link_metrics_t, links[0].read) == OTG_LM_LINKS + OTG_LINK_READ)
+OTG_LAYOUT(offsetof(amdsmi_link_metrics_t, links[0].write) == OTG_LM_LINKS + OTG_LINK_WRITE)
+OTG_LAYOUT(AMDSMI_MAX_NUM_XGMI_PHYSICAL_LINK == OTG_MAX_LINKS)
+
+// otg_table is where the library writes amdsmi_gpu_metrics_t or
+// amdsmi_link_metrics_t: it writes as many bytes as its own sizeof, which
+// may be more than this package's header says, so the buffer holds the
+// largest known layout, with room for a later one.
+typedef union {
+	unsigned char b[8192];
+	uint64_t align;
+} otg_table;
+OTG_LAYOUT(sizeof(otg_table) >= sizeof(amdsmi_gpu_metrics_t) && sizeof(otg_table) >= sizeof(amdsmi_link_metrics_t))
+OTG_LAYOUT(sizeof(otg_table) >= 4720 && sizeof(otg_table) >= 3648)
+
+// otg_cur is the layout of the library's version, or null where this
+// package does not know it: its tables are then not read.
+static const otg_layout *otg_cur = &otg_layouts[0];
+
+static int otg_set_version(int major, int minor) {
+	otg_major = major;
+	otg_cur = 0;
+	for (size_t i = 0; i < sizeof(otg_layouts) / sizeof(otg_layouts[0]); i++) {
+		const otg_layout *l = &otg_layouts[i];
+		if (l->major == major && minor >= l->min_minor && minor <= l->max_minor) otg_cur = l;
+	}
+	// Each layout fits the buffer.
+	if (otg_cur && (otg_cur->gm_size > sizeof(otg_table) || otg_cur->lm_size > sizeof(otg_table))) otg_cur = 0;
+	return otg_cur != 0;
+}
+
+static uint16_t otg_u16(const otg_table *t, size_t off) { uint16_t v; memcpy(&v, t->b + off, sizeof(v)); return v; }
+static uint32_t otg_u32(const otg_table *t, size_t off) { uint32_t v; memcpy(&v, t->b + off, sizeof(v)); return v; }
+static uint64_t otg_u64(const otg_table *t, size_t off) { uint64_t v; memcpy(&v, t->b + off, sizeof(v)); return v; }
+
+// otg_link is one link of a link_metrics table in the layout of otg_cur.
+typedef struct {
+	uint32_t max_bandwidth, xgmi;
+	uint64_t read, write;
+} otg_link;
+
+// otg_links reads the XGMI links of a link_metrics table into out (at
+// most OTG_MAX_LINKS) with their indices, and returns their count.
+static int otg_links(const otg_table *t, otg_link *out, int *index) {
+	const otg_layout *l = otg_cur;
+	if (!l) return 0;
+	uint32_t n = otg_u32(t, 0);
+	if (n > OTG_MAX_LINKS) n = OTG_MAX_LINKS;
+	int k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t at = OTG_LM_LINKS + (size_t)i * l->link_stride;
+		if (otg_u32(t, at + OTG_LINK_TYPE) != l->link_xgmi) continue;
+		out[k].max_bandwidth = otg_u32(t, at + OTG_LINK_MAX_BANDWIDTH);
+		out[k].read = otg_u64(t, at + OTG_LINK_READ);
+		out[k].write = otg_u64(t, at + OTG_LINK_WRITE);
+		index[k] = (int)i;
+		k++;
+	}
+	return k;
+}
+
+static int otg_known_layout(void) { return otg_cur != 0; }
 
 static const char *otg_status_string(int st) {
 	const char *s = 0;
@@ -279,7 +396,7 @@ enum {
 // otg_xcp is the graphics activity of each compute partition (XCP) of a
 // partitioned GPU, from the GPU's metrics table, which amdsmi_get_gpu_activity
 // does not break down: it answers for the whole GPU, on the first partition.
-// The table (some 4.5 KB) is read once per GPU and scrape, into this C
+// The table (2.3 to 4.7 KB by version) is read once per GPU and scrape, into this C
 // memory, owned by the GPU's first partition and reused.
 typedef struct {
 	int st;     // amdsmi_get_gpu_metrics_info's status
@@ -289,7 +406,8 @@ typedef struct {
 	// a count of 0 means the XCP has no reading.
 	uint64_t gfx_sum[AMDSMI_MAX_NUM_XCP];
 	uint32_t gfx_n[AMDSMI_MAX_NUM_XCP];
-	amdsmi_gpu_metrics_t m;
+	// m is the table in the library's layout (otg_cur).
+	otg_table m;
 } otg_xcp;
 
 // otg_read_xcp reads the metrics table and sums each XCP's XCC activity.
@@ -301,16 +419,18 @@ static void otg_read_xcp(amdsmi_processor_handle h, otg_xcp *x) {
 	x->n = 0;
 	memset(x->gfx_sum, 0, sizeof(x->gfx_sum));
 	memset(x->gfx_n, 0, sizeof(x->gfx_n));
-	if (!otg_abi_stable()) {
+	const otg_layout *l = otg_cur;
+	if (!l) {
 		x->st = AMDSMI_STATUS_NOT_SUPPORTED;
 		return;
 	}
-	x->st = OTG_CALL(amdsmi_get_gpu_metrics_info, h, &x->m);
-	if (x->st != AMDSMI_STATUS_SUCCESS || x->m.num_partition == UINT16_MAX) return;
-	x->n = x->m.num_partition < AMDSMI_MAX_NUM_XCP ? x->m.num_partition : AMDSMI_MAX_NUM_XCP;
+	x->st = OTG_CALL(amdsmi_get_gpu_metrics_info, h, (amdsmi_gpu_metrics_t *)x->m.b);
+	uint16_t np = otg_u16(&x->m, OTG_GM_NUM_PARTITION);
+	if (x->st != AMDSMI_STATUS_SUCCESS || np == UINT16_MAX) return;
+	x->n = np < AMDSMI_MAX_NUM_XCP ? np : AMDSMI_MAX_NUM_XCP;
 	for (uint32_t p = 0; p < x->n; p++) {
 		for (int c = 0; c < AMDSMI_MAX_NUM_XCC; c++) {
-			uint32_t v = x->m.xcp_stats[p].gfx_busy_inst[c];
+			uint32_t v = otg_u32(&x->m, OTG_GM_XCP_STATS + (size_t)p * l->xcp_stride + (size_t)c * sizeof(uint32_t));
 			if (v > 100) continue;
 			x->gfx_sum[p] += v;
 			x->gfx_n[p]++;
@@ -352,7 +472,8 @@ typedef struct {
 	uint32_t bad_by_status[3];
 	amdsmi_retired_page_record_t bad[OTG_BAD_PAGE_RECORDS];
 	uint32_t bad_threshold;
-	amdsmi_link_metrics_t links;
+	// links is amdsmi_link_metrics_t in the library's layout (otg_cur).
+	otg_table links;
 	uint64_t pci_sent, pci_received, pci_max_packet;
 	uint64_t pci_replays;
 	uint32_t processes;
@@ -458,7 +579,7 @@ static void otg_read(uintptr_t hv, otg_reading *r) {
 			if ((unsigned)r->bad[i].status < 3) r->bad_by_status[r->bad[i].status]++;
 	}
 	r->st[OTG_BAD_PAGE_THRESHOLD] = OTG_CALL(amdsmi_get_gpu_bad_page_threshold, h, &r->bad_threshold);
-	r->st[OTG_LINKS] = otg_abi_stable() ? OTG_CALL(amdsmi_get_link_metrics, h, &r->links) : AMDSMI_STATUS_NOT_SUPPORTED;
+	r->st[OTG_LINKS] = otg_cur ? OTG_CALL(amdsmi_get_link_metrics, h, (amdsmi_link_metrics_t *)r->links.b) : AMDSMI_STATUS_NOT_SUPPORTED;
 	r->st[OTG_PCI_THROUGHPUT] = r->skip_pci_throughput ? AMDSMI_STATUS_NOT_SUPPORTED
 		: OTG_CALL(amdsmi_get_gpu_pci_throughput, h, &r->pci_sent, &r->pci_received, &r->pci_max_packet);
 	r->st[OTG_PCI_REPLAYS] = OTG_CALL(amdsmi_get_gpu_pci_replay_counter, h, &r->pci_replays);
@@ -634,13 +755,15 @@ func checkVersion(v Version) error {
 	case v.Major > MaxABIMajor:
 		return fmt.Errorf("libamd_smi %v has a newer ABI than this build reads (AMD SMI %d.x to %d.x): its structures may differ", v, ABIMajor, MaxABIMajor)
 	}
-	C.otg_set_major(C.int(v.Major))
+	C.otg_set_version(C.int(v.Major), C.int(v.Minor))
 	return nil
 }
 
-// layoutStable reports whether the library's amdsmi_gpu_metrics_t and
-// amdsmi_link_metrics_t are read: not in 26.x (see lib.go's C part).
-func layoutStable() bool { return C.otg_abi_stable() != 0 }
+// layoutKnown reports whether this package knows the library's layout of
+// amdsmi_gpu_metrics_t and amdsmi_link_metrics_t, which changes between
+// minor versions (see the table in lib.go's C part): where it does not,
+// neither is read.
+func layoutKnown() bool { return C.otg_known_layout() != 0 }
 
 // maxProcessors bounds the GPUs and partitions enumerated: 64, eight GPUs
 // in CPX mode with room to spare.
@@ -890,14 +1013,12 @@ func (r reading) badPageThreshold() uint32 { return uint32(r.r.bad_threshold) }
 
 // xgmiLinks appends the XGMI links of the reading to out.
 func (r reading) xgmiLinks(out []gpu.XGMILink) []gpu.XGMILink {
-	lm := &r.r.links
-	n := min(int(lm.num_links), len(lm.links))
+	var links [C.OTG_MAX_LINKS]C.otg_link
+	var index [C.OTG_MAX_LINKS]C.int
+	n := int(C.otg_links(&r.r.links, &links[0], &index[0]))
 	for i := range n {
-		l := &lm.links[i]
-		if l.link_type != C.AMDSMI_LINK_TYPE_XGMI {
-			continue
-		}
-		out = append(out, gpu.XGMILink{Index: i, ReadKB: uint64(l.read), WriteKB: uint64(l.write), MaxBandwidthGbps: float64(l.max_bandwidth)})
+		l := &links[i]
+		out = append(out, gpu.XGMILink{Index: int(index[i]), ReadKB: uint64(l.read), WriteKB: uint64(l.write), MaxBandwidthGbps: float64(l.max_bandwidth)})
 	}
 	return out
 }

@@ -134,12 +134,19 @@ type State struct {
 	// is the header's AMDSMI_STATUS_MORE_DATA (39), MoreData25 what the
 	// 25.x libraries AMD released answer.
 	MoreData int
-	GPUs     []GPU
-	ECC      []ECC
-	CPER     []CPER
-	Fails    []Fail
-	BadPages []BadPage
-	XCCBusy  []XCCBusy
+	// MetricsXCPStride and LinkStride, where not zero, are the bytes
+	// between the xcp_stats entries of amdsmi_gpu_metrics_t and between
+	// the links of amdsmi_link_metrics_t that the stand-in writes; zero is
+	// the layout of Version's AMD SMI (232 and 56 in 25.x, 504 and 56 in
+	// 26.0 and 26.1, 504 and 48 in 26.2, 504 and 56 in 26.3, 520 and 56
+	// from 26.4).
+	MetricsXCPStride, LinkStride int
+	GPUs                         []GPU
+	ECC                          []ECC
+	CPER                         []CPER
+	Fails                        []Fail
+	BadPages                     []BadPage
+	XCCBusy                      []XCCBusy
 	// Procs replaces, on each processor they name, the process the
 	// stand-in shows otherwise while its GPU is loaded: VRAM held and
 	// no engine time, as AMD SMI shows a ROCm compute process.
@@ -160,6 +167,12 @@ func (s State) Write(path string) error {
 	}
 	if s.MoreData != 0 {
 		fmt.Fprintf(&b, "more_data %d\n", s.MoreData)
+	}
+	if s.MetricsXCPStride != 0 {
+		fmt.Fprintf(&b, "metrics_xcp_stride %d\n", s.MetricsXCPStride)
+	}
+	if s.LinkStride != 0 {
+		fmt.Fprintf(&b, "link_stride %d\n", s.LinkStride)
 	}
 	dash := func(s string) string {
 		if s == "" {

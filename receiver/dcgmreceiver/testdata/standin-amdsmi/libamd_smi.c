@@ -18,6 +18,11 @@
  *                                   follows (default the header's
  *                                   AMDSMI_STATUS_MORE_DATA; 57 in the 25.x
  *                                   libraries AMD released)
+ *   metrics_xcp_stride N            amdsmi_gpu_metrics_t's xcp_stats entries
+ *                                   are N bytes apart (default: as in the
+ *                                   version's layout, see layout_of)
+ *   link_stride N                   amdsmi_link_metrics_t's links are N
+ *                                   bytes apart (default: likewise)
  *   gpu KIND UUID BDF COMPUTE MEMORY PARTITIONS LOAD
  *                                   a GPU: KIND mi300x or mi250; COMPUTE and
  *                                   MEMORY its partition modes (- for none);
@@ -55,6 +60,7 @@
  * fixed step per read, and start anew with each state file, so that a
  * test's figures are reproducible.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +92,9 @@ typedef struct { int gpu, status; } bad_t;
 
 static struct {
 	int major, minor, release, init_fail, cper_page, more_data;
+	// xcp_stride and link_stride, where not 0, replace the strides of
+	// the version's layout (layout_of).
+	int xcp_stride, link_stride;
 	int ngpu, necc, ncper, nfail, nbad;
 	gpu_t gpu[MAX_GPUS];
 	ecc_t ecc[MAX_ECC];
@@ -163,6 +172,10 @@ static void parse(FILE *fp, int same_file) {
 			sscanf(rest, "%d", &st.cper_page);
 		} else if (!strcmp(word, "more_data")) {
 			sscanf(rest, "%d", &st.more_data);
+		} else if (!strcmp(word, "metrics_xcp_stride")) {
+			sscanf(rest, "%d", &st.xcp_stride);
+		} else if (!strcmp(word, "link_stride")) {
+			sscanf(rest, "%d", &st.link_stride);
 		} else if (!strcmp(word, "gpu") && st.ngpu < MAX_GPUS) {
 			gpu_t *g = &st.gpu[st.ngpu];
 			if (sscanf(rest, "%15s %39s %15s %7s %7s %d %d", g->kind, g->uuid, g->bdf, g->compute, g->memory, &g->partitions, &g->load) == 7) {
@@ -434,20 +447,49 @@ amdsmi_status_t amdsmi_get_gpu_activity(amdsmi_processor_handle h, amdsmi_engine
 	return AMDSMI_STATUS_SUCCESS;
 }
 
+// layout is how the library of a version lays out amdsmi_gpu_metrics_t
+// and amdsmi_link_metrics_t, as AMD's headers of each version do (the
+// table in internal/amdsmibackend/lib.go): the stand-in writes them as
+// bytes at these strides, whatever header it is built against, so that it
+// answers as a library of the version it says it is. Offsets other than
+// the strides are the same in every version.
+typedef struct { int gm_size, xcp_stride, lm_size, link_stride, xgmi; } layout_t;
+
+static layout_t layout_of(void) {
+	layout_t l = {sizeof(amdsmi_gpu_metrics_t), sizeof(amdsmi_gpu_xcp_metrics_t),
+		sizeof(amdsmi_link_metrics_t), sizeof(((amdsmi_link_metrics_t *)0)->links[0]), AMDSMI_LINK_TYPE_XGMI};
+	if (st.major == 25) l = (layout_t){2368, 232, 3648, 56, 1};
+	if (st.major == 26) {
+		l = (layout_t){4544, 504, 3648, 56, 2};
+		if (st.minor == 2) l.lm_size = 3136, l.link_stride = 48;
+		if (st.minor >= 4) l.gm_size = 4720, l.xcp_stride = 520;
+	}
+	if (st.xcp_stride) l.gm_size = 480 + 8 * st.xcp_stride + 64, l.xcp_stride = st.xcp_stride;
+	if (st.link_stride) l.lm_size = 8 + 64 * st.link_stride + 56, l.link_stride = st.link_stride;
+	return l;
+}
+
+static void put32(void *base, size_t off, uint32_t v) { memcpy((char *)base + off, &v, sizeof(v)); }
+static void put64(void *base, size_t off, uint64_t v) { memcpy((char *)base + off, &v, sizeof(v)); }
+
 // The metrics table: gpu_metrics v1.6 on MI300X, with XCP statistics;
 // v1.3 on MI250, without (num_partition and every XCC entry at their
-// "not available" maximum, as AMD SMI hands them on).
+// "not available" maximum, as AMD SMI hands them on). The fields before
+// xcp_stats are where the header says; the XCP entries at the layout's
+// stride.
 amdsmi_status_t amdsmi_get_gpu_metrics_info(amdsmi_processor_handle h, amdsmi_gpu_metrics_t *m) {
 	ENTER(0)
 	if (!m) return AMDSMI_STATUS_INVAL;
-	memset(m, 0, sizeof(*m));
-	m->common_header.structure_size = sizeof(*m);
+	layout_t l = layout_of();
+	const size_t xcp = offsetof(amdsmi_gpu_metrics_t, xcp_stats);
+	memset(m, 0, l.gm_size);
+	m->common_header.structure_size = l.gm_size;
 	m->common_header.format_revision = 1;
 	m->common_header.content_revision = is_mi300(gp) ? 6 : 3;
 	m->average_gfx_activity = gpu_load(gp);
 	m->average_umc_activity = gp->load / 2;
 	for (int x = 0; x < AMDSMI_MAX_NUM_XCP; x++)
-		for (int c = 0; c < AMDSMI_MAX_NUM_XCC; c++) m->xcp_stats[x].gfx_busy_inst[c] = UINT32_MAX;
+		for (int c = 0; c < AMDSMI_MAX_NUM_XCC; c++) put32(m, xcp + x * l.xcp_stride + c * 4, UINT32_MAX);
 	if (!is_mi300(gp)) {
 		m->num_partition = UINT16_MAX;
 		return AMDSMI_STATUS_SUCCESS;
@@ -456,8 +498,8 @@ amdsmi_status_t amdsmi_get_gpu_metrics_info(amdsmi_processor_handle h, amdsmi_gp
 	int per = MAX_XCC / gp->partitions;
 	for (int x = 0; x < gp->partitions; x++) {
 		for (int c = 0; c < MAX_XCC; c++) {
-			if (c < per) m->xcp_stats[x].gfx_busy_inst[c] = load_of_xcp(gp, x);
-			if (gp->xcc_set[x][c]) m->xcp_stats[x].gfx_busy_inst[c] = gp->xcc[x][c];
+			if (c < per) put32(m, xcp + x * l.xcp_stride + c * 4, load_of_xcp(gp, x));
+			if (gp->xcc_set[x][c]) put32(m, xcp + x * l.xcp_stride + c * 4, gp->xcc[x][c]);
 		}
 	}
 	return AMDSMI_STATUS_SUCCESS;
@@ -621,15 +663,17 @@ amdsmi_status_t amdsmi_get_gpu_bad_page_threshold(amdsmi_processor_handle h, uin
 // on MI250.
 amdsmi_status_t amdsmi_get_link_metrics(amdsmi_processor_handle h, amdsmi_link_metrics_t *lm) {
 	ENTER(1)
-	memset(lm, 0, sizeof(*lm));
+	layout_t l = layout_of();
+	memset(lm, 0, l.lm_size);
 	gp->link_reads++;
 	lm->num_links = is_mi300(gp) ? 7 : 3;
 	for (uint32_t i = 0; i < lm->num_links; i++) {
-		lm->links[i].bit_rate = 32;
-		lm->links[i].max_bandwidth = is_mi300(gp) ? 512 : 400;
-		lm->links[i].link_type = AMDSMI_LINK_TYPE_XGMI;
-		lm->links[i].read = gp->link_reads * (uint64_t)gp->load * 1000 * (i + 1);
-		lm->links[i].write = gp->link_reads * (uint64_t)gp->load * 900 * (i + 1);
+		size_t at = offsetof(amdsmi_link_metrics_t, links) + i * l.link_stride;
+		put32(lm, at + offsetof(struct _links, bit_rate), 32);
+		put32(lm, at + offsetof(struct _links, max_bandwidth), is_mi300(gp) ? 512 : 400);
+		put32(lm, at + offsetof(struct _links, link_type), l.xgmi);
+		put64(lm, at + offsetof(struct _links, read), gp->link_reads * (uint64_t)gp->load * 1000 * (i + 1));
+		put64(lm, at + offsetof(struct _links, write), gp->link_reads * (uint64_t)gp->load * 900 * (i + 1));
 	}
 	return AMDSMI_STATUS_SUCCESS;
 }
