@@ -143,11 +143,7 @@ func (g *simGPU) amdProcesses(vs *f.Values) []gpu.Process {
 	used, _ := vs.Get(f.FBUsed)
 	out := make([]gpu.Process, len(g.shares))
 	for k := range g.shares {
-		sh := &g.shares[k]
-		out[k] = gpu.Process{
-			PID: sh.pid, Owner: gpu.OwnerPod, PodUID: sh.uid, ContainerID: sh.ctrID, Pod: sh.pod,
-			MemoryBytes: uint64(used * sh.part * (1 << 20)), HasMemory: true,
-		}
+		out[k] = g.shares[k].process(used * g.shares[k].part)
 	}
 	return out
 }
@@ -178,8 +174,7 @@ func (fl *Fleet) partitionSample(m *migInstance, board *gpu.Sample, now time.Tim
 	smp := gpu.Sample{Device: &m.dev, Time: now, Values: vs, Epoch: 1, AMD: a}
 	if fl.processes {
 		// The partition's pod, its memory only (see amdProcesses).
-		smp.Processes = []gpu.Process{{PID: m.sh.pid, Owner: gpu.OwnerPod, PodUID: m.sh.uid, ContainerID: m.sh.ctrID, Pod: m.sh.pod,
-			MemoryBytes: uint64(used * (1 << 20)), HasMemory: true}}
+		smp.Processes = []gpu.Process{m.sh.process(used)}
 	}
 	return smp
 }

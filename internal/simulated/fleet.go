@@ -276,8 +276,7 @@ func (fl *Fleet) migSample(m *migInstance, vs *f.Values, now time.Time) gpu.Samp
 	if fl.processes {
 		// NVML has no per-process utilization on a MIG instance: its
 		// pod's processes say their memory only.
-		smp.Processes = []gpu.Process{{PID: m.sh.pid, Owner: gpu.OwnerPod, PodUID: m.sh.uid, ContainerID: m.sh.ctrID, Pod: m.sh.pod,
-			MemoryBytes: uint64(used * (1 << 20)), HasMemory: true}}
+		smp.Processes = []gpu.Process{m.sh.process(used)}
 	}
 	return smp
 }
@@ -298,13 +297,18 @@ func (g *simGPU) processes(vs *f.Values) []gpu.Process {
 	out := make([]gpu.Process, len(g.shares))
 	for k := range g.shares {
 		sh := &g.shares[k]
-		out[k] = gpu.Process{
-			PID: sh.pid, Owner: gpu.OwnerPod, PodUID: sh.uid, ContainerID: sh.ctrID, Pod: sh.pod,
-			MemoryBytes: uint64(used * sh.part * (1 << 20)), HasMemory: true,
-			SMUtil: util * sh.part, MemUtil: memCopy * sh.part, HasUtilization: true,
-		}
+		out[k] = sh.process(used * sh.part)
+		out[k].SMUtil, out[k].MemUtil, out[k].HasUtilization = util*sh.part, memCopy*sh.part, true
 	}
 	return out
+}
+
+// process is the pod's process holding usedMiB of the GPU's memory.
+func (sh *share) process(usedMiB float64) gpu.Process {
+	return gpu.Process{
+		PID: sh.pid, Owner: gpu.OwnerPod, PodUID: sh.uid, ContainerID: sh.ctrID, Pod: sh.pod,
+		MemoryBytes: uint64(usedMiB * (1 << 20)), HasMemory: true,
+	}
 }
 
 func phaseLen(w *Workload) time.Duration {
