@@ -231,6 +231,35 @@ func TestRealPowerOnly(t *testing.T) {
 	require.InDelta(t, float64(work)/float64(n), shares["used"], 0.02)
 	require.InDelta(t, float64(between)/float64(n), shares["unknown"], 0.02)
 	require.Zero(t, shares["waiting"], "power alone never says waiting")
+
+	// Power also tells a straggler without profiling: the rank that works
+	// while its peers draw less (straggler::min_power_deviation). The host
+	// as the peer group, 37 h of a healthy job: no GPU is one, and none
+	// comes near (its largest score was 0.30 of the threshold).
+	byHost := filepath.Join(t.TempDir(), "by-host.yaml")
+	require.NoError(t, os.WriteFile(byHost, []byte("group_by: [host.name]\n"), 0o600))
+	out, stderr, code := runReplay(t, "-config", byHost, path)
+	require.Equal(t, 0, code, stderr)
+	var verdicts, scored, stragglers int
+	var maxScore float64
+	for line := range strings.Lines(out) {
+		var v struct {
+			Straggler bool     `json:"straggler"`
+			Score     *float64 `json:"score"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &v))
+		if v.Score == nil {
+			continue
+		}
+		verdicts++
+		scored += b2i(*v.Score > 0)
+		stragglers += b2i(v.Straggler)
+		maxScore = max(maxScore, *v.Score)
+	}
+	t.Logf("power only, by host: %d stragglers in %d verdicts; %d scored against their peers, the largest score %.2f", stragglers, verdicts, scored, maxScore)
+	require.Positive(t, scored, "the GPUs are compared by power")
+	require.Zero(t, stragglers)
+	require.Less(t, maxScore, 0.5)
 }
 
 // checkGoldenSummary compares the verdicts, counted per GPU by class,

@@ -179,6 +179,11 @@ type StragglerConfig struct {
 	// utilization while at least half of the others wait at low power is
 	// the one they wait on, a straggler.
 	HolderGPUUtilization float64 `mapstructure:"holder_gpu_utilization_ratio"`
+	// MinPowerDeviation: without profiling, a member that works (at least
+	// working_power_ratio of its reference) drawing this much more of its
+	// reference than its peers' median, and more than mad_threshold MADs,
+	// is the one they wait on part of each step, a straggler.
+	MinPowerDeviation float64 `mapstructure:"min_power_deviation"`
 	// Sustain is how long a GPU must deviate at every evaluation to be a straggler.
 	Sustain time.Duration `mapstructure:"sustain"`
 }
@@ -305,6 +310,7 @@ func defaultConfig() *Config {
 			MADThreshold:          3.5,
 			MinSMActiveDeviation:  0.1,
 			HolderGPUUtilization:  0.5,
+			MinPowerDeviation:     0.1,
 			Sustain:               10 * time.Second,
 		},
 		Hints: HintsConfig{
@@ -439,6 +445,9 @@ func (cfg *Config) Validate() error {
 	}
 	ratio("straggler::min_sm_active_deviation", s.MinSMActiveDeviation)
 	ratio("straggler::holder_gpu_utilization_ratio", s.HolderGPUUtilization)
+	if !(s.MinPowerDeviation > 0 && s.MinPowerDeviation <= 1) {
+		bad("straggler::min_power_deviation must be above 0 and at most 1, got %v", s.MinPowerDeviation)
+	}
 	if s.Sustain < 0 {
 		bad("straggler::sustain must not be negative, got %v", s.Sustain)
 	}
@@ -537,14 +546,15 @@ func (cfg *Config) analysisConfig() analysis.Config {
 			ResolveIn: cfg.MemoryLeak.ResolveFullAfter,
 		},
 		Straggler: analysis.StragglerRules{
-			MinGroupSize:    s.MinGroupSize,
-			StepRatio:       s.StepRatio,
-			ClockRatio:      s.ClockRatio,
-			ClockMinGroupSM: s.ClockMinGroupSMActive,
-			MADThreshold:    s.MADThreshold,
-			MinSMDeviation:  s.MinSMActiveDeviation,
-			HolderUtil:      s.HolderGPUUtilization,
-			Sustain:         s.Sustain,
+			MinGroupSize:      s.MinGroupSize,
+			StepRatio:         s.StepRatio,
+			ClockRatio:        s.ClockRatio,
+			ClockMinGroupSM:   s.ClockMinGroupSMActive,
+			MADThreshold:      s.MADThreshold,
+			MinSMDeviation:    s.MinSMActiveDeviation,
+			HolderUtil:        s.HolderGPUUtilization,
+			MinPowerDeviation: s.MinPowerDeviation,
+			Sustain:           s.Sustain,
 		},
 		MaxGPUs:     cfg.MaxGPUs,
 		TTL:         cfg.GPUTTL,

@@ -81,6 +81,7 @@ func TestConfigErrors(t *testing.T) {
 		})
 	}
 	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_straggler")), "straggler::step_ratio must be greater than 1, got 0.9")
+	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_straggler")), "straggler::min_power_deviation must be above 0 and at most 1, got 0")
 	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_leak")), "memory_leak: want 0 < full_within <= resolve_full_after, got 5h0m0s and 4h0m0s")
 }
 

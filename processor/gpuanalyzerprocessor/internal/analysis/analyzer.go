@@ -931,13 +931,15 @@ func (a *Analyzer) compare(gr *group) {
 	peers := reporting >= r.MinGroupSize
 	held := peers && waiting >= 2 && 2*waiting >= reporting-1
 	gr.held = held
-	var medSM, mad, medClock, medStep float64
-	var hasSM, hasClock, hasStep bool
+	var medSM, mad, medClock, medStep, medPower, madPower float64
+	var hasSM, hasClock, hasStep, hasPower bool
 	if peers {
 		medSM, hasSM = a.median(gr, wSM, func(x float64) float64 { return x })
 		mad, _ = a.median(gr, wSM, func(x float64) float64 { return math.Abs(x - medSM) })
 		medClock, hasClock = a.median(gr, wClock, func(x float64) float64 { return x })
 		medStep, hasStep = a.median(gr, wStep, func(x float64) float64 { return x })
+		medPower, hasPower = a.powerMedian(gr, func(x float64) float64 { return x })
+		madPower, _ = a.powerMedian(gr, func(x float64) float64 { return math.Abs(x - medPower) })
 	}
 	for _, m := range gr.members {
 		if !m.inBatch {
@@ -974,6 +976,16 @@ func (a *Analyzer) compare(gr *group) {
 			limit := max(r.MADThreshold*1.4826*mad, r.MinSMDeviation)
 			score = max(score, math.Abs(s.mean[wSM]-medSM)/limit)
 		}
+		// Without profiling, the ranks of a synchronous job that finish
+		// their step first spin in the collective at a fraction of their
+		// power until the slowest arrives: the one they wait for is the
+		// one that works while they draw less. Upward only: a member that
+		// draws less than its peers waits more, or is throttled (a class
+		// of its own).
+		if ratio, ok := m.powerRatio(); ok && hasPower && s.n[wSM] == 0 && ratio >= a.cfg.Rules.WorkingPower {
+			limit := max(r.MADThreshold*1.4826*madPower, r.MinPowerDeviation)
+			score = max(score, (ratio-medPower)/limit)
+		}
 		m.score = score
 		m.deviating = score >= 1
 	}
@@ -986,6 +998,24 @@ func (a *Analyzer) median(gr *group, reading int, f func(float64) float64) (floa
 	for _, m := range gr.members {
 		if m.last > a.since && m.cur.n[reading] > 0 {
 			a.scratch = append(a.scratch, f(m.cur.mean[reading]))
+		}
+	}
+	if len(a.scratch) == 0 {
+		return 0, false
+	}
+	return medianOf(a.scratch), true
+}
+
+// powerMedian is the median of f applied to the power ratio (powerRatio)
+// of the group's reporting members without SM activity.
+func (a *Analyzer) powerMedian(gr *group, f func(float64) float64) (float64, bool) {
+	a.scratch = a.scratch[:0]
+	for _, m := range gr.members {
+		if m.last <= a.since || m.cur.n[wSM] > 0 {
+			continue
+		}
+		if ratio, ok := m.powerRatio(); ok {
+			a.scratch = append(a.scratch, f(ratio))
 		}
 	}
 	if len(a.scratch) == 0 {

@@ -20,7 +20,7 @@ func testConfig() Config {
 		Hints: HintRules{BatchSizeSMActive: 0.8, BatchSizeOccupancy: 0.2, MixedPrecisionTensor: 0.05, DataLoadingPCIeRx: 1e9},
 		Leak: LeakRules{Window: 30 * time.Minute, MinSpan: 15 * time.Minute, MinR2: 0.9, FullIn: 2 * time.Hour,
 			ResolveR2: 0.5, ResolveIn: 4 * time.Hour},
-		Straggler: StragglerRules{MinGroupSize: 4, StepRatio: 1.1, ClockRatio: 0.9, ClockMinGroupSM: 0.3, MADThreshold: 3.5, MinSMDeviation: 0.1, HolderUtil: 0.5, Sustain: 10 * time.Second},
+		Straggler: StragglerRules{MinGroupSize: 4, StepRatio: 1.1, ClockRatio: 0.9, ClockMinGroupSM: 0.3, MADThreshold: 3.5, MinSMDeviation: 0.1, HolderUtil: 0.5, MinPowerDeviation: 0.1, Sustain: 10 * time.Second},
 		MaxGPUs:   1000,
 		TTL:       10 * time.Minute,
 	}

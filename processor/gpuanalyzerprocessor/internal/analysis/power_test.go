@@ -105,3 +105,66 @@ func TestHolderAndWaitingPeers(t *testing.T) {
 		}
 	}
 }
+
+// TestPowerStraggler: eight GPUs of one synchronous job without profiling
+// fields. The ranks that finish their step first spin in the collective at
+// low power until the slow one arrives, so over the window they draw less
+// than it does: the rank that works while its peers draw less is the
+// straggler. Its peers are not, nor is a rank within min_power_deviation
+// of them, one that draws less, one that does not work, or any GPU whose
+// SM activity is reported (profiling decides there).
+func TestPowerStraggler(t *testing.T) {
+	const ref = 700
+	for _, tc := range []struct {
+		name             string
+		peerW, oddW      float64
+		util             float64 // 0: power alone, as W&B reports it
+		profiled         bool
+		want             bool
+		wantScoreAtLeast float64
+	}{
+		// Peers busy 60 % of each step at 560 W and spinning the rest at
+		// 150 W: 396 W; the slow rank works throughout.
+		{name: "slow rank", peerW: 396, oddW: 600, util: 1, want: true, wantScoreAtLeast: 2.5},
+		{name: "power alone", peerW: 396, oddW: 600, want: true, wantScoreAtLeast: 2.5},
+		{name: "within the minimum deviation", peerW: 500, oddW: 560, util: 1},
+		{name: "draws less than its peers", peerW: 560, oddW: 396, util: 1},
+		{name: "not working", peerW: 70, oddW: 280, util: 1},
+		{name: "profiled", peerW: 396, oddW: 600, util: 1, profiled: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New(testConfig())
+			var last map[string]Verdict
+			for ts := 0; ts <= 40; ts++ {
+				last = map[string]Verdict{}
+				for i := range 8 {
+					s := busy(float64(ts))
+					watts := tc.peerW
+					if i == 0 {
+						watts = tc.oddW
+					}
+					if tc.profiled {
+						s.Has |= HasPower
+						s.Power, s.RefPower = watts, ref
+					} else {
+						noProfiling(tc.util, watts, ref)(&s)
+						if tc.util == 0 {
+							s.Has &^= HasGPUUtil
+						}
+					}
+					s.Group = "ml\x00llm"
+					require.Equal(t, Accepted, a.Ingest(string(rune('a'+i)), &s))
+				}
+				a.Evaluate(func(v *Verdict) { last[v.ID] = *v })
+			}
+			odd := last["a"]
+			require.Equal(t, tc.want, odd.Straggler, "score %v", odd.Score)
+			require.GreaterOrEqual(t, odd.Score, tc.wantScoreAtLeast)
+			for i := 1; i < 8; i++ {
+				v := last[string(rune('a'+i))]
+				require.False(t, v.Straggler, "peer %d", i)
+				require.Less(t, v.Score, 1.0, "peer %d", i)
+			}
+		})
+	}
+}

@@ -143,6 +143,10 @@ type StragglerRules struct {
 	// HolderUtil: a member without profiling under this utilization,
 	// while most of its peers wait at low power, is the one they wait on.
 	HolderUtil float64
+	// MinPowerDeviation: a member without profiling that works drawing at
+	// least this much more of its reference power than its peers' median
+	// (and MADThreshold MADs) is the one they wait on part of each step.
+	MinPowerDeviation float64
 	// Sustain is how long a GPU must deviate at every evaluation to become
 	// a straggler, and not deviate at any to stop being one.
 	Sustain time.Duration
