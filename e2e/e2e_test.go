@@ -306,18 +306,20 @@ service:
 
 // TestE2EAnalyzerVerdicts runs the local example as shipped (5 s interval)
 // and waits for the analyzer's verdicts on the simulated faults: the slow
-// rank (gpu-node-0/gpu5) and the thermally throttled GPU (gpu-node-0/gpu2)
-// must be visible within two minutes of start.
+// ranks (gpu-node-0/gpu5 by its SM activity, the AMD gpu-node-2/gpu5 by its
+// power) and the thermally throttled GPU (gpu-node-0/gpu2) must be visible
+// within two minutes of start.
 func TestE2EAnalyzerVerdicts(t *testing.T) {
 	port := freePort(t)
 	c := start(t, "--config", filepath.Join("..", "examples", "local", "config.yaml"),
 		fmt.Sprintf("--set=exporters::prometheus::endpoint=127.0.0.1:%d", port))
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 	straggler := series{"nvidia_gpu_straggler_state", []string{`host_name="gpu-node-0"`, `hw_name="gpu5"`}, "1"}
+	amdStraggler := series{"nvidia_gpu_straggler_state", []string{`host_name="gpu-node-2"`, `hw_name="gpu5"`, `hw_vendor="AMD"`}, "1"}
 	throttled := series{"nvidia_gpu_bottleneck_state", []string{`host_name="gpu-node-0"`, `hw_name="gpu2"`, `nvidia_gpu_bottleneck_class="throttled"`}, "1"}
 	began := time.Now()
-	var seenStraggler, seenThrottled time.Duration
-	for time.Since(began) < 2*time.Minute && (seenStraggler == 0 || seenThrottled == 0) {
+	var seenStraggler, seenAMDStraggler, seenThrottled time.Duration
+	for time.Since(began) < 2*time.Minute && (seenStraggler == 0 || seenAMDStraggler == 0 || seenThrottled == 0) {
 		if !c.alive() {
 			t.Fatal("collector exited")
 		}
@@ -326,18 +328,28 @@ func TestE2EAnalyzerVerdicts(t *testing.T) {
 			if seenStraggler == 0 && straggler.in(body) {
 				seenStraggler = time.Since(began)
 			}
+			if seenAMDStraggler == 0 && amdStraggler.in(body) {
+				seenAMDStraggler = time.Since(began)
+			}
 			if seenThrottled == 0 && throttled.in(body) {
 				seenThrottled = time.Since(began)
 			}
 		}
 		time.Sleep(time.Second)
 	}
-	if seenStraggler == 0 || seenThrottled == 0 {
-		t.Fatalf("within 2 minutes: straggler seen after %v, throttled after %v (0 = never)", seenStraggler, seenThrottled)
+	if seenStraggler == 0 || seenAMDStraggler == 0 || seenThrottled == 0 {
+		t.Fatalf("within 2 minutes: straggler seen after %v, AMD straggler after %v, throttled after %v (0 = never)",
+			seenStraggler, seenAMDStraggler, seenThrottled)
 	}
-	t.Logf("straggler visible after %v, throttled GPU after %v", seenStraggler.Round(time.Second), seenThrottled.Round(time.Second))
-	if !strings.Contains(c.logs.String(), "GPU is a straggler  gpu-node-0/gpu5  ml/llm-pretrain-worker-") {
-		t.Error("the straggler should be logged as host/gpu and namespace/pod (console_short)")
+	t.Logf("straggler visible after %v, AMD straggler after %v, throttled GPU after %v",
+		seenStraggler.Round(time.Second), seenAMDStraggler.Round(time.Second), seenThrottled.Round(time.Second))
+	for _, line := range []string{
+		"GPU is a straggler  gpu-node-0/gpu5  ml/llm-pretrain-worker-",
+		"GPU is a straggler  gpu-node-2/gpu5  ml/llama-finetune-worker-",
+	} {
+		if !strings.Contains(c.logs.String(), line) {
+			t.Errorf("no %q in the log: a straggler is logged as host/gpu and namespace/pod (console_short)", line)
+		}
 	}
 	// The fleet summary, every 30 s: the notebook's idle GPU is priced.
 	// 16 NVIDIA GPUs and gpu-node-1/gpu5's 3 MIG instances, 7 AMD GPUs

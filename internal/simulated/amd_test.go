@@ -86,3 +86,54 @@ func mustGet(t *testing.T, s gpu.Sample, field f.Field) float64 {
 	require.True(t, ok, "%s has %v", s.Device.UUID, field)
 	return v
 }
+
+// TestSlowRankPeersWait: where power is the evidence (no profiling
+// fields), a slow rank's peers spin in the step's collective part of each
+// step, so they draw less than it does while their utilization stays
+// busy; GPUs of other jobs, and NVIDIA GPUs with profiling (where the slow
+// rank shows in its own SM activity), draw what they did.
+func TestSlowRankPeersWait(t *testing.T) {
+	power := func(cfg Config) map[string]float64 {
+		fl, err := New(cfg)
+		require.NoError(t, err)
+		t0 := time.Unix(1767225600, 0)
+		_, err = fl.Collect(context.Background(), t0, time.Second)
+		require.NoError(t, err)
+		samples, err := fl.Collect(context.Background(), t0.Add(10*time.Second), time.Second)
+		require.NoError(t, err)
+		out := map[string]float64{}
+		for _, s := range samples {
+			if p, ok := s.Values.Get(f.PowerUsage); ok {
+				out[s.Device.Host+"/"+s.Device.Pod.Name+"/"+s.Device.UUID] = p
+				if s.Device.Pod.Job == "train" {
+					require.GreaterOrEqual(t, mustGet(t, s, f.GPUUtil), 90.0, "busy by utilization, waiting or not")
+				}
+			}
+		}
+		return out
+	}
+	healthy := power(mixedFleet())
+	cfg := mixedFleet()
+	cfg.Faults = append(cfg.Faults, Fault{Kind: SlowRank, GPUs: "1/1"})
+	slowed := power(cfg)
+	fl, err := New(cfg)
+	require.NoError(t, err)
+	var waited int
+	for _, d := range fl.Devices() {
+		key := d.Host + "/" + d.Pod.Name + "/" + d.UUID
+		before, after := healthy[key], slowed[key]
+		if before == 0 {
+			continue // a partition: the board's power is on its first
+		}
+		switch {
+		case d.IsAMD() && d.Index == 1:
+			require.InDelta(t, before, after, 0.1*before, "the slow rank works throughout")
+		case d.IsAMD() && d.Pod.Name != "" && d.Pod.Job == "train":
+			require.Less(t, after, 0.8*before, "%s waits for the slow rank", key)
+			waited++
+		default:
+			require.InDelta(t, before, after, 0.1*before, "%s: another job, or profiling", key)
+		}
+	}
+	require.Equal(t, 2, waited, "the MI300X's two peers")
+}

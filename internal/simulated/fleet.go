@@ -70,6 +70,9 @@ type simGPU struct {
 type fault struct {
 	Fault
 	sel selector
+	// slowed are the workloads a slow_rank fault holds back: those of the
+	// GPUs it selects.
+	slowed map[*Workload]bool
 }
 
 // migInstance is one MIG instance of a simulated GPU.
@@ -109,7 +112,7 @@ func New(cfg Config) (*Fleet, error) {
 		if flt.Kind == XID && flt.XID == 0 {
 			flt.XID = 79
 		}
-		fl.faults = append(fl.faults, fault{flt, sel})
+		fl.faults = append(fl.faults, fault{Fault: flt, sel: sel})
 	}
 	rng := splitmix(uint64(cfg.Seed))
 	for h := 0; h < cfg.Hosts; h++ {
@@ -168,6 +171,14 @@ func New(cfg Config) (*Fleet, error) {
 				g.migs = cpxPartitions(uint64(cfg.Seed), g)
 			}
 			fl.gpus = append(fl.gpus, g)
+			for fi := range fl.faults {
+				if flt := &fl.faults[fi]; flt.Kind == SlowRank && g.workload != nil && flt.sel.matches(h, i) {
+					if flt.slowed == nil {
+						flt.slowed = map[*Workload]bool{}
+					}
+					flt.slowed[g.workload] = true
+				}
+			}
 		}
 		if m.amd {
 			numberProcessors(fl.gpus[len(fl.gpus)-cfg.GPUsPerHost:])
@@ -436,8 +447,13 @@ func (fl *Fleet) conditions(g *simGPU, elapsed time.Duration, dt float64) condit
 	}
 	c.fbFrac = c.lv.fb
 	for fi, flt := range fl.faults {
-		if !flt.sel.matches(g.host, g.idx) || elapsed < flt.Start ||
-			(flt.Duration > 0 && elapsed >= flt.Start+flt.Duration) {
+		if elapsed < flt.Start || (flt.Duration > 0 && elapsed >= flt.Start+flt.Duration) {
+			continue
+		}
+		if !flt.sel.matches(g.host, g.idx) {
+			if flt.Kind == SlowRank && flt.slowed[g.workload] && !g.model.profiling && phase != Idle {
+				c.lv.power = peerWaitPower(c.lv.power)
+			}
 			continue
 		}
 		switch flt.Kind {
@@ -450,9 +466,9 @@ func (fl *Fleet) conditions(g *simGPU, elapsed time.Duration, dt float64) condit
 		case SlowClock:
 			c.smClock *= 0.8
 		case SlowRank:
-			c.lv.sm *= 0.6
-			c.lv.tensor *= 0.6
-			c.lv.occupancy *= 0.6
+			c.lv.sm *= slowRankSpeed
+			c.lv.tensor *= slowRankSpeed
+			c.lv.occupancy *= slowRankSpeed
 		case ECC:
 			if !g.firedECC[fi] {
 				g.firedECC[fi] = true
@@ -482,6 +498,25 @@ func (fl *Fleet) conditions(g *simGPU, elapsed time.Duration, dt float64) condit
 		}
 	}
 	return c
+}
+
+// A slow rank does its step at slowRankSpeed of its peers' pace (its SM
+// activity scaled so on models with profiling), so its peers finish first
+// and spin in the step's collective for the rest: busy by utilization, at
+// spinPower above idle (an H100 waiting in NCCL draws about 150 W of its
+// 700, the real recording in cmd/gpureplay/testdata/real).
+const (
+	slowRankSpeed = 0.6
+	spinPower     = 0.13
+)
+
+// peerWaitPower is the power (a fraction of TDP above idle) of a GPU whose
+// job waits for a slow rank, from the power its phase draws working: the
+// window's mean of work and spin. Only models without profiling are shaped
+// so: on the others the slow rank shows in its own SM activity, and the
+// peers' power, which the analyzer does not read there, is left as it was.
+func peerWaitPower(working float64) float64 {
+	return slowRankSpeed*working + (1-slowRankSpeed)*spinPower
 }
 
 // deviceValues sets the fields every GPU reports (utilization, memory,
