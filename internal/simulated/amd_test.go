@@ -23,14 +23,22 @@ func mixedFleet() Config {
 	}
 }
 
-func TestMixedFleet(t *testing.T) {
-	fl, err := New(mixedFleet())
+// tenSecondsIn builds the fleet of cfg and returns its samples 10 s after
+// its first.
+func tenSecondsIn(t *testing.T, cfg Config) []gpu.Sample {
+	t.Helper()
+	fl, err := New(cfg)
 	require.NoError(t, err)
 	t0 := time.Unix(1767225600, 0)
 	_, err = fl.Collect(context.Background(), t0, time.Second)
 	require.NoError(t, err)
 	samples, err := fl.Collect(context.Background(), t0.Add(10*time.Second), time.Second)
 	require.NoError(t, err)
+	return samples
+}
+
+func TestMixedFleet(t *testing.T) {
+	samples := tenSecondsIn(t, mixedFleet())
 	require.Len(t, samples, 4+3+8, "4 H100s, 3 MI300Xs and one in 8 CPX partitions")
 
 	var amd []gpu.Sample
@@ -94,15 +102,8 @@ func mustGet(t *testing.T, s gpu.Sample, field f.Field) float64 {
 // rank shows in its own SM activity), draw what they did.
 func TestSlowRankPeersWait(t *testing.T) {
 	power := func(cfg Config) map[string]float64 {
-		fl, err := New(cfg)
-		require.NoError(t, err)
-		t0 := time.Unix(1767225600, 0)
-		_, err = fl.Collect(context.Background(), t0, time.Second)
-		require.NoError(t, err)
-		samples, err := fl.Collect(context.Background(), t0.Add(10*time.Second), time.Second)
-		require.NoError(t, err)
 		out := map[string]float64{}
-		for _, s := range samples {
+		for _, s := range tenSecondsIn(t, cfg) {
 			if p, ok := s.Values.Get(f.PowerUsage); ok {
 				out[s.Device.Host+"/"+s.Device.Pod.Name+"/"+s.Device.UUID] = p
 				if s.Device.Pod.Job == "train" {
