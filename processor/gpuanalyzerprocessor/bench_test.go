@@ -27,7 +27,13 @@ const (
 
 // benchBatch builds one batch of GPUs with 20 data points each: the readings
 // the analyzer uses and others it passes by, as the receiver names them.
-func benchBatch(gpus int) pmetric.Metrics {
+func benchBatch(gpus int) pmetric.Metrics { return benchBatchOf(gpus, true) }
+
+// benchBatchOf is benchBatch, or without profiling a batch as dcgm-exporter's
+// default counters or an AMD GPU give it: no SM, DRAM, occupancy or pipe
+// activity, and the power limit, so that power judges the GPUs (16 data
+// points each); the slow rank of each job draws 650 W, its peers 450 W.
+func benchBatchOf(gpus int, profiling bool) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	for g := range gpus {
 		rm := md.ResourceMetrics().AppendEmpty()
@@ -59,12 +65,20 @@ func benchBatch(gpus int) pmetric.Metrics {
 				dp.Attributes().PutStr(attrs[i], attrs[i+1])
 			}
 		}
-		sm := 0.9
+		sm, watts := 0.9, 650.0
 		if g%64 == 5 {
 			sm = 0.5 // one slow rank per job
+		} else if !profiling {
+			watts = 450 // waiting for it part of each step
 		}
-		gauge("nvidia.gpu.sm.active", sm)
-		gauge("nvidia.gpu.dram.active", 0.35)
+		if profiling {
+			gauge("nvidia.gpu.sm.active", sm)
+			gauge("nvidia.gpu.dram.active", 0.35)
+			gauge("nvidia.gpu.sm.occupancy", 0.5)
+			gauge("nvidia.gpu.pipe.active", 0.6, "nvidia.gpu.pipe", "tensor")
+		} else {
+			gauge("nvidia.gpu.power.limit", 700)
+		}
 		gauge("hw.gpu.utilization", 0.99, "hw.gpu.task", "general")
 		gauge("nvidia.gpu.clock.frequency", 1.98e9, "nvidia.gpu.clock", "sm")
 		gauge("nvidia.gpu.clock.frequency", 2.6e9, "nvidia.gpu.clock", "memory")
@@ -72,9 +86,7 @@ func benchBatch(gpus int) pmetric.Metrics {
 		gauge("hw.gpu.memory.utilization", 0.6)
 		gauge("nvidia.gpu.clock.event_reasons", 0)
 		gauge("nvidia.gpu.row_remap.failure", 0)
-		gauge("hw.power", 650)
-		gauge("nvidia.gpu.sm.occupancy", 0.5)
-		gauge("nvidia.gpu.pipe.active", 0.6, "nvidia.gpu.pipe", "tensor")
+		gauge("hw.power", watts)
 		gauge("nvidia.gpu.graphics_engine.active", 0.99)
 		gauge("nvidia.gpu.memory_copy.utilization", 0.3)
 		gauge("nvidia.gpu.memory.temperature", 70)
@@ -221,11 +233,14 @@ func BenchmarkAnalyzerRatio(b *testing.B) {
 	}
 	// As shipped: verdicts on change and every 30 s (the default), and
 	// with every sample (verdict_interval: 0).
-	b.Run("default", func(b *testing.B) { benchRatio(b, createDefaultConfig().(*Config)) })
-	b.Run("every_sample", func(b *testing.B) { benchRatio(b, everySample()) })
+	b.Run("default", func(b *testing.B) { benchRatio(b, createDefaultConfig().(*Config), true) })
+	b.Run("every_sample", func(b *testing.B) { benchRatio(b, everySample(), true) })
+	// Judged by power: the rules without profiling and the power
+	// straggler comparison.
+	b.Run("without_profiling", func(b *testing.B) { benchRatio(b, createDefaultConfig().(*Config), false) })
 }
 
-func benchRatio(b *testing.B, cfg *Config) {
+func benchRatio(b *testing.B, cfg *Config, profiling bool) {
 	pt, err := passThrough(consumertest.NewNop())
 	if err != nil {
 		b.Fatal(err)
@@ -234,7 +249,7 @@ func benchRatio(b *testing.B, cfg *Config) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mdP, mdA := benchBatch(benchGPUs), benchBatch(benchGPUs)
+	mdP, mdA := benchBatchOf(benchGPUs, profiling), benchBatchOf(benchGPUs, profiling)
 	points := float64(mdA.DataPointCount())
 	t0 := time.Unix(1767225600, 0)
 	runtime.LockOSThread()

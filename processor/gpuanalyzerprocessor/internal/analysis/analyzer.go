@@ -938,8 +938,7 @@ func (a *Analyzer) compare(gr *group) {
 		mad, _ = a.median(gr, wSM, func(x float64) float64 { return math.Abs(x - medSM) })
 		medClock, hasClock = a.median(gr, wClock, func(x float64) float64 { return x })
 		medStep, hasStep = a.median(gr, wStep, func(x float64) float64 { return x })
-		medPower, hasPower = a.powerMedian(gr, func(x float64) float64 { return x })
-		madPower, _ = a.powerMedian(gr, func(x float64) float64 { return math.Abs(x - medPower) })
+		medPower, madPower, hasPower = a.powerSpread(gr)
 	}
 	for _, m := range gr.members {
 		if !m.inBatch {
@@ -1006,22 +1005,26 @@ func (a *Analyzer) median(gr *group, reading int, f func(float64) float64) (floa
 	return medianOf(a.scratch), true
 }
 
-// powerMedian is the median of f applied to the power ratio (powerRatio)
-// of the group's reporting members without SM activity.
-func (a *Analyzer) powerMedian(gr *group, f func(float64) float64) (float64, bool) {
+// powerSpread is the median and the median absolute deviation of the power
+// ratios (powerRatio) of the group's reporting members without SM activity.
+func (a *Analyzer) powerSpread(gr *group) (median, mad float64, ok bool) {
 	a.scratch = a.scratch[:0]
 	for _, m := range gr.members {
 		if m.last <= a.since || m.cur.n[wSM] > 0 {
 			continue
 		}
 		if ratio, ok := m.powerRatio(); ok {
-			a.scratch = append(a.scratch, f(ratio))
+			a.scratch = append(a.scratch, ratio)
 		}
 	}
 	if len(a.scratch) == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return medianOf(a.scratch), true
+	median = medianOf(a.scratch)
+	for i, x := range a.scratch {
+		a.scratch[i] = math.Abs(x - median)
+	}
+	return median, medianOf(a.scratch), true
 }
 
 func medianOf(xs []float64) float64 {
