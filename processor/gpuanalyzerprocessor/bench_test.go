@@ -27,13 +27,11 @@ const (
 
 // benchBatch builds one batch of GPUs with 20 data points each: the readings
 // the analyzer uses and others it passes by, as the receiver names them.
-func benchBatch(gpus int) pmetric.Metrics { return benchBatchOf(gpus, true) }
-
-// benchBatchOf is benchBatch, or without profiling a batch as dcgm-exporter's
-// default counters or an AMD GPU give it: no SM, DRAM, occupancy or pipe
-// activity, and the power limit, so that power judges the GPUs (16 data
-// points each); the slow rank of each job draws 650 W, its peers 450 W.
-func benchBatchOf(gpus int, profiling bool) pmetric.Metrics {
+// Without profiling, as dcgm-exporter's default counters or an AMD GPU give
+// it: no SM, DRAM, occupancy or pipe activity, and the power limit, so that
+// power judges the GPUs (16 data points each); the slow rank of each job
+// draws 650 W, its peers 450 W.
+func benchBatch(gpus int, profiling bool) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	for g := range gpus {
 		rm := md.ResourceMetrics().AppendEmpty()
@@ -156,7 +154,7 @@ func passThrough(next consumer.Metrics) (processor.Metrics, error) {
 // and the CPU time the process spent in ConsumeMetrics, garbage collection
 // included, which other load on a shared machine does not inflate.
 func benchConsume(b *testing.B, p processor.Metrics) {
-	md := benchBatch(benchGPUs)
+	md := benchBatch(benchGPUs, true)
 	points := md.DataPointCount()
 	t0 := time.Unix(1767225600, 0)
 	var cpu time.Duration
@@ -249,7 +247,7 @@ func benchRatio(b *testing.B, cfg *Config, profiling bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mdP, mdA := benchBatchOf(benchGPUs, profiling), benchBatchOf(benchGPUs, profiling)
+	mdP, mdA := benchBatch(benchGPUs, profiling), benchBatch(benchGPUs, profiling)
 	points := float64(mdA.DataPointCount())
 	t0 := time.Unix(1767225600, 0)
 	runtime.LockOSThread()
