@@ -123,6 +123,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/whatif"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kmsg"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 )
 
 func main() {
@@ -137,6 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	autoscalePath := fs.String("autoscale", "", "replay through the gpu_autoscale connector with the settings in `file`")
 	remediatePath := fs.String("remediate", "", "print the gpu_remediation connector's decisions with the settings in `file` (always a dry run)")
 	resample := fs.Duration("resample", 0, "replay the trace as sampled every `interval` (e.g. 30s): profiling fields averaged over it, the rest the latest value; 0: every row")
+	fieldsFlag := fs.String("fields", "all", "replay only these DCGM `fields`, as a collector recording only them would have recorded the trace: all, defaults (dcgm-exporter's default counters: no SM activity, occupancy, NVLink bytes, clock event reasons or ECC counts), or DCGM_FI_* names separated by commas")
 	reportPath := fs.String("report", "", "also write a self-contained HTML report of the replay to `file` (timeline per GPU, stragglers, alerts, cost, decisions)")
 	costPath := fs.String("cost", "", "after the verdicts, print GPU-hours and cost per namespace, with the gpu_analyzer settings (prices) in `file`")
 	year := fs.Int("year", 0, "kernel log: the `year` of its first journald short-format line (\"Nov 24 10:00:00\" has none)")
@@ -156,6 +158,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *resample < 0 {
 		fmt.Fprintln(stderr, "gpureplay: -resample: want a positive interval, got", *resample)
+		return 2
+	}
+	fieldSet, err := trace.ParseFieldSet(*fieldsFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "gpureplay: -fields:", err)
 		return 2
 	}
 	if wi.Enabled() {
@@ -223,8 +230,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if klog, err = kernelLog(tracePath, *year, *boot, *tz, *hostName, *gpusPath); err != nil {
 			return fail(err)
 		}
-		if remediate == nil || scaler != nil || tally != nil || *resample > 0 {
-			return fail(fmt.Errorf("%s is a kernel log: it replays with -remediate only, without -autoscale, -cost or -resample", tracePath))
+		if remediate == nil || scaler != nil || tally != nil || *resample > 0 || fieldSet != nil {
+			return fail(fmt.Errorf("%s is a kernel log: it replays with -remediate only, without -autoscale, -cost, -resample or -fields", tracePath))
 		}
 	} else {
 		var kflags []string
@@ -248,7 +255,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = file
 	}
 	w := bufio.NewWriterSize(out, 1<<16)
-	opts := replay.Options{Autoscale: scaler, Remediate: remediate, Cost: reportCost, Resample: resample.Seconds(), Report: rep}
+	opts := replay.Options{Autoscale: scaler, Remediate: remediate, Cost: reportCost, Resample: resample.Seconds(), Fields: fieldSet, Report: rep}
 	var replayErr error
 	switch {
 	case klog != nil:

@@ -199,6 +199,12 @@ func (vs *Values) Get(f Field) (float64, bool) {
 	return vs.v[f], vs.present&(1<<f) != 0
 }
 
+// Clear removes f's value.
+func (vs *Values) Clear(f Field) {
+	vs.present &^= 1 << f
+	vs.v[f] = 0
+}
+
 // Has reports whether f was set.
 func (vs *Values) Has(f Field) bool { return vs.present&(1<<f) != 0 }
 

@@ -118,7 +118,7 @@ const (
 	// NvidiaGPUAlerts (processor/gpuanalyzerprocessor): 1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.
 	NvidiaGPUAlerts     = "nvidia.gpu.alerts"
 	NvidiaGPUAlertsUnit = "{alert}"
-	// NvidiaGPUBottleneckState (processor/gpuanalyzerprocessor): 1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left.
+	// NvidiaGPUBottleneckState (processor/gpuanalyzerprocessor): 1 for the GPU's current bottleneck class (with the next step as hint, and the evidence it rests on); 0 for the class it just left.
 	NvidiaGPUBottleneckState     = "nvidia.gpu.bottleneck.state"
 	NvidiaGPUBottleneckStateUnit = "{state}"
 	// NvidiaGPUBottleneckTime (processor/gpuanalyzerprocessor): Time the GPU spent in each bottleneck class.
@@ -345,6 +345,21 @@ const (
 	AttrNvidiaGPUBottleneckClassLaunchBound        = "launch_bound"
 	AttrNvidiaGPUBottleneckClassInputBound         = "input_bound"
 	AttrNvidiaGPUBottleneckClassComputeBound       = "compute_bound"
+	// AttrNvidiaGPUBottleneckEvidence (attribute, processor/gpuanalyzerprocessor): What the class rests on, so that a user knows how far to trust it: sm_active (measured), gr_engine (the graphics engine's activity, an upper bound of SM activity, with tensor activity and power), power (utilization and power without profiling), utilization, dram_active or umc_activity (memory bound), nvlink, xgmi or pcie (communication bound), clock_reasons, power_cap or thermal (throttled: reported, or told from power or temperature with the SM clock far below its maximum), errors (faulted); absent for unknown.
+	AttrNvidiaGPUBottleneckEvidence             = "nvidia.gpu.bottleneck.evidence"
+	AttrNvidiaGPUBottleneckEvidenceErrors       = "errors"
+	AttrNvidiaGPUBottleneckEvidenceClockReasons = "clock_reasons"
+	AttrNvidiaGPUBottleneckEvidencePowerCap     = "power_cap"
+	AttrNvidiaGPUBottleneckEvidenceThermal      = "thermal"
+	AttrNvidiaGPUBottleneckEvidenceSMActive     = "sm_active"
+	AttrNvidiaGPUBottleneckEvidenceGrEngine     = "gr_engine"
+	AttrNvidiaGPUBottleneckEvidenceDRAMActive   = "dram_active"
+	AttrNvidiaGPUBottleneckEvidenceUmcActivity  = "umc_activity"
+	AttrNvidiaGPUBottleneckEvidenceNVLink       = "nvlink"
+	AttrNvidiaGPUBottleneckEvidenceXgmi         = "xgmi"
+	AttrNvidiaGPUBottleneckEvidencePCIe         = "pcie"
+	AttrNvidiaGPUBottleneckEvidencePower        = "power"
+	AttrNvidiaGPUBottleneckEvidenceUtilization  = "utilization"
 	// AttrNvidiaGPUBottleneckHint (attribute, processor/gpuanalyzerprocessor): The next step for the class; absent where there is none (idle, unknown, a compute-bound GPU doing what it should).
 	AttrNvidiaGPUBottleneckHint                     = "nvidia.gpu.bottleneck.hint"
 	AttrNvidiaGPUBottleneckHintIncreaseBatchSize    = "increase_batch_size"
@@ -358,6 +373,11 @@ const (
 	AttrNvidiaGPUBottleneckHintCheckCoolingOrPower  = "check_cooling_or_power"
 	AttrNvidiaGPUBottleneckHintReduceHostWork       = "reduce_host_work"
 	AttrNvidiaGPUBottleneckHintFixStraggler         = "fix_straggler"
+	// AttrNvidiaGPUBottleneckScope (attribute, processor/gpuanalyzerprocessor): Where a communication-bound GPU's collective runs: nvlink or xgmi within the node, network across nodes (through the GPU's PCIe link to its NIC); absent for other classes and where only peers waiting tell the collective.
+	AttrNvidiaGPUBottleneckScope        = "nvidia.gpu.bottleneck.scope"
+	AttrNvidiaGPUBottleneckScopeNVLink  = "nvlink"
+	AttrNvidiaGPUBottleneckScopeNetwork = "network"
+	AttrNvidiaGPUBottleneckScopeXgmi    = "xgmi"
 	// AttrNvidiaGPUClock (attribute, receiver/dcgmreceiver): The clock domain.
 	AttrNvidiaGPUClock       = "nvidia.gpu.clock"
 	AttrNvidiaGPUClockSM     = "sm"
@@ -527,7 +547,9 @@ var Attributes = [...]Attribute{
 	{AttrK8sStatefulsetName, "connector/gpuautoscaleconnector"},
 	{AttrNetworkIODirection, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUBottleneckClass, "processor/gpuanalyzerprocessor"},
+	{AttrNvidiaGPUBottleneckEvidence, "processor/gpuanalyzerprocessor"},
 	{AttrNvidiaGPUBottleneckHint, "processor/gpuanalyzerprocessor"},
+	{AttrNvidiaGPUBottleneckScope, "processor/gpuanalyzerprocessor"},
 	{AttrNvidiaGPUClock, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUClockEventReason, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUIndex, "receiver/dcgmreceiver"},

@@ -116,6 +116,9 @@ type BottleneckConfig struct {
 	// W (powerref.go), keyed as cost::per_gpu_hour is: a key matches
 	// hw.model as a whole word, the longest wins.
 	BoardPower map[string]float64 `mapstructure:"board_power"`
+	// Inferred: the classes told without SM activity or clock event
+	// reasons (config_inferred.go).
+	Inferred InferredConfig `mapstructure:",squash"`
 
 	// Deprecated: the percent keys of earlier releases, read for one more
 	// release into their ratio counterparts (with a warning at start).
@@ -301,6 +304,7 @@ func defaultConfig() *Config {
 			ThrottleResidency:           0.5,
 			MemoryBoundUMCActivity:      0.7,
 			CommunicationBoundXGMIRatio: 0.1,
+			Inferred:                    defaultInferred(),
 		},
 		Straggler: StragglerConfig{
 			MinGroupSize:          4,
@@ -530,6 +534,13 @@ func (cfg *Config) analysisConfig() analysis.Config {
 			ThrottleResidency:   b.ThrottleResidency,
 			MemoryBoundUMC:      b.MemoryBoundUMCActivity,
 			CommunicationXGMI:   b.CommunicationBoundXGMIRatio,
+			ComputeTensor:       b.Inferred.ComputeBoundTensorActive,
+			ComputePower:        b.Inferred.ComputeBoundPowerRatio,
+			LaunchPower:         b.Inferred.LaunchBoundPowerRatio,
+			CommunicationPCIe:   b.Inferred.CommunicationBoundPCIeBytes,
+			ThrottleClock:       b.Inferred.ThrottleClockRatio,
+			PowerCap:            b.Inferred.PowerCapRatio,
+			ThermalTemp:         b.Inferred.ThermalTemperature,
 		},
 		Hints: analysis.HintRules{
 			BatchSizeSMActive:    cfg.Hints.IncreaseBatchSizeSMActive,

@@ -83,6 +83,15 @@ func TestConfigErrors(t *testing.T) {
 	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_straggler")), "straggler::step_ratio must be greater than 1, got 0.9")
 	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_straggler")), "straggler::min_power_deviation must be above 0 and at most 1, got 0")
 	require.ErrorContains(t, confmap.Validate(loadConfig(t, "bad_leak")), "memory_leak: want 0 < full_within <= resolve_full_after, got 5h0m0s and 4h0m0s")
+	inferred := confmap.Validate(loadConfig(t, "bad_inferred"))
+	for _, want := range []string{
+		"bottleneck: want launch_bound_power_ratio (0.5) <= compute_bound_power_ratio (0.4)",
+		"bottleneck::communication_bound_pcie_bytes must be a positive rate in bytes per second, got 0",
+		"bottleneck::thermal_temperature must be between 0 and 200 °C, got 300",
+		"bottleneck::throttle_clock_ratio must be above 0 and at most 1, got 0",
+	} {
+		require.ErrorContains(t, inferred, want)
+	}
 }
 
 // TestUtilizationRatios: the GPU utilization thresholds are ratios, as the

@@ -39,9 +39,11 @@ func TestClassChange(t *testing.T) {
 			if dps.Len() == 2 {
 				require.Equal(t, -1, changedAt, "one change")
 				changedAt = i
-				require.Equal(t, map[string]any{metricnames.AttrNvidiaGPUBottleneckClass: "launch_bound", metricnames.AttrNvidiaGPUBottleneckHint: "use_cuda_graphs"}, dps.At(0).Attributes().AsRaw())
+				require.Equal(t, map[string]any{metricnames.AttrNvidiaGPUBottleneckClass: "launch_bound", metricnames.AttrNvidiaGPUBottleneckHint: "use_cuda_graphs",
+					metricnames.AttrNvidiaGPUBottleneckEvidence: metricnames.AttrNvidiaGPUBottleneckEvidenceSMActive}, dps.At(0).Attributes().AsRaw())
 				require.Equal(t, int64(1), dps.At(0).IntValue())
-				require.Equal(t, map[string]any{metricnames.AttrNvidiaGPUBottleneckClass: "compute_bound"}, dps.At(1).Attributes().AsRaw())
+				require.Equal(t, map[string]any{metricnames.AttrNvidiaGPUBottleneckClass: "compute_bound",
+					metricnames.AttrNvidiaGPUBottleneckEvidence: metricnames.AttrNvidiaGPUBottleneckEvidenceSMActive}, dps.At(1).Attributes().AsRaw())
 				require.Equal(t, int64(0), dps.At(1).IntValue())
 			}
 		}

@@ -25,6 +25,14 @@ func TestAttributeEnums(t *testing.T) {
 		require.NotNil(t, hintOpts[h])
 	}
 	require.Len(t, metadata.MapAttributeNvidiaGpuBottleneckHint, int(analysis.NumHints)-1, "every hint but none")
+	for e := analysis.NoEvidence + 1; e < analysis.NumEvidence; e++ {
+		require.Contains(t, metadata.MapAttributeNvidiaGpuBottleneckEvidence, e.String())
+	}
+	require.Len(t, metadata.MapAttributeNvidiaGpuBottleneckEvidence, int(analysis.NumEvidence)-1, "every evidence but none")
+	for sc := analysis.NoScope + 1; sc < analysis.NumScopes; sc++ {
+		require.Contains(t, metadata.MapAttributeNvidiaGpuBottleneckScope, sc.String())
+	}
+	require.Len(t, metadata.MapAttributeNvidiaGpuBottleneckScope, int(analysis.NumScopes)-1, "every scope but none")
 	for a := range analysis.NumAlerts {
 		require.Equal(t, a.String(), alertAttrs[a].String())
 	}

@@ -67,16 +67,22 @@ var boardPower = map[string]float64{
 	"P4":             75,
 }
 
-// powerTable finds a model's board power: the built-in table with the
-// configuration's bottleneck::board_power over it.
-type powerTable struct {
+// modelTable finds a figure of a GPU's model (its board power, its maximum SM
+// clock) by hw.model.
+type modelTable struct {
 	watts   map[string]float64
 	keys    []string // longest first
 	byModel map[string]float64
 }
 
-func newPowerTable(overrides map[string]float64) *powerTable {
-	t := &powerTable{watts: maps.Clone(boardPower), byModel: map[string]float64{}}
+// newPowerTable is the board power table with the configuration's
+// bottleneck::board_power over it.
+func newPowerTable(overrides map[string]float64) *modelTable {
+	return newModelTable(boardPower, overrides)
+}
+
+func newModelTable(base, overrides map[string]float64) *modelTable {
+	t := &modelTable{watts: maps.Clone(base), byModel: map[string]float64{}}
 	maps.Copy(t.watts, overrides)
 	t.keys = slices.SortedFunc(maps.Keys(t.watts), func(a, b string) int {
 		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
@@ -84,9 +90,9 @@ func newPowerTable(overrides map[string]float64) *powerTable {
 	return t
 }
 
-// of is the board power of the GPU with these resource attributes; 0 for a
-// model the table does not know (the analyzer then learns it).
-func (t *powerTable) of(attrs pcommon.Map) float64 {
+// of is the figure of the GPU with these resource attributes; 0 for a model
+// the table does not know (the analyzer then learns it).
+func (t *modelTable) of(attrs pcommon.Map) float64 {
 	v, ok := attrs.Get(metricnames.AttrHWModel)
 	if !ok {
 		return 0

@@ -43,7 +43,8 @@ type analyzerProcessor struct {
 	lastSave int64 // data time of the last checkpoint
 
 	prices   *pricer
-	power    *powerTable
+	power    *modelTable
+	clocks   *modelTable
 	costOn   bool          // prices are configured: emit nvidia.gpu.cost
 	costUnit string        // {USD}
 	summary  *fleetSummary // nil unless summary_interval is set
@@ -79,6 +80,7 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 
 		prices:   newPricer(&cfg.Cost),
 		power:    newPowerTable(cfg.Bottleneck.BoardPower),
+		clocks:   newClockTable(),
 		costOn:   cfg.Cost.enabled(),
 		costUnit: "{" + cfg.Cost.Currency + "}",
 		now:      time.Now,
@@ -154,12 +156,17 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 			// run on it: only a shared one is split.
 			s.Shares = p.shares.of(id, s.Time, s.Shares)
 		}
-		if s.RefPower == 0 && s.Has&analysis.HasPower != 0 && s.Has&analysis.HasSMActive == 0 {
+		if s.RefPower == 0 && s.Has&analysis.HasPower != 0 && powerEvidence(&s) {
 			// The enforced power limit, where the source reports it (read),
 			// is the reference; else the model's board power. Power is
-			// evidence only without profiling: the table is looked up only
-			// then.
+			// evidence only without SM activity or clock event reasons: the
+			// table is looked up only then.
 			s.RefPower = p.power.of(attrs)
+		}
+		if s.Has&analysis.HasReasons == 0 && s.Has&analysis.HasSMClock != 0 {
+			// Without reasons, a clock far below the model's maximum tells
+			// a GPU held back (throttle.go in the analyzer).
+			s.MaxSMClock = p.clocks.of(attrs) * 1e6
 		}
 		res := p.an.Ingest(id, &s)
 		if res == analysis.Flush {
@@ -370,12 +377,30 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 			s.Has |= analysis.HasNVLink
 		}
 	case metricnames.HWGPUIO:
-		if attrStr(dp, metricnames.AttrNetworkIODirection) != metricnames.AttrNetworkIODirectionReceive {
+		var dst *analysis.Counter
+		var bit uint32
+		switch attrStr(dp, metricnames.AttrNetworkIODirection) {
+		case metricnames.AttrNetworkIODirectionReceive:
+			dst, bit = &s.PCIeRx, analysis.HasPCIeRx
+		case metricnames.AttrNetworkIODirectionTransmit:
+			dst, bit = &s.PCIeTx, analysis.HasPCIeTx
+		default:
 			used = false
-			break
 		}
-		if ok = in(0, math.MaxFloat64); ok {
-			s.PCIeRx, s.Has = analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}, s.Has|analysis.HasPCIeRx
+		if dst != nil {
+			if ok = in(0, math.MaxFloat64); ok {
+				*dst, s.Has = analysis.Counter{Value: v, Start: int64(dp.StartTimestamp())}, s.Has|bit
+			}
+		}
+	case metricnames.NvidiaGPUGraphicsEngineActive:
+		// Taken in into, once GPU utilization is known: the receiver
+		// reports utilization here where DCGM profiles no engine.
+		if ok = in(0, 1); ok {
+			fb.gr, fb.hasGR = v, true
+		}
+	case metricnames.NvidiaGPUMemoryCopyUtilization:
+		if ok = in(0, 1); ok {
+			fb.memCopy, fb.hasMemCopy, used = v, true, false
 		}
 	case metricnames.HWGPUUtilization:
 		if attrStr(dp, metricnames.AttrHWGPUTask) != metricnames.AttrHWGPUTaskGeneral {
@@ -504,6 +529,12 @@ type deferred struct {
 	power, powerLimit       pmetric.NumberDataPoint
 	hasPower, hasPowerLimit bool
 
+	// The graphics engine's activity and the memory copy utilization:
+	// each is the stand-in for the other's source where profiling is
+	// absent (the receiver's fallbacks), which into tells apart.
+	gr, memCopy       float64
+	hasGR, hasMemCopy bool
+
 	// An AMD GPU's retired pages, and the count at which its driver marks
 	// it bad (0: not reported).
 	badPages, badPageThreshold float64
@@ -522,7 +553,8 @@ var violationReasons = map[string]analysis.ViolationReason{
 // into completes the sample and returns the readings it ignored as not
 // plausible.
 func (fb *deferred) into(s *analysis.Sample) (ignored int64) {
-	if s.Has&analysis.HasSMActive == 0 {
+	fb.profilingInto(s)
+	if powerEvidence(s) {
 		ignored = fb.powerInto(s)
 	}
 	fb.frameBufferInto(s)
@@ -536,6 +568,30 @@ func (fb *deferred) into(s *analysis.Sample) (ignored int64) {
 		}
 	}
 	return ignored
+}
+
+// powerEvidence says whether power is evidence for the sample's GPU: without
+// SM activity it tells work from waiting, without clock event reasons a
+// power cap. With both, the analyzer's hot path does not read it.
+func powerEvidence(s *analysis.Sample) bool {
+	return s.Has&analysis.HasSMActive == 0 || s.Has&analysis.HasReasons == 0
+}
+
+// profilingInto takes the graphics engine's activity unless it is GPU
+// utilization standing in for it, and drops DRAM activity that is the memory
+// copy utilization standing in for it: the dcgm receiver (and
+// from_dcgm_exporter) fill both from NVML's utilization where DCGM profiles
+// nothing, as DCGM itself does, and they are no evidence of SM or DRAM
+// activity. The stand-in is the same value, divided by 100 the same way: a
+// profiled engine whose ratio equals utilization to the last bit says no
+// more than utilization does.
+func (fb *deferred) profilingInto(s *analysis.Sample) {
+	if fb.hasGR && (s.Has&analysis.HasGPUUtil == 0 || fb.gr != s.GPUUtil) {
+		s.GREngine, s.Has = fb.gr, s.Has|analysis.HasGREngine
+	}
+	if fb.hasMemCopy && s.Has&analysis.HasSMActive == 0 && s.Has&analysis.HasDRAMActive != 0 && s.DRAMActive == fb.memCopy {
+		s.DRAMActive, s.Has = 0, s.Has&^analysis.HasDRAMActive
+	}
 }
 
 // powerInto takes the board's power and the power limit the driver enforces
@@ -599,6 +655,19 @@ var (
 		}
 		return out
 	}()
+	// evidenceOpts and scopeOpts likewise; none for NoEvidence and NoScope.
+	evidenceOpts = func() (out [analysis.NumEvidence]metadata.MetricAttributeOption) {
+		for e := analysis.NoEvidence + 1; e < analysis.NumEvidence; e++ {
+			out[e] = metadata.WithNvidiaGpuBottleneckEvidenceMetricAttribute(metadata.MapAttributeNvidiaGpuBottleneckEvidence[e.String()].String())
+		}
+		return out
+	}()
+	scopeOpts = func() (out [analysis.NumScopes]metadata.MetricAttributeOption) {
+		for sc := analysis.NoScope + 1; sc < analysis.NumScopes; sc++ {
+			out[sc] = metadata.WithNvidiaGpuBottleneckScopeMetricAttribute(metadata.MapAttributeNvidiaGpuBottleneckScope[sc.String()].String())
+		}
+		return out
+	}()
 	alertAttrs = func() (out [analysis.NumAlerts]metadata.AttributeAlertname) {
 		for a := range analysis.NumAlerts {
 			out[a] = metadata.MapAttributeAlertname[a.String()]
@@ -637,23 +706,31 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	// at 0 too.
 	classes := [2]analysis.Class{v.Class, v.PrevClass}
 	hints := [2]analysis.Hint{v.Hint, v.PrevHint}
+	bases := [2]analysis.Basis{v.Basis, v.PrevBasis}
 	n := 1
 	if v.PrevClass != v.Class {
 		n = 2
 	}
 	states := n
-	if v.PrevHint != v.Hint {
+	if v.PrevHint != v.Hint || v.PrevBasis != v.Basis {
 		states = 2
 	}
 	// Gauges have no start time.
 	mb.SetStartTime(0)
-	//nolint:gosec // G602: states is 1 or 2, the length of classes and hints
+	var opts [3]metadata.MetricAttributeOption
+	//nolint:gosec // G602: states is 1 or 2, the length of classes, hints and bases
 	for i := range states {
+		k := 0
 		if h := hints[i]; h != analysis.NoHint {
-			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]], hintOpts[h])
-		} else {
-			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]])
+			opts[k], k = hintOpts[h], k+1
 		}
+		if e := bases[i].Evidence; e != analysis.NoEvidence {
+			opts[k], k = evidenceOpts[e], k+1
+		}
+		if sc := bases[i].Scope; sc != analysis.NoScope {
+			opts[k], k = scopeOpts[sc], k+1
+		}
+		mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]], opts[:k]...)
 	}
 	// A GPU without peers is never a straggler: nothing to report.
 	if v.HasPeers {

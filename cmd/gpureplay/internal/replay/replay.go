@@ -86,6 +86,10 @@ type Options struct {
 	// Resample, if positive, thins the trace to one batch every this many
 	// seconds, as a Prometheus scrape at that interval would see it.
 	Resample float64
+	// Fields, if set, keeps only these DCGM fields of the trace, as a
+	// collector recording only them (dcgm-exporter's default counters, say)
+	// would have recorded it.
+	Fields *trace.FieldSet
 	// Report, if set, gathers every row's verdict and every decision for
 	// an HTML report, besides what the replay writes.
 	Report *report.Collector
@@ -98,7 +102,7 @@ func Run(ctx context.Context, cfg component.Config, opts Options, in io.Reader, 
 	if err != nil {
 		return err
 	}
-	return run(ctx, cfg, opts, trace.Resample(rd, opts.Resample), name, out)
+	return run(ctx, cfg, opts, trace.Resample(trace.Restrict(rd, opts.Fields), opts.Resample), name, out)
 }
 
 // resourceAdder is a source that adds to a row's resource what the
@@ -279,6 +283,12 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		b = strconv.AppendQuote(b, v.hint)
 		b = append(b, `,"usage":`...)
 		b = strconv.AppendQuote(b, v.usage)
+		b = append(b, `,"evidence":`...)
+		b = strconv.AppendQuote(b, v.evidence)
+		if v.scope != "" {
+			b = append(b, `,"scope":`...)
+			b = strconv.AppendQuote(b, v.scope)
+		}
 		b = append(b, "}\n"...)
 		w.buf = b
 		if _, err := w.out.Write(b); err != nil && w.err == nil {
@@ -294,7 +304,10 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 type verdict struct {
 	bottleneck string
 	hint       string // empty where there is none
-	straggler  bool
+	// evidence is what the class rests on, scope where a
+	// communication-bound GPU's collective runs; empty where none.
+	evidence, scope string
+	straggler       bool
 	score      float64
 	alerts     []string // firing
 	pending    []string
@@ -321,6 +334,12 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 						v.bottleneck = c.Str()
 						if h, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckHint); ok {
 							v.hint = h.Str()
+						}
+						if e, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckEvidence); ok {
+							v.evidence = e.Str()
+						}
+						if sc, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckScope); ok {
+							v.scope = sc.Str()
 						}
 					}
 				}

@@ -1,141 +1,8 @@
 package analysis
 
 import (
-	"math"
-	"math/bits"
 	"slices"
 )
-
-// Presence bits of Sample.Has.
-const (
-	HasSMActive uint32 = 1 << iota
-	HasDRAMActive
-	HasGPUUtil
-	HasSMClock
-	HasTemp
-	HasMemRatio
-	HasStep
-	HasReasons
-	HasRowRemapFailure
-	HasDBE
-	HasNVLink
-	HasPCIeRx
-	HasOccupancy
-	HasTensor
-	HasFB
-	// HasPower: board power draw, Sample.Power.
-	HasPower
-	// HasFBUsed: the frame buffer in use is known (Sample.FBUsed), with or
-	// without the free memory that HasFB needs.
-	HasFBUsed
-	// HasUMCActive: an AMD GPU's memory controller activity,
-	// Sample.UMCActive.
-	HasUMCActive
-	// HasXGMI: the bytes an AMD GPU moved over its XGMI links,
-	// Sample.XGMI, and what they can carry, Sample.XGMICapacity.
-	HasXGMI
-	// HasViolation: an AMD GPU's violation residency, Sample.Violation.
-	HasViolation
-	// HasFatalRAS: the count of an AMD GPU's fatal RAS (CPER) records,
-	// Sample.FatalRAS.
-	HasFatalRAS
-)
-
-// ViolationReason is one reason an AMD GPU reports for holding its clocks
-// back (amdsmi's violation status).
-type ViolationReason uint8
-
-// The violation reasons, as the receiver names them.
-const (
-	ViolationPower ViolationReason = iota
-	ViolationSocketThermal
-	ViolationVRThermal
-	ViolationHBMThermal
-	ViolationProchot
-	NumViolationReasons
-)
-
-// Counter is a cumulative counter's value and start time.
-type Counter struct {
-	Value float64
-	Start int64 // Unix ns
-}
-
-// XIDCount is the cumulative count of one XID code.
-type XIDCount struct {
-	Code uint32
-	Counter
-}
-
-// Sample is one reading of one GPU.
-type Sample struct {
-	// Time is the reading's time, Unix nanoseconds.
-	Time int64
-	// Group is the GPU's peer group; empty means it has no peers.
-	Group string
-	// PodAttributed says a pod holds the GPU (for GPUIdle).
-	PodAttributed bool
-	Has           uint32
-	SMActive      float64 // ratio
-	DRAMActive    float64 // ratio
-	GPUUtil       float64 // ratio
-	SMClock       float64 // Hz
-	Temp          float64 // Celsius
-	MemRatio      float64 // used / total
-	Step          float64 // seconds of compute per training step
-	Reasons       uint64  // DCGM clock event reasons
-	PricePerHour  float64 // the GPU's price, for Verdict.Usage
-	RowRemapFail  float64
-	DBE           Counter
-	XIDs          []XIDCount
-	// NVLink is the bytes moved over NVLink, both directions, and PCIeRx
-	// the bytes received over PCIe: cumulative counters, turned into rates.
-	NVLink    Counter
-	PCIeRx    Counter
-	Occupancy float64 // ratio
-	Tensor    float64 // tensor pipe activity, ratio
-	FBUsed    float64 // bytes
-	FBFree    float64 // bytes
-	// Power is the board's power draw, W. RefPower is what the GPU draws
-	// at full work, W: its enforced power limit, or its model's board
-	// power; 0 if neither is known, and the analyzer learns it.
-	Power, RefPower float64
-	// UMCActive is the fraction of the interval an AMD GPU's memory
-	// controllers were busy: its memory traffic, as DRAMActive is an
-	// NVIDIA GPU's.
-	UMCActive float64
-	// XGMI is the bytes an AMD GPU moved over its XGMI links, both
-	// directions, a cumulative counter; XGMICapacity is what the links
-	// carry at most, bytes per second, both directions.
-	XGMI         Counter
-	XGMICapacity float64
-	// Violation is the fraction of the interval an AMD GPU was held back
-	// for each reason; ViolationPresent has bit r set where reason r was
-	// reported.
-	Violation        [NumViolationReasons]float64
-	ViolationPresent uint8
-	// FatalRAS counts an AMD GPU's fatal RAS (CPER) records.
-	FatalRAS Counter
-	// Shares are the parts of a shared GPU (time-slicing, MPS) that its
-	// pods used over the interval this sample closes, one per pod (or the
-	// host's processes); nil for a GPU no one shares. Its usage is split
-	// between them (Verdict.Shares).
-	Shares []Share
-}
-
-// Share is what one of a shared GPU's owners used of it over a sample's
-// interval.
-type Share struct {
-	// Key names the owner; the same owner has the same key at every
-	// sample.
-	Key string
-	// Util is the fraction of the interval its processes kept the GPU
-	// busy (NVML's per-process SM utilization).
-	Util float64
-}
-
-// Reset empties the sample for reuse, keeping its slices' storage.
-func (s *Sample) Reset() { *s = Sample{XIDs: s.XIDs[:0], Shares: s.Shares[:0]} }
 
 // AlertState is where an alert stands.
 type AlertState uint8
@@ -170,7 +37,9 @@ type Verdict struct {
 	// Hint is the next step for Class; PrevHint the hint at the previous
 	// sample.
 	Hint, PrevHint Hint
-	Alerts         [NumAlerts]AlertState
+	// Basis is what Class rests on; PrevBasis what the previous class did.
+	Basis, PrevBasis Basis
+	Alerts           [NumAlerts]AlertState
 	// ClassSeconds is the time spent in each class since ClassStart.
 	ClassSeconds [NumClasses]float64
 	ClassStart   int64
@@ -240,6 +109,13 @@ const (
 	numWindowed
 )
 
+// wGR is an NVIDIA GPU's graphics engine activity, a ratio, in the slot of
+// an AMD GPU's memory controller activity: AMD reports no graphics engine
+// ratio apart from its utilization, NVIDIA no memory controller activity, and
+// a slot more would grow every point by 8 bytes. gpuState.grSlot says which
+// the slot holds.
+const wGR = wUMC
+
 // windowed maps each windowed reading to its presence bit in Sample.Has.
 // The two rates have no bit: they are present when the counter gave a rate.
 var windowed = [numWindowed]uint32{wSM: HasSMActive, wDRAM: HasDRAMActive, wUtil: HasGPUUtil, wClock: HasSMClock, wStep: HasStep,
@@ -259,6 +135,18 @@ type point struct {
 const (
 	pReasons uint8 = 1 << iota
 	pThrottled
+	// pPCIe: both PCIe directions gave a rate; pCollective: they were a
+	// collective's (symmetricPCIe), which a window decides by majority as
+	// it does throttling. Two flags, where a transmit rate would take a
+	// slot.
+	pPCIe
+	pCollective
+	// pClocked: a sample without clock event reasons whose SM clock tells
+	// a throttle; pCapped and pHot: a power cap or heat held it down
+	// (throttle.go).
+	pClocked
+	pCapped
+	pHot
 )
 
 // maxWindowPoints bounds each GPU's window (90 points of 56 bytes, 4.9
@@ -277,6 +165,12 @@ type stats struct {
 	mean                 [numWindowed]float64
 	n                    [numWindowed]int
 	nReasons, nThrottled int
+	// nPCIe points had both PCIe rates, nCollective of them a
+	// collective's.
+	nPCIe, nCollective int
+	// nClocked points told a throttle by their clock, nCapped of them held
+	// by a power cap, nHot by heat, nBoth by both.
+	nClocked, nCapped, nHot, nBoth int
 }
 
 type tracker struct {
@@ -324,12 +218,22 @@ type gpuState struct {
 	sum                  [numWindowed]float64
 	cnt                  [numWindowed]int32
 	nReasons, nThrottled int32
+	nPCIe, nCollective   int32
+	nClocked, nCapped    int32
+	nHot, nBoth          int32
+	// grSlot: the wUMC slot holds graphics engine activity (wGR), since
+	// the GPU last reported it (a sample whose engine activity was only
+	// its utilization standing in for it reports none).
+	grSlot bool
 	pushes               int32
 
 	// nvlink rates NVLink's counter, or XGMI's on an AMD GPU; xgmiCap is
 	// what its XGMI links carry at most, bytes per second.
-	nvlink, pcieRx rater
-	xgmiCap        float64
+	nvlink, pcieRx, pcieTx rater
+	xgmiCap                float64
+	// clocks is the most the GPU's SM clock reaches, for throttling told
+	// without clock event reasons (throttle.go).
+	clocks clockRef
 	// leak fits the frame buffer use; allocated at the first FB reading.
 	leak  *leakFit
 	hasFB bool
@@ -374,7 +278,12 @@ type gpuState struct {
 	prevClass Class
 	hint      Hint
 	prevHint  Hint
-	evaluated bool
+	// basis is what the class rests on, prevBasis what the previous one
+	// did; netCollective says the window shows the symmetric PCIe traffic
+	// of a collective over the network, which peers confirm (compare).
+	basis, prevBasis Basis
+	netCollective    bool
+	evaluated        bool
 
 	alerts     [NumAlerts]AlertState
 	alertSince [NumAlerts]int64
@@ -565,11 +474,33 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 			p.v[wNVLink], p.present = float32(r), p.present|1<<wNVLink
 		}
 	}
+	switch {
+	case s.Has&HasUMCActive != 0:
+		g.grSlot = false
+	case s.Has&HasGREngine != 0:
+		g.grSlot = true
+	}
+	if g.grSlot && s.Has&HasGREngine != 0 {
+		p.v[wGR], p.present = float32(s.GREngine), p.present|1<<wGR
+	}
+	var rx, tx float64
+	var hasRx, hasTx bool
 	if s.Has&HasPCIeRx != 0 {
-		if r, ok := g.pcieRx.rate(s.PCIeRx, t); ok {
-			p.v[wPCIeRx], p.present = float32(r), p.present|1<<wPCIeRx
+		if rx, hasRx = g.pcieRx.rate(s.PCIeRx, t); hasRx {
+			p.v[wPCIeRx], p.present = float32(rx), p.present|1<<wPCIeRx
 		}
 	}
+	if s.Has&HasPCIeTx != 0 {
+		tx, hasTx = g.pcieTx.rate(s.PCIeTx, t)
+	}
+	if hasRx && hasTx {
+		p.flags |= pPCIe
+		if symmetricPCIe(rx, tx, a.cfg.Rules.CommunicationPCIe) {
+			p.flags |= pCollective
+		}
+	}
+	g.clocks.observe(s)
+	g.power.observe(s)
 	g.hasFB = s.Has&HasFB != 0
 	if g.hasFB {
 		if g.leak == nil {
@@ -577,6 +508,7 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 		}
 		g.leak.add(t, s.FBUsed, s.FBFree)
 	}
+	p.flags |= a.throttleFlags(g, s)
 	if s.Has&HasReasons != 0 {
 		p.flags |= pReasons
 		if s.Reasons&a.cfg.Rules.ThrottleMask != 0 {
@@ -599,7 +531,6 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	g.hasTemp, g.temp = s.Has&HasTemp != 0, s.Temp
 	g.hasMem, g.memRat = s.Has&HasMemRatio != 0, s.MemRatio
 	g.podAttributed = s.PodAttributed
-	g.power.observe(s)
 	g.fbHeld = s.Has&HasFBUsed != 0 && s.FBUsed >= fbHeldBytes
 
 	// Fault evidence: an increase of the uncorrectable ECC count, a critical
@@ -660,169 +591,6 @@ func (g *gpuState) increase(known bool, prev tracker, c Counter, t int64) (bool,
 	}
 }
 
-// push adds a point to the window and drops the points that left it,
-// keeping the running sums that the window's means come from. A GPU sampled
-// more slowly than the window would leave it holding its latest sample
-// alone: the previous sample stays in, so that the window holds at least
-// two, unless the time since it is a gap (longer than gapLimit, itself
-// longer than the window).
-func (g *gpuState) push(p point, window, gapLimit int64) {
-	g.widened = false
-	for g.n > 0 && g.ring[g.head].t <= p.t-window {
-		if g.n == 1 && gapLimit > window && p.t-g.ring[g.head].t <= gapLimit {
-			g.widened = true
-			break
-		}
-		g.drop()
-	}
-	if g.n == len(g.ring) {
-		if len(g.ring) < maxWindowPoints {
-			grown := make([]point, min(2*len(g.ring), maxWindowPoints))
-			for i := 0; i < g.n; i++ {
-				grown[i] = g.ring[(g.head+i)%len(g.ring)]
-			}
-			g.ring, g.head = grown, 0
-		} else {
-			g.drop()
-		}
-	}
-	g.ring[(g.head+g.n)%len(g.ring)] = p
-	g.n++
-	g.account(&p, 1)
-	g.pushes++
-	if g.pushes >= resumEvery {
-		g.resum()
-	}
-}
-
-// drop removes the oldest point.
-func (g *gpuState) drop() {
-	g.account(&g.ring[g.head], -1)
-	g.head = (g.head + 1) % len(g.ring)
-	g.n--
-	if g.n == 0 {
-		g.resum() // exactly zero, whatever rounding left
-	}
-}
-
-// account adds (sign 1) or removes (sign -1) a point from the running sums.
-func (g *gpuState) account(p *point, sign int32) {
-	for m := p.present; m != 0; m &= m - 1 {
-		j := bits.TrailingZeros16(m)
-		g.sum[j] += float64(sign) * float64(p.v[j])
-		g.cnt[j] += sign
-	}
-	if p.flags&pReasons != 0 {
-		g.nReasons += sign
-		if p.flags&pThrottled != 0 {
-			g.nThrottled += sign
-		}
-	}
-}
-
-// resum recomputes the running sums from the window's points.
-func (g *gpuState) resum() {
-	g.sum, g.cnt, g.nReasons, g.nThrottled, g.pushes = [numWindowed]float64{}, [numWindowed]int32{}, 0, 0, 0
-	for i := 0; i < g.n; i++ {
-		g.account(&g.ring[(g.head+i)%len(g.ring)], 1)
-	}
-}
-
-// window sets s to the window's means, in place (a GPU's stats are
-// computed for every GPU of every batch).
-func (g *gpuState) window(s *stats) {
-	s.nReasons, s.nThrottled = int(g.nReasons), int(g.nThrottled)
-	for j := range numWindowed {
-		s.mean[j] = 0
-		if s.n[j] = int(g.cnt[j]); s.n[j] > 0 {
-			s.mean[j] = g.sum[j] / float64(s.n[j])
-		}
-	}
-}
-
-// usageStats are the readings a GPU's usage is read from. With SM activity,
-// the window's (unwidened): SM activity is DCGM's own average over its
-// sampling period. Without it, the latest sample's own: GPU utilization and
-// power are instantaneous readings that flip within a second between work
-// and a wait, and a window's mean would bill a 16 s checkpoint wait in a
-// 30 s window as work (the real 8×H100 recording in testdata/real).
-func (g *gpuState) usageStats(latest *stats) *stats {
-	if g.cur.n[wSM] > 0 || g.n == 0 {
-		return g.unwidened(&g.cur)
-	}
-	p := &g.ring[(g.head+g.n-1)%len(g.ring)]
-	if p.present&(1<<wUtil|1<<wPower) == 0 {
-		return g.unwidened(&g.cur) // the previous sample tells
-	}
-	s := latest
-	*s = stats{}
-	for _, j := range [...]int{wUtil, wPower} {
-		if p.present&(1<<j) != 0 {
-			s.n[j], s.mean[j] = 1, float64(p.v[j])
-		}
-	}
-	return s
-}
-
-// unwidened returns the window's means without the previous sample that
-// push kept past the window (cur itself when it kept none): what the GPU did
-// within the window, for its usage. The class reads the widened window, as
-// two samples tell a class better than one; usage is accounting, and
-// counting one busy sample into the next interval as well would overstate
-// the time a GPU sampled every minute was used. A latest sample without SM
-// activity or utilization leaves the previous one to tell.
-func (g *gpuState) unwidened(cur *stats) *stats {
-	if !g.widened {
-		return cur
-	}
-	p := &g.ring[g.head]
-	s := *cur
-	for _, j := range [...]int{wSM, wUtil} {
-		if p.present&(1<<j) != 0 {
-			s.n[j] = int(g.cnt[j]) - 1
-			s.mean[j] = 0
-			if s.n[j] > 0 {
-				s.mean[j] = (g.sum[j] - float64(p.v[j])) / float64(s.n[j])
-			}
-		}
-	}
-	if s.n[wSM] == 0 && s.n[wUtil] == 0 {
-		return cur // the latest sample has no activity reading: the previous one tells
-	}
-	return &s
-}
-
-func (a *Analyzer) classify(g *gpuState) Class {
-	r := &a.cfg.Rules
-	s := &g.cur
-	sm, hasSM := s.mean[wSM], s.n[wSM] > 0
-	// A mean of whole percents equal to a threshold's percent stays equal
-	// to it as a ratio: x/100 is correctly rounded, as the ratio is.
-	util, hasUtil := s.mean[wUtil]/100, s.n[wUtil] > 0
-	switch {
-	case g.hasFault && g.last-g.faultAt < int64(r.FaultLookback):
-		return Faulted
-	case s.nReasons > 0 && float64(s.nThrottled) > r.ThrottleFraction*float64(s.nReasons):
-		return Throttled
-	case hasSM && sm < r.IdleSMActive, !hasSM && hasUtil && util < r.IdleGPUUtil:
-		return Idle
-	case !hasSM:
-		// Without profiling, DRAM activity is a fallback from the copy
-		// engine and SM activity is unknown: power is the evidence left.
-		return a.withoutProfiling(g)
-	case s.n[wDRAM] > 0 && s.mean[wDRAM] >= r.MemoryBoundDRAM:
-		return MemoryBound
-	case sm < r.CommunicationSM && s.n[wNVLink] > 0 && s.mean[wNVLink] >= r.CommunicationNVLink:
-		return CommunicationBound
-	case sm < r.LaunchBoundSM && hasUtil && util >= r.LaunchBoundUtil:
-		return LaunchBound
-	case sm < r.InputBoundSM:
-		return InputBound
-	default:
-		return ComputeBound
-	}
-}
-
 // Evaluate classifies the GPUs ingested since the last call, compares them
 // with their peers, steps their alerts, and calls fn with each verdict, in
 // ingest order. The verdict is reused between calls of fn.
@@ -830,9 +598,9 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 	var latest int64
 	for _, g := range a.batch {
 		g.window(&g.cur)
-		g.prevClass = g.class
+		g.prevClass, g.prevBasis = g.class, g.basis
 		if !g.evaluated {
-			g.prevClass = Unknown
+			g.prevClass, g.prevBasis = Unknown, Basis{}
 		}
 		g.waiting, g.holding = false, false
 		g.class = a.classify(g)
@@ -854,7 +622,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		g.prevHint = g.hint
 		g.hint = a.hint(g)
 		if !g.evaluated {
-			g.prevClass, g.prevHint, g.evaluated = g.class, g.hint, true
+			g.prevClass, g.prevHint, g.prevBasis, g.evaluated = g.class, g.hint, g.basis, true
 		}
 		if a.Notify != nil && g.class != g.prevClass {
 			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint})
@@ -869,7 +637,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		a.stepStraggler(g)
 		a.stepAlerts(g)
 		v = Verdict{ID: g.id, Seq: g.seq, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
-			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint,
+			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint, Basis: g.basis, PrevBasis: g.prevBasis,
 			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
 			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen, Shares: g.shareUsage}
 		v.Report = g.due(int64(a.cfg.VerdictReport), v.Usage.Report)
@@ -887,255 +655,12 @@ func (g *gpuState) due(every int64, usageDue bool) bool {
 	if every <= 0 {
 		return true
 	}
-	if g.reported && !usageDue && g.class == g.prevClass && g.hint == g.prevHint &&
+	if g.reported && !usageDue && g.class == g.prevClass && g.hint == g.prevHint && g.basis == g.prevBasis &&
 		g.straggler == g.reportedStraggler && g.alerts == g.reportedAlerts && g.last-g.reportedAt < every {
 		return false
 	}
 	g.reported, g.reportedAt, g.reportedStraggler, g.reportedAlerts = true, g.last, g.straggler, g.alerts
 	return true
-}
-
-// compare decides which of a group's GPUs in this batch deviate from their
-// peers' medians.
-func (a *Analyzer) compare(gr *group) {
-	r := &a.cfg.Straggler
-	// Peers are the members that reported within the latest sampling
-	// interval: in a replay, the rows of this timestamp; live, the agents
-	// that scraped since the slowest of this batch last did.
-	// The interval is the members' usual one, learnt per GPU: at a scrape
-	// every 60 s, agents scraped at other offsets within the minute are
-	// still peers; a missed scrape does not stretch it.
-	var now, interval int64
-	for _, m := range gr.members {
-		if m.inBatch {
-			now = max(now, m.last)
-			interval = max(interval, m.cadence.typical())
-		}
-	}
-	if interval <= 0 {
-		interval = int64(a.cfg.Rules.Window)
-	}
-	a.since = now - interval
-	// GPUs waiting at low power (withoutProfiling) with another of their
-	// job: a collective. With at least half the others waiting, a member
-	// near idle by its utilization is the one they wait for.
-	reporting, waiting := 0, 0
-	for _, m := range gr.members {
-		if m.last > a.since {
-			reporting++
-			if m.waiting {
-				waiting++
-			}
-		}
-	}
-	peers := reporting >= r.MinGroupSize
-	held := peers && waiting >= 2 && 2*waiting >= reporting-1
-	gr.held = held
-	var medSM, mad, medClock, medStep, medPower, madPower float64
-	var hasSM, hasClock, hasStep, hasPower bool
-	if peers {
-		medSM, hasSM = a.median(gr, wSM, func(x float64) float64 { return x })
-		mad, _ = a.median(gr, wSM, func(x float64) float64 { return math.Abs(x - medSM) })
-		medClock, hasClock = a.median(gr, wClock, func(x float64) float64 { return x })
-		medStep, hasStep = a.median(gr, wStep, func(x float64) float64 { return x })
-		medPower, madPower, hasPower = a.powerSpread(gr)
-	}
-	for _, m := range gr.members {
-		if !m.inBatch {
-			continue
-		}
-		m.deviating, m.score = false, 0
-		if m.waiting && waiting >= 2 {
-			m.class = CommunicationBound
-		}
-		if !peers {
-			continue
-		}
-		if held {
-			// Waiting peers are never stragglers for the one they wait on;
-			// the holder is one, by the share of the others that wait.
-			if !m.waiting && m.cur.n[wSM] == 0 && m.cur.n[wUtil] > 0 && m.cur.mean[wUtil]/100 < r.HolderUtil {
-				m.holding = true
-				m.score = 2 * float64(waiting) / float64(reporting-1)
-				m.deviating = true
-			}
-			if m.waiting || m.holding {
-				continue
-			}
-		}
-		s := &m.cur
-		score := 0.0
-		if hasStep && s.n[wStep] > 0 && medStep > 0 {
-			score = max(score, s.mean[wStep]/(r.StepRatio*medStep))
-		}
-		if hasClock && hasSM && medSM >= r.ClockMinGroupSM && s.n[wClock] > 0 && s.mean[wClock] > 0 {
-			score = max(score, r.ClockRatio*medClock/s.mean[wClock])
-		}
-		if hasSM && s.n[wSM] > 0 {
-			limit := max(r.MADThreshold*1.4826*mad, r.MinSMDeviation)
-			score = max(score, math.Abs(s.mean[wSM]-medSM)/limit)
-		}
-		// Without profiling, the ranks of a synchronous job that finish
-		// their step first spin in the collective at a fraction of their
-		// power until the slowest arrives: the one they wait for is the
-		// one that works while they draw less. Upward only: a member that
-		// draws less than its peers waits more, or is throttled (a class
-		// of its own).
-		if ratio, ok := m.powerRatio(); ok && hasPower && s.n[wSM] == 0 && ratio >= a.cfg.Rules.WorkingPower {
-			limit := max(r.MADThreshold*1.4826*madPower, r.MinPowerDeviation)
-			score = max(score, (ratio-medPower)/limit)
-		}
-		m.score = score
-		m.deviating = score >= 1
-	}
-}
-
-// median is the median of f applied to a windowed reading's mean, over the
-// group's reporting members that have the reading.
-func (a *Analyzer) median(gr *group, reading int, f func(float64) float64) (float64, bool) {
-	a.scratch = a.scratch[:0]
-	for _, m := range gr.members {
-		if m.last > a.since && m.cur.n[reading] > 0 {
-			a.scratch = append(a.scratch, f(m.cur.mean[reading]))
-		}
-	}
-	if len(a.scratch) == 0 {
-		return 0, false
-	}
-	return medianOf(a.scratch), true
-}
-
-// powerSpread is the median and the median absolute deviation of the power
-// ratios (powerRatio) of the group's reporting members without SM activity.
-func (a *Analyzer) powerSpread(gr *group) (median, mad float64, ok bool) {
-	a.scratch = a.scratch[:0]
-	for _, m := range gr.members {
-		if m.last <= a.since || m.cur.n[wSM] > 0 {
-			continue
-		}
-		if ratio, ok := m.powerRatio(); ok {
-			a.scratch = append(a.scratch, ratio)
-		}
-	}
-	if len(a.scratch) == 0 {
-		return 0, 0, false
-	}
-	median = medianOf(a.scratch)
-	for i, x := range a.scratch {
-		a.scratch[i] = math.Abs(x - median)
-	}
-	return median, medianOf(a.scratch), true
-}
-
-func medianOf(xs []float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
-// stepStraggler makes a GPU a straggler once it has deviated at every
-// evaluation for the sustain time, and not one once it has not deviated at
-// any evaluation for as long: a GPU near a threshold does not flap.
-func (a *Analyzer) stepStraggler(g *gpuState) {
-	was := g.straggler
-	sustain := int64(a.cfg.Straggler.Sustain)
-	if g.deviating {
-		g.calmSince = 0
-		if g.devSince == 0 {
-			g.devSince = g.last
-		}
-		if g.last-g.devSince >= sustain {
-			g.straggler = true
-		}
-	} else {
-		g.devSince = 0
-		if g.calmSince == 0 {
-			g.calmSince = g.last
-		}
-		if g.last-g.calmSince >= sustain {
-			g.straggler = false
-		}
-	}
-	if a.Notify != nil && was != g.straggler {
-		kind := StragglerStarted
-		if was {
-			kind = StragglerEnded
-		}
-		a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: kind, Score: g.score})
-	}
-}
-
-func (a *Analyzer) stepAlerts(g *gpuState) {
-	for name := AlertName(0); name < NumAlerts; name++ {
-		rule := &a.cfg.Alerts[name]
-		if !rule.Enabled {
-			g.alerts[name] = Inactive
-			continue
-		}
-		hold, resolve := a.condition(g, name, rule)
-		st, since := g.alerts[name], g.alertSince[name]
-		was := st
-		switch st {
-		case Inactive:
-			if hold {
-				st, since = Pending, g.last
-			}
-		case Pending:
-			if !hold {
-				st = Inactive
-			}
-		case Firing:
-			if resolve {
-				st = Inactive
-			}
-		}
-		if st == Pending && g.last-since >= int64(rule.For) {
-			st = Firing
-		}
-		g.alerts[name], g.alertSince[name] = st, since
-		if a.Notify != nil && was != st && (st == Firing || was == Firing) {
-			kind := AlertFiring
-			if was == Firing {
-				kind = AlertResolved
-			}
-			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: kind, Alert: name, Class: g.class})
-		}
-	}
-}
-
-// condition returns whether the alert's condition holds and whether its
-// resolve condition holds. A reading that is absent proves neither.
-func (a *Analyzer) condition(g *gpuState, name AlertName, rule *AlertRule) (hold, resolve bool) {
-	switch name {
-	case GPUFaulted:
-		return g.class == Faulted, g.class != Faulted
-	case GPUOverheating:
-		if !g.hasTemp {
-			return false, false
-		}
-		return g.temp >= rule.Threshold, g.temp < rule.Resolve
-	case GPUMemoryPressure:
-		if !g.hasMem {
-			return false, false
-		}
-		return g.memRat >= rule.Threshold, g.memRat < rule.Resolve
-	case GPUThrottled:
-		return g.class == Throttled, g.class != Throttled
-	case GPUStraggler:
-		return g.straggler, !g.straggler
-	case GPUIdle:
-		idle := g.class == Idle && g.podAttributed
-		return idle, !idle
-	case GPUMemoryLeak:
-		if !g.hasFB {
-			return false, false
-		}
-		return g.leak.verdict(&a.cfg.Leak)
-	}
-	return false, false
 }
 
 // sweep forgets GPUs that have not reported for the TTL, at most once per

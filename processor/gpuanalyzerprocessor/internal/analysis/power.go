@@ -94,15 +94,17 @@ func (a *Analyzer) withoutProfiling(g *gpuState) Class {
 	switch {
 	case hasPower && hasUtil && util >= r.LaunchBoundUtil && ratio < r.WaitingPower:
 		g.waiting = true
-		return LaunchBound
+		return g.by(LaunchBound, EvidencePower)
 	case hasPower && !hasUtil && ratio < r.IdlePower:
-		return Idle
-	case s.n[wUMC] > 0 && s.mean[wUMC] >= r.MemoryBoundUMC:
-		return MemoryBound
+		return g.by(Idle, EvidencePower)
+	case s.n[wUMC] > 0 && !g.grSlot && s.mean[wUMC] >= r.MemoryBoundUMC:
+		return g.by(MemoryBound, EvidenceUMCActivity)
 	case g.xgmiCap > 0 && s.n[wNVLink] > 0 && s.mean[wNVLink] >= r.CommunicationXGMI*g.xgmiCap:
+		g.basis = Basis{Evidence: EvidenceXGMI, Scope: ScopeXGMI}
 		return CommunicationBound
 	}
-	return Unknown
+	g.netCollective = collective(s)
+	return g.by(Unknown, NoEvidence)
 }
 
 // fbHeldBytes is the frame buffer in use above which a GPU holds a

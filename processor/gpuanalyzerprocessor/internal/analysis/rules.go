@@ -73,6 +73,19 @@ type Rules struct {
 	ThrottleResidency float64
 	MemoryBoundUMC    float64
 	CommunicationXGMI float64
+	// Without SM activity, a GPU whose graphics engine is busy computes
+	// with its tensor pipes at ComputeTensor or more, or at ComputePower of
+	// its reference power or more; it is launch bound under LaunchPower
+	// with its tensor pipes under ComputeTensor.
+	ComputeTensor, ComputePower, LaunchPower float64
+	// CommunicationPCIe: bytes per second each way over PCIe at or above
+	// which symmetric traffic is a collective's through the NIC, once the
+	// job's peers show it too.
+	CommunicationPCIe float64
+	// Without clock event reasons, a GPU whose mean SM clock is at most
+	// ThrottleClock of its maximum is throttled when it draws PowerCap of
+	// its reference power or more, or runs at ThermalTemp or hotter.
+	ThrottleClock, PowerCap, ThermalTemp float64
 }
 
 // Hint is the one next step an engineer would take for a verdict.

@@ -142,6 +142,76 @@ var MapAttributeNvidiaGpuBottleneckClass = map[string]AttributeNvidiaGpuBottlene
 	"compute_bound":       AttributeNvidiaGpuBottleneckClassComputeBound,
 }
 
+// AttributeNvidiaGpuBottleneckEvidence specifies the value nvidia.gpu.bottleneck.evidence attribute.
+type AttributeNvidiaGpuBottleneckEvidence int
+
+const (
+	_ AttributeNvidiaGpuBottleneckEvidence = iota
+	AttributeNvidiaGpuBottleneckEvidenceErrors
+	AttributeNvidiaGpuBottleneckEvidenceClockReasons
+	AttributeNvidiaGpuBottleneckEvidencePowerCap
+	AttributeNvidiaGpuBottleneckEvidenceThermal
+	AttributeNvidiaGpuBottleneckEvidenceSmActive
+	AttributeNvidiaGpuBottleneckEvidenceGrEngine
+	AttributeNvidiaGpuBottleneckEvidenceDramActive
+	AttributeNvidiaGpuBottleneckEvidenceUmcActivity
+	AttributeNvidiaGpuBottleneckEvidenceNvlink
+	AttributeNvidiaGpuBottleneckEvidenceXgmi
+	AttributeNvidiaGpuBottleneckEvidencePcie
+	AttributeNvidiaGpuBottleneckEvidencePower
+	AttributeNvidiaGpuBottleneckEvidenceUtilization
+)
+
+// String returns the string representation of the AttributeNvidiaGpuBottleneckEvidence.
+func (av AttributeNvidiaGpuBottleneckEvidence) String() string {
+	switch av {
+	case AttributeNvidiaGpuBottleneckEvidenceErrors:
+		return "errors"
+	case AttributeNvidiaGpuBottleneckEvidenceClockReasons:
+		return "clock_reasons"
+	case AttributeNvidiaGpuBottleneckEvidencePowerCap:
+		return "power_cap"
+	case AttributeNvidiaGpuBottleneckEvidenceThermal:
+		return "thermal"
+	case AttributeNvidiaGpuBottleneckEvidenceSmActive:
+		return "sm_active"
+	case AttributeNvidiaGpuBottleneckEvidenceGrEngine:
+		return "gr_engine"
+	case AttributeNvidiaGpuBottleneckEvidenceDramActive:
+		return "dram_active"
+	case AttributeNvidiaGpuBottleneckEvidenceUmcActivity:
+		return "umc_activity"
+	case AttributeNvidiaGpuBottleneckEvidenceNvlink:
+		return "nvlink"
+	case AttributeNvidiaGpuBottleneckEvidenceXgmi:
+		return "xgmi"
+	case AttributeNvidiaGpuBottleneckEvidencePcie:
+		return "pcie"
+	case AttributeNvidiaGpuBottleneckEvidencePower:
+		return "power"
+	case AttributeNvidiaGpuBottleneckEvidenceUtilization:
+		return "utilization"
+	}
+	return ""
+}
+
+// MapAttributeNvidiaGpuBottleneckEvidence is a helper map of string to AttributeNvidiaGpuBottleneckEvidence attribute value.
+var MapAttributeNvidiaGpuBottleneckEvidence = map[string]AttributeNvidiaGpuBottleneckEvidence{
+	"errors":        AttributeNvidiaGpuBottleneckEvidenceErrors,
+	"clock_reasons": AttributeNvidiaGpuBottleneckEvidenceClockReasons,
+	"power_cap":     AttributeNvidiaGpuBottleneckEvidencePowerCap,
+	"thermal":       AttributeNvidiaGpuBottleneckEvidenceThermal,
+	"sm_active":     AttributeNvidiaGpuBottleneckEvidenceSmActive,
+	"gr_engine":     AttributeNvidiaGpuBottleneckEvidenceGrEngine,
+	"dram_active":   AttributeNvidiaGpuBottleneckEvidenceDramActive,
+	"umc_activity":  AttributeNvidiaGpuBottleneckEvidenceUmcActivity,
+	"nvlink":        AttributeNvidiaGpuBottleneckEvidenceNvlink,
+	"xgmi":          AttributeNvidiaGpuBottleneckEvidenceXgmi,
+	"pcie":          AttributeNvidiaGpuBottleneckEvidencePcie,
+	"power":         AttributeNvidiaGpuBottleneckEvidencePower,
+	"utilization":   AttributeNvidiaGpuBottleneckEvidenceUtilization,
+}
+
 // AttributeNvidiaGpuBottleneckHint specifies the value nvidia.gpu.bottleneck.hint attribute.
 type AttributeNvidiaGpuBottleneckHint int
 
@@ -204,6 +274,36 @@ var MapAttributeNvidiaGpuBottleneckHint = map[string]AttributeNvidiaGpuBottlenec
 	"fix_straggler":          AttributeNvidiaGpuBottleneckHintFixStraggler,
 }
 
+// AttributeNvidiaGpuBottleneckScope specifies the value nvidia.gpu.bottleneck.scope attribute.
+type AttributeNvidiaGpuBottleneckScope int
+
+const (
+	_ AttributeNvidiaGpuBottleneckScope = iota
+	AttributeNvidiaGpuBottleneckScopeNvlink
+	AttributeNvidiaGpuBottleneckScopeNetwork
+	AttributeNvidiaGpuBottleneckScopeXgmi
+)
+
+// String returns the string representation of the AttributeNvidiaGpuBottleneckScope.
+func (av AttributeNvidiaGpuBottleneckScope) String() string {
+	switch av {
+	case AttributeNvidiaGpuBottleneckScopeNvlink:
+		return "nvlink"
+	case AttributeNvidiaGpuBottleneckScopeNetwork:
+		return "network"
+	case AttributeNvidiaGpuBottleneckScopeXgmi:
+		return "xgmi"
+	}
+	return ""
+}
+
+// MapAttributeNvidiaGpuBottleneckScope is a helper map of string to AttributeNvidiaGpuBottleneckScope attribute value.
+var MapAttributeNvidiaGpuBottleneckScope = map[string]AttributeNvidiaGpuBottleneckScope{
+	"nvlink":  AttributeNvidiaGpuBottleneckScopeNvlink,
+	"network": AttributeNvidiaGpuBottleneckScopeNetwork,
+	"xgmi":    AttributeNvidiaGpuBottleneckScopeXgmi,
+}
+
 // AttributeNvidiaGpuUsageState specifies the value nvidia.gpu.usage.state attribute.
 type AttributeNvidiaGpuUsageState int
 
@@ -249,7 +349,7 @@ var MetricsInfo = metricsInfo{
 	},
 	NvidiaGpuBottleneckState: metricInfo{
 		Name:       "nvidia.gpu.bottleneck.state",
-		Attributes: []string{"nvidia.gpu.bottleneck.class", "nvidia.gpu.bottleneck.hint"},
+		Attributes: []string{"nvidia.gpu.bottleneck.class", "nvidia.gpu.bottleneck.hint", "nvidia.gpu.bottleneck.evidence", "nvidia.gpu.bottleneck.scope"},
 	},
 	NvidiaGpuBottleneckTime: metricInfo{
 		Name:       "nvidia.gpu.bottleneck.time",
@@ -296,9 +396,21 @@ func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
 	maof(dp)
 }
 
+func WithNvidiaGpuBottleneckEvidenceMetricAttribute(nvidiaGpuBottleneckEvidenceAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("nvidia.gpu.bottleneck.evidence", nvidiaGpuBottleneckEvidenceAttributeValue)
+	})
+}
+
 func WithNvidiaGpuBottleneckHintMetricAttribute(nvidiaGpuBottleneckHintAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("nvidia.gpu.bottleneck.hint", nvidiaGpuBottleneckHintAttributeValue)
+	})
+}
+
+func WithNvidiaGpuBottleneckScopeMetricAttribute(nvidiaGpuBottleneckScopeAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("nvidia.gpu.bottleneck.scope", nvidiaGpuBottleneckScopeAttributeValue)
 	})
 }
 
@@ -365,7 +477,7 @@ type metricNvidiaGpuBottleneckState struct {
 // init fills nvidia.gpu.bottleneck.state metric with initial data.
 func (m *metricNvidiaGpuBottleneckState) init() {
 	m.data.SetName("nvidia.gpu.bottleneck.state")
-	m.data.SetDescription("1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left.")
+	m.data.SetDescription("1 for the GPU's current bottleneck class (with the next step as hint, and the evidence it rests on); 0 for the class it just left.")
 	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

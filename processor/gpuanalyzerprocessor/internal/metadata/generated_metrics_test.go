@@ -60,7 +60,7 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordNvidiaGpuAlertsDataPoint(ts, 1, AttributeAlertnameGPUFaulted, AttributeAlertstatePending, "severity-val")
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, 1, AttributeNvidiaGpuBottleneckClassUnknown, WithNvidiaGpuBottleneckHintMetricAttribute(AttributeNvidiaGpuBottleneckHintIncreaseBatchSize.String()))
+			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, 1, AttributeNvidiaGpuBottleneckClassUnknown, WithNvidiaGpuBottleneckHintMetricAttribute(AttributeNvidiaGpuBottleneckHintIncreaseBatchSize.String()), WithNvidiaGpuBottleneckEvidenceMetricAttribute(AttributeNvidiaGpuBottleneckEvidenceErrors.String()), WithNvidiaGpuBottleneckScopeMetricAttribute(AttributeNvidiaGpuBottleneckScopeNvlink.String()))
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, 1, AttributeNvidiaGpuBottleneckClassUnknown)
@@ -131,7 +131,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["nvidia.gpu.bottleneck.state"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "1 for the GPU's current bottleneck class (with the next step as hint); 0 for the class it just left.", mi.Description())
+					assert.Equal(t, "1 for the GPU's current bottleneck class (with the next step as hint, and the evidence it rests on); 0 for the class it just left.", mi.Description())
 					assert.Equal(t, "{state}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -144,6 +144,12 @@ func TestMetricsBuilder(t *testing.T) {
 					nvidiaGpuBottleneckHintAttrVal, ok := dp.Attributes().Get("nvidia.gpu.bottleneck.hint")
 					assert.True(t, ok)
 					assert.Equal(t, "increase_batch_size", nvidiaGpuBottleneckHintAttrVal.Str())
+					nvidiaGpuBottleneckEvidenceAttrVal, ok := dp.Attributes().Get("nvidia.gpu.bottleneck.evidence")
+					assert.True(t, ok)
+					assert.Equal(t, "errors", nvidiaGpuBottleneckEvidenceAttrVal.Str())
+					nvidiaGpuBottleneckScopeAttrVal, ok := dp.Attributes().Get("nvidia.gpu.bottleneck.scope")
+					assert.True(t, ok)
+					assert.Equal(t, "nvlink", nvidiaGpuBottleneckScopeAttrVal.Str())
 				case "nvidia.gpu.bottleneck.time":
 					assert.False(t, validatedMetrics["nvidia.gpu.bottleneck.time"], "Found a duplicate in the metrics slice: nvidia.gpu.bottleneck.time")
 					validatedMetrics["nvidia.gpu.bottleneck.time"] = true
