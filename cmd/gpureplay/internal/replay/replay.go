@@ -308,9 +308,9 @@ type verdict struct {
 	// communication-bound GPU's collective runs; empty where none.
 	evidence, scope string
 	straggler       bool
-	score      float64
-	alerts     []string // firing
-	pending    []string
+	score           float64
+	alerts          []string // firing
+	pending         []string
 	// usage is the GPU's usage state from this row on (used, waiting,
 	// workload_idle, cluster_idle, unknown).
 	usage string

@@ -225,7 +225,7 @@ type gpuState struct {
 	// the GPU last reported it (a sample whose engine activity was only
 	// its utilization standing in for it reports none).
 	grSlot bool
-	pushes               int32
+	pushes int32
 
 	// nvlink rates NVLink's counter, or XGMI's on an AMD GPU; xgmiCap is
 	// what its XGMI links carry at most, bytes per second.
