@@ -39,6 +39,8 @@ type Verdict struct {
 	Alerts     []string `json:"alerts"`
 	Hint       string   `json:"hint"`
 	Usage      string   `json:"usage"`
+	Evidence   string   `json:"evidence"`
+	Scope      string   `json:"scope"`
 }
 
 // Result holds the figures.

@@ -16,6 +16,8 @@ func testConfig() Config {
 			IdleSMActive: 0.05, IdleGPUUtil: 0.05, MemoryBoundDRAM: 0.7, CommunicationSM: 0.5, CommunicationNVLink: 100e9,
 			LaunchBoundSM: 0.5, LaunchBoundUtil: 0.8, InputBoundSM: 0.5,
 			WaitingPower: 1.0 / 3, WorkingPower: 0.45, IdlePower: 0.15,
+			ComputeTensor: 0.3, ComputePower: 0.7, LaunchPower: 0.5, CommunicationPCIe: 4e9,
+			ThrottleClock: 0.75, PowerCap: 0.95, ThermalTemp: 85,
 		},
 		Hints: HintRules{BatchSizeSMActive: 0.8, BatchSizeOccupancy: 0.2, MixedPrecisionTensor: 0.05, DataLoadingPCIeRx: 1e9},
 		Leak: LeakRules{Window: 30 * time.Minute, MinSpan: 15 * time.Minute, MinR2: 0.9, FullIn: 2 * time.Hour,
