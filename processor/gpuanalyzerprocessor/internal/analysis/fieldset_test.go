@@ -46,7 +46,11 @@ func TestGraphicsEngineClasses(t *testing.T) {
 			defaultCounters(0, 0.99, 0.93, 0.69, 0)(s)
 			s.Has &^= HasGPUUtil | HasPower
 		}, ComputeBound, EvidenceGREngine},
-		{"SM activity wins", func(s *Sample) { defaultCounters(0.97, 0.96, 0.03, 0.08, 280)(s); s.Has |= HasSMActive; s.SMActive = 0.9 }, ComputeBound, EvidenceSMActive},
+		{"SM activity wins", func(s *Sample) {
+			defaultCounters(0.97, 0.96, 0.03, 0.08, 280)(s)
+			s.Has |= HasSMActive
+			s.SMActive = 0.9
+		}, ComputeBound, EvidenceSMActive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := feed(t, New(testConfig()), "g", 0, 60, tc.mod)
