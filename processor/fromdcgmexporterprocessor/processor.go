@@ -151,6 +151,9 @@ func classify(name string) (source, f.Field) {
 	if name == f.XIDCountMetric {
 		return xidCount, 0
 	}
+	if fl, ok := legacyNames[name]; ok {
+		return field, fl
+	}
 	if !strings.HasPrefix(name, "DCGM_FI_") {
 		return other, 0
 	}
@@ -375,7 +378,7 @@ func podOf(attrs pcommon.Map) gpu.Pod {
 	}
 	pod := label(attrs, f.LabelPod)
 	if pod == "" {
-		return gpu.Pod{}
+		return legacyPod(attrs)
 	}
 	return gpu.Pod{Namespace: label(attrs, f.LabelNamespace), Name: pod, Container: label(attrs, f.LabelContainer)}
 }
