@@ -201,16 +201,17 @@ type translated struct {
 	labels        []string // the translation's own labels, beside hw_id
 	scale         float64  // translation = field × scale
 	profiling     bool     // absent on the T4
+	board         bool     // the board's: on a MIG instance, the GPU's own device has it
 }
 
 var translations = []translated{
-	{"DCGM_FI_DEV_GPU_UTIL", "hw_gpu_utilization_ratio", []string{`hw_gpu_task="general"`}, 0.01, false},
-	{"DCGM_FI_DEV_FB_USED", "hw_gpu_memory_usage_bytes", nil, 1 << 20, false},
-	{"DCGM_FI_DEV_POWER_USAGE", "hw_power_watts", nil, 1, false},
-	{"DCGM_FI_DEV_GPU_TEMP", "hw_temperature_celsius", nil, 1, false},
-	{"DCGM_FI_DEV_SM_CLOCK", "nvidia_gpu_clock_frequency_hertz", []string{`nvidia_gpu_clock="sm"`}, 1e6, false},
-	{"DCGM_FI_PROF_SM_ACTIVE", "nvidia_gpu_sm_active_ratio", nil, 1, true},
-	{"DCGM_FI_PROF_DRAM_ACTIVE", "nvidia_gpu_dram_active_ratio", nil, 1, true},
+	{"DCGM_FI_DEV_GPU_UTIL", "hw_gpu_utilization_ratio", []string{`hw_gpu_task="general"`}, 0.01, false, false},
+	{"DCGM_FI_DEV_FB_USED", "hw_gpu_memory_usage_bytes", nil, 1 << 20, false, false},
+	{"DCGM_FI_DEV_POWER_USAGE", "hw_power_watts", nil, 1, false, true},
+	{"DCGM_FI_DEV_GPU_TEMP", "hw_temperature_celsius", nil, 1, false, false},
+	{"DCGM_FI_DEV_SM_CLOCK", "nvidia_gpu_clock_frequency_hertz", []string{`nvidia_gpu_clock="sm"`}, 1e6, false, false},
+	{"DCGM_FI_PROF_SM_ACTIVE", "nvidia_gpu_sm_active_ratio", nil, 1, true, false},
+	{"DCGM_FI_PROF_DRAM_ACTIVE", "nvidia_gpu_dram_active_ratio", nil, 1, true, false},
 }
 
 // checkAgree waits until Prometheus holds page generation gen's value of
@@ -242,7 +243,13 @@ func checkAgree(t *testing.T, prom *prometheus, c *collector, metricsURL string,
 					stored = r[0].float(t)
 				}
 				if body, err := scrape(metricsURL); err == nil {
-					got, okGot = exported(body, tr.metric, append([]string{fmt.Sprintf(`hw_id=%q`, d.hwID)}, tr.labels...)...)
+					hwID := d.hwID
+					if tr.board {
+						// The board's power, repeated on each MIG instance,
+						// goes to the GPU's own device, once.
+						hwID = d.uuid
+					}
+					got, okGot = exported(body, tr.metric, append([]string{fmt.Sprintf(`hw_id=%q`, hwID)}, tr.labels...)...)
 					okGot = okGot && math.Abs(got-want*tr.scale) <= 1e-9*math.Max(1, math.Abs(want*tr.scale))
 				}
 				if okStored && okGot {

@@ -246,13 +246,16 @@ func (t *translator) point(src source, fl f.Field, dp pmetric.NumberDataPoint, h
 	}
 	id := uuid
 	var mig *gpu.MIG
+	board := false
 	if gi := label(attrs, f.LabelGPUInstanceID); gi != "" {
 		n, err := strconv.Atoi(gi)
 		if err != nil || n < 0 {
 			return reasonBadLabel
 		}
-		mig = &gpu.MIG{ParentUUID: uuid, GPUInstance: n, Profile: label(attrs, f.LabelGPUInstanceProfile)}
-		id = migID(uuid, n)
+		if board = boardField(src, fl); !board {
+			mig = &gpu.MIG{ParentUUID: uuid, GPUInstance: n, Profile: label(attrs, f.LabelGPUInstanceProfile)}
+			id = migID(uuid, n)
+		}
 	}
 	var xid uint32
 	hasXID := false
@@ -317,9 +320,11 @@ func (t *translator) point(src source, fl f.Field, dp pmetric.NumberDataPoint, h
 			p.mig = *mig
 			p.dev.MIG = &p.mig
 		}
-		p.dev.Pod = podOf(attrs)
+		if !board {
+			p.dev.Pod = podOf(attrs)
+		}
 		t.pending[key] = p
-	} else if pod := podOf(attrs); pod.Name != "" && (p.dev.Pod.Name == "" || podLess(pod, p.dev.Pod)) {
+	} else if pod := podOf(attrs); !board && pod.Name != "" && (p.dev.Pod.Name == "" || podLess(pod, p.dev.Pod)) {
 		// A GPU shared by several pods is served once per pod, with the
 		// same values: the first pod in name order gets it.
 		p.dev.Pod = pod

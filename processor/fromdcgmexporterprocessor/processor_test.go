@@ -47,8 +47,8 @@ func TestCapturedPages(t *testing.T) {
 
 	first := outs[0]
 	byID := devices(first)
-	require.Len(t, byID, 4)
-	for _, id := range []string{mig01, gpu1, gpu2, gpu3} {
+	require.Len(t, byID, 5)
+	for _, id := range []string{gpu0, mig01, gpu1, gpu2, gpu3} {
 		require.Len(t, byID[id], 1, id)
 	}
 	// Only the scrape's own series pass; every DCGM series was translated.
@@ -108,7 +108,7 @@ func TestCapturedPages(t *testing.T) {
 
 	metadatatest.AssertEqualProcessorFromDcgmExporterXidEvents(t, tel, []metricdata.DataPoint[int64]{{Value: 1, Attributes: attrSet("source", "xid_count")}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualProcessorFromDcgmExporterCounterResets(t, tel, []metricdata.DataPoint[int64]{{Value: 4}}, metricdatatest.IgnoreTimestamp())
-	metadatatest.AssertEqualProcessorFromDcgmExporterTrackedGpus(t, tel, []metricdata.DataPoint[int64]{{Value: 4}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualProcessorFromDcgmExporterTrackedGpus(t, tel, []metricdata.DataPoint[int64]{{Value: 5}}, metricdatatest.IgnoreTimestamp())
 	_, err := tel.GetMetric("otelcol_processor_from_dcgm_exporter_rejected_data_points")
 	assert.Error(t, err, "nothing on the real pages is refused")
 }
@@ -393,5 +393,5 @@ func TestFactory(t *testing.T) {
 	require.NoError(t, pr.ConsumeMetrics(context.Background(), scrape(t, capturedPage(t, 1), time.Now(), time.Now())))
 	require.NoError(t, pr.Shutdown(context.Background()))
 	require.Len(t, sink.AllMetrics(), 1)
-	assert.Len(t, devices(sink.AllMetrics()[0]), 4)
+	assert.Len(t, devices(sink.AllMetrics()[0]), 5, "4 GPUs, one served as its MIG instance, with its board's power on its own")
 }
