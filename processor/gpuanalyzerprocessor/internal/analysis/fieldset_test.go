@@ -86,6 +86,11 @@ func TestInferredThrottle(t *testing.T) {
 		{"reasons reported, none set", func(s *Sample) { t4(68.2, 660, 74)(s); s.Has |= HasReasons }, LaunchBound, EvidenceGREngine},
 		{"reasons reported, thermal set", func(s *Sample) { t4(68.2, 660, 74)(s); s.Has |= HasReasons; s.Reasons = 0x40 }, Throttled, EvidenceClockReasons},
 		{"maximum learnt, not given", func(s *Sample) { t4(68.2, 660, 74)(s); s.MaxSMClock = 0 }, LaunchBound, EvidenceGREngine},
+		{"AMD violation status reported, none over residency", func(s *Sample) {
+			t4(68.2, 660, 74)(s)
+			s.Has |= HasViolation
+			s.ViolationPresent = 1 << ViolationPower
+		}, LaunchBound, EvidenceGREngine},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := feed(t, New(testConfig()), "g", 0, 60, tc.mod)

@@ -7,7 +7,9 @@ package analysis
 // it draws its limit (a power cap) or runs in the slowdown range (thermal).
 // A GPU that reports reasons is judged by them alone: there, a clock below
 // its maximum with no reason set is a choice (an application clock, a
-// power-saving governor), not a limit.
+// power-saving governor), not a limit. So is an AMD GPU that reports its
+// violation status: its package power tracking holds it at its cap under
+// any full load, which is routine (the analyzer's AMD rules).
 
 // clockRef is the most a GPU's SM clock reaches.
 type clockRef struct {
@@ -39,7 +41,7 @@ func (c *clockRef) reference() float64 { return max(c.given, c.high) / 1e6 }
 func (a *Analyzer) throttleFlags(g *gpuState, s *Sample) uint8 {
 	r := &a.cfg.Rules
 	ref := g.clocks.reference()
-	if s.Has&HasReasons != 0 || s.Has&HasSMClock == 0 || ref <= 0 || r.ThrottleClock <= 0 {
+	if s.Has&(HasReasons|HasViolation) != 0 || s.Has&HasSMClock == 0 || ref <= 0 || r.ThrottleClock <= 0 {
 		return 0
 	}
 	flags := pClocked
