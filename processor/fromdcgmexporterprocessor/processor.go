@@ -145,6 +145,8 @@ const (
 	other    source = iota // not dcgm-exporter's, or a field it does not translate
 	field                  // a DCGM field of the catalog
 	xidCount               // DCGM_EXP_XID_ERRORS_COUNT
+	smi                    // nvidia_gpu_exporter's series of a DCGM field (smi.go)
+	smiInfo                // nvidia_gpu_exporter's nvidia_smi_gpu_info
 )
 
 func classify(name string) (source, f.Field) {
@@ -153,6 +155,12 @@ func classify(name string) (source, f.Field) {
 	}
 	if fl, ok := legacyNames[name]; ok {
 		return field, fl
+	}
+	if s, ok := smiNames[name]; ok {
+		return smi, s.field
+	}
+	if name == smiInfoMetric {
+		return smiInfo, 0
 	}
 	if !strings.HasPrefix(name, "DCGM_FI_") {
 		return other, 0
@@ -240,6 +248,10 @@ func (t *translator) point(src source, fl f.Field, dp pmetric.NumberDataPoint, h
 	if uuid == "" {
 		return reasonNoUUID
 	}
+	if src == smi || src == smiInfo {
+		uuid = smiUUID(uuid)
+		v *= smiScale[fl]
+	}
 	ts := dp.Timestamp()
 	if ts > horizon {
 		return reasonFuture
@@ -271,6 +283,7 @@ func (t *translator) point(src source, fl f.Field, dp pmetric.NumberDataPoint, h
 		if v < 0 || v > maxXIDCount || v != math.Trunc(v) {
 			return reasonOutOfRange
 		}
+	case src == smiInfo:
 	case fl == f.XIDErrors:
 		if v < 0 || v > math.MaxUint32 || v != math.Trunc(v) {
 			return reasonOutOfRange
@@ -330,6 +343,8 @@ func (t *translator) point(src source, fl f.Field, dp pmetric.NumberDataPoint, h
 		p.dev.Pod = pod
 	}
 	switch {
+	case src == smiInfo:
+		applySMIInfo(&p.dev, attrs)
 	case src == xidCount:
 		if p.counts == nil {
 			p.counts = map[uint32]float64{}

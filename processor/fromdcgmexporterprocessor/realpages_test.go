@@ -166,12 +166,28 @@ func TestRealPages(t *testing.T) {
 		"dcgm-42-unknownGPU-1x-dcgm_-names-node-exporter-textfile-2018.txt": {"*": "idle/utilization"},
 		"dcgm-43-unknownGPUx2-1x-pod_name-labels-2019.txt":                  {"*": "idle/utilization"},
 	}
+	// Memory in use, in bytes, as each page says it in its own unit: MiB
+	// on dcgm-exporter's, bytes on nvidia_gpu_exporter's.
+	memory := map[string]float64{
+		"dcgm-06-T4-ericsson-busy.txt":        5120 << 20,
+		"nvsmi-01-H100-80GB-load-gpuburn.txt": 2.0780679168e10,
+	}
+	// nvidia_gpu_exporter's pages, nvidia-smi's fields: no profiling, so
+	// power against the enforced limit tells work from waiting.
+	for name, w := range map[string]string{
+		"nvsmi-02-H100-80GB-idle.txt":                       "idle/utilization",
+		"nvsmi-05-RTX2080S-windows-idle.txt":                "idle/utilization",
+		"nvsmi-06-RTX2080S-windows-v0-2021-readme-full.txt": "idle/utilization",
+	} {
+		want[name] = map[string]string{"*": w}
+	}
 	for _, path := range names {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(path)
 			require.NoError(t, err)
 			verdicts := analysePage(t, raw)
+			profiled := bytes.Contains(raw, []byte("DCGM_FI_PROF_GR_ENGINE_ACTIVE{"))
 			keys := make([]string, 0, len(verdicts))
 			for k := range verdicts {
 				keys = append(keys, k)
@@ -183,10 +199,15 @@ func TestRealPages(t *testing.T) {
 				if v.hasActivity {
 					require.NotEqual(t, "(none)", v.class, "%s has a utilization reading and no verdict", k)
 				}
-				if v.busy {
-					// Every busy device of these pages reports what its
-					// class needs: a profiled engine, or its clocks at a cap.
+				if v.busy && profiled {
+					// A busy device with a profiled graphics engine has
+					// what its class needs (the README's table); without
+					// profiling, utilization and power cannot tell one
+					// working class from another, and unknown is right.
 					require.NotEqual(t, "unknown", v.class, "%s is busy", k)
+				}
+				if b, ok := memory[name]; ok {
+					require.InDelta(t, b, v.memoryBytes, 1<<20, "%s: memory in use, in bytes", k)
 				}
 				if w, ok := want[name]["*"]; ok {
 					require.Equal(t, w, v.class+"/"+v.evidence, k)
@@ -203,11 +224,10 @@ func TestRealPages(t *testing.T) {
 			if len(want[name]) > 0 {
 				require.NotEmpty(t, verdicts)
 			}
-			if !strings.HasPrefix(name, "dcgm-") {
-				// Other exporters' pages (nvidia_gpu_exporter's
-				// nvidia_smi_*, NVML exporters' nvidia_gpu_*): not
-				// dcgm-exporter's, passed through untranslated.
-				require.Empty(t, verdicts, "not dcgm-exporter's page: nothing to translate")
+			if strings.HasPrefix(name, "other-") {
+				// An NVML exporter's nvidia_gpu_* (2018): no utilization,
+				// nothing the analyzer could judge; passed through.
+				require.Empty(t, verdicts, "not a page the translator reads")
 			}
 		})
 	}
