@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,22 +25,9 @@ var (
 // gpuRows reads a trace's rows per GPU.
 func gpuRows(t *testing.T, path string) map[string][]trace.Row {
 	t.Helper()
-	file, err := os.Open(path)
-	require.NoError(t, err)
-	defer file.Close()
-	rd, err := trace.NewReader(file, path)
-	require.NoError(t, err)
 	out := map[string][]trace.Row{}
-	for {
-		batch, err := rd.NextBatch()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		require.NoError(t, err)
-		for _, r := range batch {
-			out[r.UUID] = append(out[r.UUID], r)
-		}
-	}
+	eachRow(t, path, func(r *trace.Row) { out[r.UUID] = append(out[r.UUID], *r) })
+	return out
 }
 
 // decidableWithDefaults says whether a label can be told from
@@ -128,15 +112,7 @@ func TestScoreDefaultCounters(t *testing.T) {
 // and holds them to the bar.
 func scoreDecidable(t *testing.T, base string, every float64, rows map[string][]trace.Row, args ...string) {
 	t.Helper()
-	out, stderr, code := runReplay(t, append(args, base+".csv")...)
-	require.Equal(t, 0, code, stderr)
-	lf, err := os.Open(base + ".labels.csv")
-	require.NoError(t, err)
-	defer lf.Close()
-	labels, err := score.ReadLabels(lf)
-	require.NoError(t, err)
-	verdicts, err := score.ReadVerdicts(strings.NewReader(out))
-	require.NoError(t, err)
+	labels, verdicts := replayLabelled(t, base, args...)
 	var keep []score.Label
 	dropped := map[string]int{}
 	for _, l := range labels {

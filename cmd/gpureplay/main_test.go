@@ -41,15 +41,7 @@ type bar struct {
 // and holds it to b.
 func scoreReplay(t *testing.T, name string, every float64, b bar, args ...string) {
 	t.Helper()
-	out, stderr, code := runReplay(t, append(args, tracePath(name))...)
-	require.Equal(t, 0, code, stderr)
-	lf, err := os.Open(filepath.Join("testdata", "traces", name+".labels.csv"))
-	require.NoError(t, err)
-	defer lf.Close()
-	labels, err := score.ReadLabels(lf)
-	require.NoError(t, err)
-	verdicts, err := score.ReadVerdicts(strings.NewReader(out))
-	require.NoError(t, err)
+	labels, verdicts := replayLabelled(t, filepath.Join("testdata", "traces", name), args...)
 	r := score.ScoreAt(labels, verdicts, every)
 	t.Logf("| %s | %.0f s | %.4f | %s | %s | %d/%d | %d |", name, every, r.BottleneckAccuracy,
 		orNA(r.StragglerPrecision), orNA(r.StragglerRecall), r.AlertsDetected, r.AlertsExpected, r.AlertsFalse)
@@ -68,6 +60,21 @@ func scoreReplay(t *testing.T, name string, every float64, b bar, args ...string
 		require.Zero(t, r.StragglerFalse, "no straggler verdict outside a labelled interval")
 	}
 	checkHints(t, verdicts)
+}
+
+// replayLabelled replays BASE.csv with args and reads BASE.labels.csv.
+func replayLabelled(t *testing.T, base string, args ...string) ([]score.Label, map[string][]score.Verdict) {
+	t.Helper()
+	out, stderr, code := runReplay(t, append(args, base+".csv")...)
+	require.Equal(t, 0, code, stderr)
+	lf, err := os.Open(base + ".labels.csv")
+	require.NoError(t, err)
+	defer lf.Close()
+	labels, err := score.ReadLabels(lf)
+	require.NoError(t, err)
+	verdicts, err := score.ReadVerdicts(strings.NewReader(out))
+	require.NoError(t, err)
+	return labels, verdicts
 }
 
 // TestScoreSampleTraces replays each sample trace and scores the verdicts

@@ -77,14 +77,24 @@ func devices(md pmetric.Metrics) map[string][]pmetric.ResourceMetrics {
 
 // point finds the data point of metric name whose attributes include want.
 func point(rm pmetric.ResourceMetrics, name string, want map[string]any) (pmetric.NumberDataPoint, bool) {
+	var found pmetric.NumberDataPoint
+	ok := false
+	forEachPoint(rm, func(n string, dp pmetric.NumberDataPoint) {
+		if !ok && n == name && matches(dp.Attributes(), want) {
+			found, ok = dp, true
+		}
+	})
+	return found, ok
+}
+
+// forEachPoint calls fn with every gauge and sum data point of the
+// resource, and its metric's name.
+func forEachPoint(rm pmetric.ResourceMetrics, fn func(string, pmetric.NumberDataPoint)) {
 	sms := rm.ScopeMetrics()
 	for i := 0; i < sms.Len(); i++ {
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			m := ms.At(j)
-			if m.Name() != name {
-				continue
-			}
 			var dps pmetric.NumberDataPointSlice
 			switch m.Type() {
 			case pmetric.MetricTypeGauge:
@@ -95,13 +105,10 @@ func point(rm pmetric.ResourceMetrics, name string, want map[string]any) (pmetri
 				continue
 			}
 			for k := 0; k < dps.Len(); k++ {
-				if matches(dps.At(k).Attributes(), want) {
-					return dps.At(k), true
-				}
+				fn(m.Name(), dps.At(k))
 			}
 		}
 	}
-	return pmetric.NumberDataPoint{}, false
 }
 
 func matches(attrs pcommon.Map, want map[string]any) bool {

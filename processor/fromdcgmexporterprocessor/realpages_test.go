@@ -116,28 +116,6 @@ func analysePage(t *testing.T, raw []byte) map[string]pageVerdict {
 	return out
 }
 
-func forEachPoint(rm pmetric.ResourceMetrics, fn func(string, pmetric.NumberDataPoint)) {
-	sms := rm.ScopeMetrics()
-	for i := 0; i < sms.Len(); i++ {
-		ms := sms.At(i).Metrics()
-		for j := 0; j < ms.Len(); j++ {
-			m := ms.At(j)
-			var dps pmetric.NumberDataPointSlice
-			switch m.Type() {
-			case pmetric.MetricTypeGauge:
-				dps = m.Gauge().DataPoints()
-			case pmetric.MetricTypeSum:
-				dps = m.Sum().DataPoints()
-			default:
-				continue
-			}
-			for k := 0; k < dps.Len(); k++ {
-				fn(m.Name(), dps.At(k))
-			}
-		}
-	}
-}
-
 // TestRealPages: every real page, as the shipped examples/dcgm-exporter
 // pipeline reads it. Every device with a utilization or graphics engine
 // reading gets a verdict; no busy device is unknown where its fields decide
