@@ -55,6 +55,7 @@ func TestClassChange(t *testing.T) {
 	require.Equal(t, "launch_bound", fields["bottleneck"])
 	require.Equal(t, "compute_bound", fields["was"])
 	require.Equal(t, "use_cuda_graphs", fields["hint"])
+	require.Equal(t, "sm_active", fields["evidence"], "what the class rests on")
 	require.Equal(t, "serving", fields["k8s.namespace.name"])
 }
 

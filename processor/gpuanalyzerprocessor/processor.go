@@ -798,6 +798,6 @@ func (p *analyzerProcessor) logTransition(e analysis.Event) {
 		if e.Hint != analysis.NoHint {
 			fields = append(fields, zap.String("hint", e.Hint.String()))
 		}
-		p.logger.Info("GPU bottleneck changed", fields...)
+		p.logger.Info("GPU bottleneck changed", appendBasis(fields, e.Basis)...)
 	}
 }

@@ -36,6 +36,7 @@ type gpuLine struct {
 	workload  string // namespace/job, namespace/pod, or ""
 	class     analysis.Class
 	hint      analysis.Hint
+	basis     analysis.Basis
 	logged    analysis.Class // class at the previous summary
 	straggler bool
 	waiting   bool // busy at a small fraction of its power (usage waiting)
@@ -60,7 +61,7 @@ func (f *fleetSummary) observe(v *analysis.Verdict, attrs pcommon.Map) {
 	}
 	g.name, g.workload = gpuName(v.ID, attrs), workloadName(attrs)
 	_, g.held = attrs.Get(metricnames.AttrK8sPodName)
-	g.class, g.hint, g.straggler, g.price, g.last = v.Class, v.Hint, v.Straggler, v.Usage.PricePerHour, v.Time
+	g.class, g.hint, g.basis, g.straggler, g.price, g.last = v.Class, v.Hint, v.Basis, v.Straggler, v.Usage.PricePerHour, v.Time
 	g.waiting = v.Usage.State == analysis.Waiting
 	f.now = max(f.now, v.Time)
 }
@@ -122,6 +123,7 @@ func (f *fleetSummary) flush() {
 			if g.hint != analysis.NoHint {
 				fields = append(fields, zap.String("hint", g.hint.String()))
 			}
+			fields = appendBasis(fields, g.basis)
 			f.logger.Info("GPU bottleneck changed", fields...)
 			g.logged = g.class
 		}
@@ -221,4 +223,16 @@ func (f *fleetSummary) money(x float64) string {
 		return "$" + s
 	}
 	return s + " " + f.currency
+}
+
+// appendBasis adds what a class rests on to a class change's log fields:
+// its evidence, and a collective's scope, where there are.
+func appendBasis(fields []zap.Field, b analysis.Basis) []zap.Field {
+	if b.Evidence != analysis.NoEvidence {
+		fields = append(fields, zap.String("evidence", b.Evidence.String()))
+	}
+	if b.Scope != analysis.NoScope {
+		fields = append(fields, zap.String("scope", b.Scope.String()))
+	}
+	return fields
 }

@@ -38,7 +38,7 @@ func TestFleetSummary(t *testing.T) {
 
 	var summaries []string
 	changes := map[string][]string{}
-	hints := map[string]string{}
+	hints, evidence := map[string]string{}, map[string]string{}
 	for _, e := range logs.All() {
 		switch e.Message {
 		case "GPU bottleneck changed":
@@ -48,6 +48,9 @@ func TestFleetSummary(t *testing.T) {
 			changes[gpu] = append(changes[gpu], m["from"].(string)+">"+m["to"].(string))
 			if h, ok := m["hint"].(string); ok {
 				hints[gpu] = h
+			}
+			if ev, ok := m["evidence"].(string); ok {
+				evidence[gpu] = ev
 			}
 		case "GPU is a straggler", "GPU alert firing", "GPU alert resolved", "GPU is no longer a straggler":
 		default:
@@ -66,6 +69,8 @@ func TestFleetSummary(t *testing.T) {
 	require.Equal(t, []string{"memory_bound>faulted"}, changes["gpu-node-1/gpu3"], "XID 79 at 45 s")
 	require.Equal(t, "replace_or_drain", hints["gpu-node-1/gpu3"], "the change carries its hint")
 	require.Equal(t, "check_cooling_or_power", hints["gpu-node-0/gpu2"])
+	require.Equal(t, "errors", evidence["gpu-node-1/gpu3"], "the change says what it rests on")
+	require.Equal(t, "clock_reasons", evidence["gpu-node-0/gpu2"])
 	require.NotContains(t, changes, "gpu-node-1/gpu6", "the idle notebook never changed")
 }
 

@@ -83,6 +83,8 @@ type Event struct {
 	Class Class
 	Prev  Class
 	Hint  Hint
+	// Basis is what Class rests on, for ClassChanged.
+	Basis Basis
 	Score float64
 }
 
@@ -625,7 +627,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 			g.prevClass, g.prevHint, g.prevBasis, g.evaluated = g.class, g.hint, g.basis, true
 		}
 		if a.Notify != nil && g.class != g.prevClass {
-			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint})
+			a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: ClassChanged, Class: g.class, Prev: g.prevClass, Hint: g.hint, Basis: g.basis})
 		}
 	}
 
