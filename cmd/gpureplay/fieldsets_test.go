@@ -38,8 +38,8 @@ func gpuRows(t *testing.T, path string) map[string][]trace.Row {
 // maximum (no clock event reasons). Everything else is decidable.
 func decidableWithDefaults(l score.Label, rows []trace.Row) bool {
 	in := func(r *trace.Row, from float64) bool { return r.Time >= from && r.Time < l.End }
-	switch {
-	case l.Value == "faulted" || l.Value == "GPUFaulted":
+	switch l.Value {
+	case "faulted", "GPUFaulted":
 		for i := range rows {
 			r := &rows[i]
 			if !in(r, l.Start-faultLookback) {
@@ -53,7 +53,7 @@ func decidableWithDefaults(l score.Label, rows []trace.Row) bool {
 			}
 		}
 		return false
-	case l.Value == "communication_bound":
+	case "communication_bound":
 		var mins []float64
 		for i := range rows {
 			if r := &rows[i]; in(r, l.Start) {
@@ -63,7 +63,7 @@ func decidableWithDefaults(l score.Label, rows []trace.Row) bool {
 			}
 		}
 		return len(mins) > 0 && median(mins) >= 4e9
-	case l.Value == "throttled" || l.Value == "GPUThrottled":
+	case "throttled", "GPUThrottled":
 		var clocks []float64
 		for i := range rows {
 			if r := &rows[i]; in(r, l.Start) {

@@ -328,19 +328,20 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 			case metricnames.NvidiaGPUBottleneckState:
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
-					if dps.At(k).IntValue() == 1 {
-						a := dps.At(k).Attributes()
-						c, _ := a.Get(metricnames.AttrNvidiaGPUBottleneckClass)
-						v.bottleneck = c.Str()
-						if h, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckHint); ok {
-							v.hint = h.Str()
-						}
-						if e, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckEvidence); ok {
-							v.evidence = e.Str()
-						}
-						if sc, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckScope); ok {
-							v.scope = sc.Str()
-						}
+					if dps.At(k).IntValue() != 1 {
+						continue // the class, hint or evidence the GPU just left
+					}
+					a := dps.At(k).Attributes()
+					c, _ := a.Get(metricnames.AttrNvidiaGPUBottleneckClass)
+					v.bottleneck = c.Str()
+					if h, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckHint); ok {
+						v.hint = h.Str()
+					}
+					if e, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckEvidence); ok {
+						v.evidence = e.Str()
+					}
+					if sc, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckScope); ok {
+						v.scope = sc.Str()
 					}
 				}
 			case metricnames.NvidiaGPUTime:

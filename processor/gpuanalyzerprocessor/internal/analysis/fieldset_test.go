@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -150,7 +150,7 @@ func TestNetworkCollective(t *testing.T) {
 					if i < tc.colliding {
 						allReduce(tc.rx, tc.tx, tc.profiled)(&s, ts)
 					}
-					require.Equal(t, Accepted, a.Ingest(fmt.Sprint(i), &s))
+					require.Equal(t, Accepted, a.Ingest(strconv.Itoa(i), &s))
 				}
 				a.Evaluate(func(v *Verdict) { last[v.ID] = *v })
 			}
