@@ -167,8 +167,8 @@ type stats struct {
 	// collective's.
 	nPCIe, nCollective int
 	// nClocked points told a throttle by their clock, nCapped of them held
-	// by a power cap, nHot by heat, nBoth by both.
-	nClocked, nCapped, nHot, nBoth int
+	// by a power cap, nHot by heat.
+	nClocked, nCapped, nHot int
 }
 
 type tracker struct {
@@ -218,7 +218,7 @@ type gpuState struct {
 	nReasons, nThrottled int32
 	nPCIe, nCollective   int32
 	nClocked, nCapped    int32
-	nHot, nBoth          int32
+	nHot                 int32
 	// grSlot: the wUMC slot holds graphics engine activity (wGR), since
 	// the GPU last reported it (a sample whose engine activity was only
 	// its utilization standing in for it reports none).

@@ -87,7 +87,12 @@ func (a *Analyzer) bySM(g *gpuState, sm, util float64, hasUtil bool) Class {
 func (a *Analyzer) byGREngine(g *gpuState, gr, util float64, hasUtil bool) Class {
 	r, s := &a.cfg.Rules, &g.cur
 	busy := gr >= r.InputBoundSM
-	if busy && a.grComputes(g) {
+	// Tensor pipes at ComputeTensor or more, or power at ComputePower of
+	// the reference or more, is work; both low (power under LaunchPower)
+	// is kernels resident doing little.
+	tensor := s.n[wTensor] > 0 && s.mean[wTensor] >= r.ComputeTensor
+	ratio, hasPower := g.powerRatio()
+	if busy && (tensor || hasPower && ratio >= r.ComputePower) {
 		return g.by(ComputeBound, EvidenceGREngine)
 	}
 	if s.n[wNVLink] > 0 && s.mean[wNVLink] >= r.CommunicationNVLink {
@@ -96,7 +101,7 @@ func (a *Analyzer) byGREngine(g *gpuState, gr, util float64, hasUtil bool) Class
 	}
 	g.netCollective = collective(s)
 	switch {
-	case busy && a.grLaunches(g):
+	case busy && hasPower && ratio < r.LaunchPower:
 		return g.by(LaunchBound, EvidenceGREngine)
 	case busy:
 		return g.by(Unknown, NoEvidence)
@@ -110,30 +115,6 @@ func (a *Analyzer) byGREngine(g *gpuState, gr, util float64, hasUtil bool) Class
 func (g *gpuState) by(c Class, e Evidence) Class {
 	g.basis = basis(e)
 	return c
-}
-
-// grComputes says a GPU whose graphics engine is busy works: its tensor pipes
-// at ComputeTensor or more, or its power at ComputePower of its reference or
-// more.
-func (a *Analyzer) grComputes(g *gpuState) bool {
-	r, s := &a.cfg.Rules, &g.cur
-	if s.n[wTensor] > 0 && s.mean[wTensor] >= r.ComputeTensor {
-		return true
-	}
-	ratio, ok := g.powerRatio()
-	return ok && ratio >= r.ComputePower
-}
-
-// grLaunches says a GPU whose graphics engine is busy does little with it:
-// its tensor pipes idle (under ComputeTensor, where reported) and its power
-// under LaunchPower of its reference.
-func (a *Analyzer) grLaunches(g *gpuState) bool {
-	r, s := &a.cfg.Rules, &g.cur
-	if s.n[wTensor] > 0 && s.mean[wTensor] >= r.ComputeTensor {
-		return false
-	}
-	ratio, ok := g.powerRatio()
-	return ok && ratio < r.LaunchPower
 }
 
 // pcieSymmetry is how close the two directions of a collective's PCIe

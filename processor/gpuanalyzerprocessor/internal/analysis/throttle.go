@@ -34,8 +34,9 @@ func (c *clockRef) reference() float64 { return max(c.given, c.high) / 1e6 }
 // throttleFlags are the point's flags of a sample without clock event
 // reasons: pClocked where its SM clock and the maximum are known, with
 // pCapped where the clock is at most ThrottleClock of the maximum while the
-// GPU draws PowerCap of its reference power or more, pHot where it is while
-// the GPU runs at ThermalTemp or hotter. A window decides by majority, as it
+// GPU draws PowerCap of its reference power or more, else pHot where it is
+// while the GPU runs at ThermalTemp or hotter (a GPU at its cap and hot is
+// held by the cap: the one limit a sample counts for). A window decides by majority, as it
 // does with reasons (classify), so that a throttle is named as long as it
 // holds most of the window, and not for a sample's dip.
 func (a *Analyzer) throttleFlags(g *gpuState, s *Sample) uint8 {
@@ -48,10 +49,10 @@ func (a *Analyzer) throttleFlags(g *gpuState, s *Sample) uint8 {
 	if s.SMClock/1e6 > r.ThrottleClock*ref {
 		return flags
 	}
-	if p := g.power.reference(); p > 0 && s.Has&HasPower != 0 && s.Power >= r.PowerCap*p {
+	switch p := g.power.reference(); {
+	case p > 0 && s.Has&HasPower != 0 && s.Power >= r.PowerCap*p:
 		flags |= pCapped
-	}
-	if s.Has&HasTemp != 0 && r.ThermalTemp > 0 && s.Temp >= r.ThermalTemp {
+	case s.Has&HasTemp != 0 && r.ThermalTemp > 0 && s.Temp >= r.ThermalTemp:
 		flags |= pHot
 	}
 	return flags
@@ -62,8 +63,7 @@ func (a *Analyzer) throttleFlags(g *gpuState, s *Sample) uint8 {
 // power_cap where the power cap held it at least as often as heat did,
 // thermal otherwise; NoEvidence where it did not.
 func (a *Analyzer) inferredThrottle(s *stats) Evidence {
-	held := s.nCapped + s.nHot - s.nBoth
-	if s.nClocked == 0 || float64(held) <= a.cfg.Rules.ThrottleFraction*float64(s.nClocked) {
+	if s.nClocked == 0 || float64(s.nCapped+s.nHot) <= a.cfg.Rules.ThrottleFraction*float64(s.nClocked) {
 		return NoEvidence
 	}
 	if s.nCapped >= s.nHot {

@@ -68,15 +68,11 @@ func (g *gpuState) account(p *point, sign int32) {
 	}
 	if p.flags&pClocked != 0 {
 		g.nClocked += sign
-		capped, hot := p.flags&pCapped != 0, p.flags&pHot != 0
-		if capped {
+		switch {
+		case p.flags&pCapped != 0:
 			g.nCapped += sign
-		}
-		if hot {
+		case p.flags&pHot != 0:
 			g.nHot += sign
-		}
-		if capped && hot {
-			g.nBoth += sign
 		}
 	}
 }
@@ -84,7 +80,7 @@ func (g *gpuState) account(p *point, sign int32) {
 // resum recomputes the running sums from the window's points.
 func (g *gpuState) resum() {
 	g.sum, g.cnt, g.nReasons, g.nThrottled, g.pushes = [numWindowed]float64{}, [numWindowed]int32{}, 0, 0, 0
-	g.nPCIe, g.nCollective, g.nClocked, g.nCapped, g.nHot, g.nBoth = 0, 0, 0, 0, 0, 0
+	g.nPCIe, g.nCollective, g.nClocked, g.nCapped, g.nHot = 0, 0, 0, 0, 0
 	for i := 0; i < g.n; i++ {
 		g.account(&g.ring[(g.head+i)%len(g.ring)], 1)
 	}
@@ -95,7 +91,7 @@ func (g *gpuState) resum() {
 func (g *gpuState) window(s *stats) {
 	s.nReasons, s.nThrottled = int(g.nReasons), int(g.nThrottled)
 	s.nPCIe, s.nCollective = int(g.nPCIe), int(g.nCollective)
-	s.nClocked, s.nCapped, s.nHot, s.nBoth = int(g.nClocked), int(g.nCapped), int(g.nHot), int(g.nBoth)
+	s.nClocked, s.nCapped, s.nHot = int(g.nClocked), int(g.nCapped), int(g.nHot)
 	for j := range numWindowed {
 		s.mean[j] = 0
 		if s.n[j] = int(g.cnt[j]); s.n[j] > 0 {
