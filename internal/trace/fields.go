@@ -54,9 +54,6 @@ func ParseFieldSet(s string) (*FieldSet, error) {
 	return &fs, nil
 }
 
-// Keeps reports whether the set records f.
-func (fs *FieldSet) Keeps(f dcgmfield.Field) bool { return fs.keep[f] }
-
 // Restrict returns src with every field outside set blanked, as a collector
 // recording only those fields would have recorded it. The step time, which
 // the training framework reports and not DCGM, stays.

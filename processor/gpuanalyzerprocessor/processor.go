@@ -163,9 +163,10 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 			// table is looked up only then.
 			s.RefPower = p.power.of(attrs)
 		}
-		if s.Has&analysis.HasReasons == 0 && s.Has&analysis.HasSMClock != 0 {
-			// Without reasons, a clock far below the model's maximum tells
-			// a GPU held back (throttle.go in the analyzer).
+		if s.Has&(analysis.HasReasons|analysis.HasViolation) == 0 && s.Has&analysis.HasSMClock != 0 {
+			// Without reasons (NVIDIA's or an AMD GPU's violation status), a
+			// clock far below the model's maximum tells a GPU held back
+			// (throttle.go in the analyzer).
 			s.MaxSMClock = p.clocks.of(attrs) * 1e6
 		}
 		res := p.an.Ingest(id, &s)
