@@ -45,13 +45,3 @@ func legacyPod(attrs pcommon.Map) gpu.Pod {
 	}
 	return gpu.Pod{Namespace: label(attrs, "pod_namespace"), Name: pod, Container: label(attrs, "container_name")}
 }
-
-// boardField says whether a field served on a MIG instance is its board's:
-// with MIG on, dcgm-exporter serves the instances in place of the GPU and
-// repeats the board's power, energy and power limit on every one of them.
-// Kept there, a sum over the instances would count the board's watts and
-// joules once per instance; they go to the GPU's own device instead, as the
-// dcgm receiver reports them, once.
-func boardField(src source, fl f.Field) bool {
-	return src == field && (fl == f.PowerUsage || fl == f.TotalEnergy || fl == f.EnforcedPowerLimit)
-}

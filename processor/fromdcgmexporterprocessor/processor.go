@@ -360,14 +360,6 @@ func (t *translator) point(src source, fl f.Field, dp pmetric.NumberDataPoint, h
 	return ""
 }
 
-// migID is the hw.id of a MIG GPU instance that dcgm-exporter serves: the
-// dcgm receiver's name for a GPU instance without a MIG UUID from the
-// driver, PARENT/GPU_INSTANCE/COMPUTE_INSTANCE. dcgm-exporter's entities
-// are GPU instances, whose compute instance the receiver reads as 0.
-func migID(parent string, gi int) string {
-	return parent + "/" + strconv.Itoa(gi) + "/0"
-}
-
 // gpuIndex reads the GPU's index from the gpu label, or the device label
 // (nvidiaN) without it; a device with neither is GPU 0.
 func gpuIndex(attrs pcommon.Map) (int, bool) {
