@@ -14,6 +14,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 )
 
 // Config is the gpu_remediation connector's configuration.
@@ -199,15 +200,16 @@ func createDefaultConfig() *Config {
 			RenewDeadline: 10 * time.Second,
 			RetryPeriod:   2 * time.Second,
 		},
+		// The catalogue's actions, which hw.status follows (internal/gpuhealth).
 		Policy: PolicyConfig{
-			ECCUncorrectable: "drain",
-			RowRemapFailure:  "drain",
-			GPUFaulted:       "drain",
-			ECCCorrectable:   "none",
-			ECCDeferred:      "none",
-			CPERFatal:        "drain",
-			CPERUncorrected:  "none",
-			BadPageThreshold: "replace",
+			ECCUncorrectable: gpuhealth.ECCUncorrectable.Action.String(),
+			RowRemapFailure:  gpuhealth.RowRemapFailure.Action.String(),
+			GPUFaulted:       gpuhealth.GPUFaulted.Action.String(),
+			ECCCorrectable:   gpuhealth.ECCCorrectable.Action.String(),
+			ECCDeferred:      gpuhealth.ECCDeferred.Action.String(),
+			CPERFatal:        gpuhealth.CPERFatal.Action.String(),
+			CPERUncorrected:  gpuhealth.CPERUncorrected.Action.String(),
+			BadPageThreshold: gpuhealth.BadPageThreshold.Action.String(),
 			IncidentWindow:   30 * time.Second,
 			Escalation:       EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"},
 		},

@@ -7,44 +7,35 @@ package policy
 import (
 	"fmt"
 	"hash/fnv"
-	"sort"
 	"strconv"
 	"time"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 )
 
-// Remediation is what a fault calls for, in rising order.
-type Remediation int
+// Remediation is what a fault calls for, in rising order: the catalogue's
+// action (internal/gpuhealth), which also decides the GPU's hw.status.
+type Remediation = gpuhealth.Action
 
 const (
 	// None: the fault is not critical; no node is touched.
-	None Remediation = iota
+	None = gpuhealth.None
 	// RestartApp: the application restarts itself; an Event on the node
 	// records it, nothing else.
-	RestartApp
+	RestartApp = gpuhealth.RestartApp
 	// ResetGPU: the GPU must be reset: stop new work on it, move its pods
 	// off, and ask the node's agent to reset it.
-	ResetGPU
+	ResetGPU = gpuhealth.ResetGPU
 	// Drain: the node must be taken out of service and emptied.
-	Drain
+	Drain = gpuhealth.Drain
 	// Replace: the GPU must be replaced: the node is taken out of service
 	// and emptied as for a drain, and held for a person, with no reset or
 	// reboot asked for (none would repair it).
-	Replace
+	Replace = gpuhealth.Replace
 )
 
-var names = [...]string{"none", "restart_app", "reset_gpu", "drain", "replace"}
-
-func (r Remediation) String() string { return names[r] }
-
 // Parse reads a remediation's name.
-func Parse(s string) (Remediation, error) {
-	for i, n := range names {
-		if n == s {
-			return Remediation(i), nil
-		}
-	}
-	return None, fmt.Errorf("unknown action %q; want none, restart_app, reset_gpu, drain or replace", s)
-}
+func Parse(s string) (Remediation, error) { return gpuhealth.ParseAction(s) }
 
 // Kind is the kind of evidence a fault comes from.
 type Kind int
@@ -68,66 +59,18 @@ const (
 	BadPageThreshold
 )
 
-// The driver's recovery actions (NVML's nvmlDeviceGpuRecoveryAction_t,
-// field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION; DCGM field 1523), since
-// driver R565.
-const (
-	ActionNone          = 0
-	ActionGPUReset      = 1
-	ActionNodeReboot    = 2
-	ActionDrainP2P      = 3
-	ActionDrainAndReset = 4
-	// ActionRecoverIMEX: the multi-node NVLink domain (IMEX) must be
-	// recovered; no GPU reset does it.
-	ActionRecoverIMEX = 5
-)
-
-var actionNames = map[int]string{
-	ActionGPUReset: "gpu_reset", ActionNodeReboot: "node_reboot",
-	ActionDrainP2P: "drain_p2p", ActionDrainAndReset: "drain_and_reset",
-	ActionRecoverIMEX: "recover_imex_domain",
-}
+// The driver's recovery actions, as internal/gpuhealth names them.
+const ActionNone = gpuhealth.RecoveryNone
 
 // ActionName names a recovery action, e.g. gpu_reset; action_N for one
 // this version does not know.
-func ActionName(code int) string {
-	if n, ok := actionNames[code]; ok {
-		return n
-	}
-	return "action_" + strconv.Itoa(code)
-}
+func ActionName(code int) string { return gpuhealth.RecoveryName(code) }
 
 // ParseAction reads a recovery action's name.
-func ParseAction(s string) (int, bool) {
-	for c, n := range actionNames {
-		if n == s {
-			return c, true
-		}
-	}
-	return 0, false
-}
+func ParseAction(s string) (int, bool) { return gpuhealth.ParseRecovery(s) }
 
-// defaultActions maps the driver's recovery actions to remediations:
-// a GPU reset, and a drain and reset (the GPU's work moved off first),
-// are our reset_gpu, which evicts the GPU's pods before asking for the
-// reset; a node reboot is a drain and a reboot; so is draining
-// peer-to-peer traffic, since the peers are the node's other GPUs, and so
-// is recovering the IMEX domain, which no reset of one GPU does. An
-// action this version does not know is a drain: the driver said the GPU
-// needs one, and a person reads the Event.
-var defaultActions = map[int]Remediation{
-	ActionGPUReset: ResetGPU, ActionDrainAndReset: ResetGPU,
-	ActionNodeReboot: Drain, ActionDrainP2P: Drain, ActionRecoverIMEX: Drain,
-}
-
-// DefaultActions returns a copy of the default recovery-action map.
-func DefaultActions() map[int]Remediation {
-	m := make(map[int]Remediation, len(defaultActions))
-	for k, v := range defaultActions {
-		m[k] = v
-	}
-	return m
-}
+// DefaultActions returns a copy of the catalogue's recovery-action map.
+func DefaultActions() map[int]Remediation { return gpuhealth.RecoveryActions() }
 
 // Fault is one piece of evidence that a GPU is broken.
 type Fault struct {
@@ -160,63 +103,19 @@ func (f Fault) String() string {
 	}
 }
 
-// defaultXIDs is the default map, from the immediate-action bucket of
-// NVIDIA's XID catalogue (docs.nvidia.com/deploy/xid-errors), as NVSentinel
-// encodes it in its xiderrorsmapping.csv. RESTART_APP → restart_app;
-// RESET_GPU → reset_gpu; RESTART_BM, RESTART_VM and the ECC, page or row
-// retirement and NVLink workflows → drain. Codes NVIDIA marks IGNORE,
-// unused, or report-an-issue are absent: they never touch a node.
-//
-// Where a reset alone does not return the GPU to service on a shared node
-// (95 uncontained error, 119/120 GSP, 140 ECC escape: NVIDIA says reset the
-// GPU, but the reset needs every process off it and, with NVLink, often
-// off the node's other GPUs), the default is drain, the safer of the two.
-var defaultXIDs = map[int]Remediation{
-	// RESTART_APP: the application's own error, or contained to it.
-	8: RestartApp, 11: RestartApp, 13: RestartApp, 25: RestartApp, 31: RestartApp,
-	32: RestartApp, 39: RestartApp, 40: RestartApp, 41: RestartApp, 43: RestartApp,
-	60: RestartApp, 68: RestartApp, 69: RestartApp, 70: RestartApp, 71: RestartApp,
-	72: RestartApp, 75: RestartApp, 76: RestartApp, 77: RestartApp, 80: RestartApp,
-	82: RestartApp, 83: RestartApp, 84: RestartApp, 85: RestartApp, 86: RestartApp,
-	88: RestartApp, 89: RestartApp, 94: RestartApp, 96: RestartApp, 97: RestartApp,
-	98: RestartApp, 99: RestartApp, 100: RestartApp, 101: RestartApp, 102: RestartApp,
-	103: RestartApp, 104: RestartApp, 105: RestartApp, 126: RestartApp, 127: RestartApp,
-	128: RestartApp, 129: RestartApp, 130: RestartApp, 131: RestartApp, 132: RestartApp,
-	133: RestartApp, 134: RestartApp, 135: RestartApp, 139: RestartApp, 159: RestartApp,
-	// XID 154, GPU recovery action changed: the action itself comes with
-	// the recovery-action reading (Kind RecoveryAction), which decides;
-	// an XID 154 then joins its incident. Without that reading (a
-	// dcgm-exporter without the field), the least the driver can have
-	// asked for is a reset.
-	154: ResetGPU,
-	// RESET_GPU.
-	46: ResetGPU, 62: ResetGPU, 109: ResetGPU, 110: ResetGPU, 136: ResetGPU,
-	143: ResetGPU, 155: ResetGPU, 156: ResetGPU, 158: ResetGPU,
-	// Drain: reboot, or the GPU's memory or links cannot be trusted.
-	48: Drain, 63: Drain, 64: Drain, 74: Drain, 79: Drain, 95: Drain,
-	119: Drain, 120: Drain, 140: Drain, 144: Drain, 145: Drain, 146: Drain,
-	147: Drain, 148: Drain, 149: Drain, 150: Drain, 151: Drain, 160: Drain,
-}
+// DefaultXIDs returns a copy of the catalogue's XID map (internal/gpuhealth:
+// NVIDIA's XID catalogue by its immediate-action bucket). An XID absent
+// from it never touches a node.
+func DefaultXIDs() map[int]Remediation { return gpuhealth.XIDActions() }
 
-// DefaultXIDs returns a copy of the default XID map.
-func DefaultXIDs() map[int]Remediation {
-	m := make(map[int]Remediation, len(defaultXIDs))
-	for k, v := range defaultXIDs {
-		m[k] = v
-	}
-	return m
-}
-
-// Table lists the default map for documentation, in XID order.
+// Table lists the default map for documentation, in XID order: the XIDs
+// that call for an action.
 func Table() [][2]string {
-	codes := make([]int, 0, len(defaultXIDs))
-	for c := range defaultXIDs {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	out := make([][2]string, len(codes))
-	for i, c := range codes {
-		out[i] = [2]string{strconv.Itoa(c), defaultXIDs[c].String()}
+	var out [][2]string
+	for _, row := range gpuhealth.XIDTable() {
+		if row[1] != gpuhealth.None.String() {
+			out = append(out, [2]string{row[0], row[1]})
+		}
 	}
 	return out
 }
