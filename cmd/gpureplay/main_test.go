@@ -155,7 +155,7 @@ func TestOutputFormat(t *testing.T) {
 	out, stderr, code := runReplay(t, tracePath("p100-no-profiling-15s"))
 	require.Equal(t, 0, code, stderr)
 	first := strings.SplitN(out, "\n", 2)[0]
-	require.Regexp(t, `^\{"time":1767225600,"uuid":"GPU-[0-9a-f-]+","bottleneck":"(idle|unknown)","straggler":false,"alerts":\[\],"score":0,"hint":"","usage":"(used|waiting|workload_idle|cluster_idle|unknown)","evidence":"(|utilization|power)"\}$`, first)
+	require.Regexp(t, `^\{"time":1767225600,"uuid":"GPU-[0-9a-f-]+","bottleneck":"(idle|unknown)","straggler":false,"alerts":\[\],"score":0,"hint":"","usage":"(used|waiting|workload_idle|cluster_idle|unknown)","evidence":"(|utilization|power)","health":"ok"\}$`, first)
 }
 
 func TestConfigFile(t *testing.T) {

@@ -11,7 +11,8 @@ const (
 	LevelRecovery
 	// LevelBadPages: an AMD GPU's retired pages against the threshold.
 	LevelBadPages
-	// LevelVerdict: the analyzer's class (faulted, or a slowdown).
+	// LevelVerdict: the analyzer's class (faulted, or a slowdown); the
+	// last level, as it repeats the others.
 	LevelVerdict
 	numLevels
 )
@@ -56,19 +57,24 @@ func (g *GPU) Set(src Level, s State, why string) {
 	g.level[src] = cause{s, why}
 }
 
-// State is the GPU's state at now: the worst that holds, with its cause;
-// of equals, a level before an event, then the first level.
+// State is the GPU's state at now: the worst that holds, with its cause.
+// Of equals, the rawest evidence names it: a level the GPU reports, then an
+// event, then the analyzer's verdict, which only repeats them.
 func (g *GPU) State(now int64) (State, string) {
 	worst, why := OK, ""
-	for _, c := range g.level {
+	for _, c := range g.level[:LevelVerdict] {
 		if c.state > worst {
 			worst, why = c.state, c.why
 		}
 	}
-	for s := worst + 1; s < NumStates; s++ {
+	for s := NumStates - 1; s > worst; s-- {
 		if g.until[s] > now {
 			worst, why = s, g.why[s]
+			break
 		}
+	}
+	if c := g.level[LevelVerdict]; c.state > worst {
+		worst, why = c.state, c.why
 	}
 	return worst, why
 }

@@ -112,6 +112,9 @@ const (
 	// HWPower (receiver/dcgmreceiver): Board power draw (DCGM_FI_DEV_POWER_USAGE).
 	HWPower     = "hw.power"
 	HWPowerUnit = "W"
+	// HWStatus (processor/gpuanalyzerprocessor): The GPU's health: 1 for its current state, 0 for each other (OpenTelemetry's hw.status, hw.type gpu).
+	HWStatus     = "hw.status"
+	HWStatusUnit = "1"
 	// HWTemperature (receiver/dcgmreceiver): GPU die temperature (DCGM_FI_DEV_GPU_TEMP).
 	HWTemperature     = "hw.temperature"
 	HWTemperatureUnit = "Cel"
@@ -306,6 +309,12 @@ const (
 	AttrHWName = "hw.name"
 	// AttrHWParent (resource attribute, receiver/dcgmreceiver): For a partition of an AMD GPU (compute partition mode DPX, TPX, QPX or CPX), the hw.id that stands for the whole GPU it is part of, its first partition's (which carries the GPU's board-level figures, such as power and temperature); set on every partition, the first included.
 	AttrHWParent = "hw.parent"
+	// AttrHWState (attribute, processor/gpuanalyzerprocessor): The GPU's health state, as OpenTelemetry's hardware conventions name it (v1.44.0, hw.gpu.status).
+	AttrHWState                 = "hw.state"
+	AttrHWStateOk               = "ok"
+	AttrHWStateDegraded         = "degraded"
+	AttrHWStateFailed           = "failed"
+	AttrHWStatePredictedFailure = "predicted_failure"
 	// AttrHWType (resource attribute, receiver/dcgmreceiver): Always gpu.
 	AttrHWType = "hw.type"
 	// AttrHWVendor (resource attribute, receiver/dcgmreceiver): NVIDIA or AMD.
@@ -466,6 +475,7 @@ var Metrics = [...]Metric{
 	{HWGPUMemoryUtilization, HWGPUMemoryUtilizationUnit, "receiver/dcgmreceiver"},
 	{HWGPUUtilization, HWGPUUtilizationUnit, "receiver/dcgmreceiver"},
 	{HWPower, HWPowerUnit, "receiver/dcgmreceiver"},
+	{HWStatus, HWStatusUnit, "processor/gpuanalyzerprocessor"},
 	{HWTemperature, HWTemperatureUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUAlerts, NvidiaGPUAlertsUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUBottleneckState, NvidiaGPUBottleneckStateUnit, "processor/gpuanalyzerprocessor"},
@@ -533,6 +543,7 @@ var Attributes = [...]Attribute{
 	{AttrHWModel, "receiver/dcgmreceiver"},
 	{AttrHWName, "receiver/dcgmreceiver"},
 	{AttrHWParent, "receiver/dcgmreceiver"},
+	{AttrHWState, "processor/gpuanalyzerprocessor"},
 	{AttrHWType, "receiver/dcgmreceiver"},
 	{AttrHWVendor, "receiver/dcgmreceiver"},
 	{AttrK8sContainerName, "receiver/dcgmreceiver"},

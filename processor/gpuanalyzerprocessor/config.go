@@ -54,6 +54,12 @@ type Config struct {
 	// default), instead of with every sample: fewer points for a backend
 	// and a fraction of the analyzer's cost. 0 sends them with every sample.
 	VerdictInterval time.Duration `mapstructure:"verdict_interval"`
+	// HealthHold is how long a fault event (an XID, an uncorrectable ECC
+	// error, a fatal RAS record) holds the GPU's hw.status after it (data
+	// time; 1h by default). An XID is a moment; the GPU it failed stays
+	// failed until it is reset or its node rebooted, which ends the
+	// collector's memory of it too.
+	HealthHold time.Duration `mapstructure:"health_hold"`
 
 	// Storage names a storage extension (file_storage) that keeps alert
 	// timers, straggler and leak state across restarts. Unset: nothing is
@@ -281,6 +287,7 @@ func defaultConfig() *Config {
 		// inside Prometheus' 5 min staleness) at under 3x a pass-through's
 		// CPU; every sample doubled the analyzer's cost (BENCHMARKS.md).
 		VerdictInterval: 30 * time.Second,
+		HealthHold:      time.Hour,
 		Bottleneck: BottleneckConfig{
 			FaultLookback:                 5 * time.Minute,
 			CriticalXIDs:                  []uint32{48, 64, 74, 79, 95, 119, 120, 140},
@@ -361,6 +368,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxGPUs <= 0 {
 		bad("max_gpus must be positive, got %d", cfg.MaxGPUs)
+	}
+	if cfg.HealthHold <= 0 {
+		bad("health_hold must be positive, got %v", cfg.HealthHold)
 	}
 	if cfg.VerdictInterval < 0 {
 		bad("verdict_interval must not be negative, got %v", cfg.VerdictInterval)
@@ -572,6 +582,7 @@ func (cfg *Config) analysisConfig() analysis.Config {
 		UsageReport: cfg.Cost.ReportInterval,
 
 		VerdictReport: cfg.VerdictInterval,
+		HealthHold:    cfg.HealthHold,
 	}
 	for i, a := range cfg.Alerts.byName() {
 		ac.Alerts[i] = analysis.AlertRule{Enabled: a.Enabled, For: a.For, Threshold: a.Threshold, Resolve: a.Resolve}

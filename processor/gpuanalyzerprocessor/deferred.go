@@ -56,7 +56,8 @@ func (fb *deferred) into(s *analysis.Sample) (ignored int64) {
 		// Pages retired up to the driver's threshold: the memory can no
 		// longer be repaired by retiring, as when NVIDIA's row remapping
 		// fails.
-		s.RowRemapFail, s.Has = 0, s.Has|analysis.HasRowRemapFailure
+		s.RowRemapFail, s.Has = 0, s.Has|analysis.HasRowRemapFailure|analysis.HasBadPages
+		s.BadPages, s.BadPageLimit = fb.badPages, fb.badPageThreshold
 		if fb.badPages >= fb.badPageThreshold {
 			s.RowRemapFail = 1
 		}

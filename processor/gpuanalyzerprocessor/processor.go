@@ -436,6 +436,10 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 		if ok = in(0, 1); ok {
 			s.RowRemapFail, s.Has = v, s.Has|analysis.HasRowRemapFailure
 		}
+	case metricnames.NvidiaGPURecoveryAction:
+		if ok = in(0, 255); ok {
+			s.Recovery, s.Has = int(v), s.Has|analysis.HasRecovery
+		}
 	case metricnames.HWErrors:
 		if attrStr(dp, metricnames.AttrErrorType) != metricnames.AttrErrorTypeUncorrected {
 			used = false
@@ -571,7 +575,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	ms := sm.Metrics()
-	ms.EnsureCapacity(7)
+	ms.EnsureCapacity(8)
 	ts := pcommon.Timestamp(v.Time)
 	mb := p.mb
 
@@ -628,6 +632,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	for _, c := range classes[:n] {
 		mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, v.ClassSeconds[c], classAttrs[c])
 	}
+	p.recordHealth(v, ts)
 	costAt := p.recordUsage(v, ts)
 
 	from := ms.Len()
@@ -668,6 +673,8 @@ func (p *analyzerProcessor) logTransition(e analysis.Event) {
 		p.logger.Info("GPU is a straggler", append(fields, zap.Float64("score", e.Score))...)
 	case analysis.StragglerEnded:
 		p.logger.Info("GPU is no longer a straggler", fields...)
+	case analysis.HealthChanged:
+		p.logHealth(e, fields)
 	case analysis.ClassChanged:
 		if p.summary != nil {
 			return // the summary logs each change once per interval, with its hint

@@ -29,6 +29,7 @@ var readings = map[string]bool{
 	metricnames.HWTemperature:               true,
 	metricnames.NvidiaGPUClockEventReasons:  true,
 	metricnames.NvidiaGPURowRemapFailure:    true,
+	metricnames.NvidiaGPURecoveryAction:     true,
 	metricnames.HWErrors:                    true,
 	metricnames.NvidiaGPUXIDErrors:          true,
 	metricnames.TrainingStepComputeDuration: true,

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
 )
@@ -41,6 +42,7 @@ type gpuLine struct {
 	straggler bool
 	waiting   bool // busy at a small fraction of its power (usage waiting)
 	held      bool // a pod holds it
+	health    gpuhealth.State
 	price     float64
 	last      int64
 }
@@ -63,6 +65,7 @@ func (f *fleetSummary) observe(v *analysis.Verdict, attrs pcommon.Map) {
 	_, g.held = attrs.Get(metricnames.AttrK8sPodName)
 	g.class, g.hint, g.basis, g.straggler, g.price, g.last = v.Class, v.Hint, v.Basis, v.Straggler, v.Usage.PricePerHour, v.Time
 	g.waiting = v.Usage.State == analysis.Waiting
+	g.health = v.Health
 	f.now = max(f.now, v.Time)
 }
 
@@ -139,9 +142,11 @@ func (f *fleetSummary) line(ids []string) string {
 	var held, waiting int
 	var wasted, waitingCost float64
 	var stragglers []string
+	var health [gpuhealth.NumStates]int
 	for _, id := range ids {
 		g := f.gpus[id]
 		count[g.class]++
+		health[g.health]++
 		if g.class == analysis.Idle && g.held {
 			held++
 			wasted += g.price
@@ -206,6 +211,9 @@ func (f *fleetSummary) line(ids []string) string {
 		if count[c] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[c], c))
 		}
+	}
+	if h := healthPart(health); h != "" {
+		parts = append(parts, h)
 	}
 	head := fmt.Sprintf("%d GPUs", len(ids))
 	if len(ids) == 1 {

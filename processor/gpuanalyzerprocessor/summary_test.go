@@ -2,6 +2,7 @@ package gpuanalyzerprocessor
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +40,12 @@ func TestFleetSummary(t *testing.T) {
 	var summaries []string
 	changes := map[string][]string{}
 	hints, evidence := map[string]string{}, map[string]string{}
+	health := map[string]string{}
 	for _, e := range logs.All() {
 		switch e.Message {
+		case "GPU health changed":
+			m := e.ContextMap()
+			health[m["gpu"].(string)] += fmt.Sprintf("%s>%s(%v) ", m["from"], m["to"], m["reason"])
 		case "GPU bottleneck changed":
 			m := e.ContextMap()
 			require.NotContains(t, m, "was", "with a summary, a change is logged once, at the summary")
@@ -63,7 +68,16 @@ func TestFleetSummary(t *testing.T) {
 	// At 90 s: the serving GPUs are in their phases, the throttled GPU's
 	// low clock makes it a straggler too, 1/3 (XID) and 1/5 (ECC) faulted.
 	require.Equal(t, "16 GPUs: 8 compute_bound, 2 memory_bound, 1 input_bound, 2 idle (1 held by a pod: $6.88/h wasted), "+
-		"2 stragglers: gpu-node-0/gpu2 in ml/llm-pretrain, gpu-node-0/gpu5 in ml/llm-pretrain, 1 throttled, 2 faulted", summaries[2])
+		"2 stragglers: gpu-node-0/gpu2 in ml/llm-pretrain, gpu-node-0/gpu5 in ml/llm-pretrain, 1 throttled, 2 faulted, "+
+		"health: 2 failed, 1 degraded", summaries[2])
+	// Health changes are logged as they happen, with what they rest on:
+	// the XIDs by NVIDIA's catalogue (79 off the bus, 48 a double-bit ECC
+	// error), the thermal slowdown.
+	require.Equal(t, map[string]string{
+		"gpu-node-1/gpu3": "ok>failed(xid_79) ",
+		"gpu-node-1/gpu5": "ok>failed(xid_48) ", // the double-bit error, as the driver logs it
+		"gpu-node-0/gpu2": "ok>degraded(throttled) ",
+	}, health)
 	// Changes are logged once, at the summary after they happen.
 	require.Equal(t, []string{"compute_bound>throttled"}, changes["gpu-node-0/gpu2"])
 	require.Equal(t, []string{"memory_bound>faulted"}, changes["gpu-node-1/gpu3"], "XID 79 at 45 s")

@@ -36,13 +36,20 @@ func LoadRemediate(path string) (*Remediate, error) {
 
 // lines writes one JSON line per decision the batch led to:
 //
-//	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-…","incident":"xid_79-1a2b3c4d","fault":"xid_79","action":"drain","reason":"policy","dry_run":true}
+//	{"time":1767226900,"node":"gpu-node-02","uuid":"GPU-…","incident":"xid_79-1a2b3c4d","fault":"xid_79","action":"drain","reason":"policy","dry_run":true,"health":"failed"}
+//
+// health is the GPU's hw.status, as the gpu_analyzer reported it with the
+// evidence: the dashboard's view of the same fault.
 func (rm *Remediate) lines(b []byte, md pmetric.Metrics, now time.Time, rep *report.Collector) []byte {
+	var health map[string]string
 	for _, d := range rm.r.ReplayBatch(md, now) {
+		if health == nil {
+			health = healthByGPU(md)
+		}
 		if rep != nil {
 			rep.AddDecision(report.Decision{
 				Time: float64(d.Time.UnixNano()) / 1e9, Node: d.Node, UUID: d.UUID, Incident: d.Incident,
-				Fault: d.Fault, Action: d.Action, Reason: d.Reason, DryRun: d.DryRun,
+				Fault: d.Fault, Action: d.Action, Reason: d.Reason, DryRun: d.DryRun, Health: health[d.UUID],
 			})
 		}
 		b = append(b, `{"time":`...)
@@ -61,6 +68,8 @@ func (rm *Remediate) lines(b []byte, md pmetric.Metrics, now time.Time, rep *rep
 		b = strconv.AppendQuote(b, d.Reason)
 		b = append(b, `,"dry_run":`...)
 		b = strconv.AppendBool(b, d.DryRun)
+		b = append(b, `,"health":`...)
+		b = strconv.AppendQuote(b, health[d.UUID])
 		b = append(b, "}\n"...)
 	}
 	return b

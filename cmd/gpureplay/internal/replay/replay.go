@@ -285,6 +285,8 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		b = strconv.AppendQuote(b, v.usage)
 		b = append(b, `,"evidence":`...)
 		b = strconv.AppendQuote(b, v.evidence)
+		b = append(b, `,"health":`...)
+		b = strconv.AppendQuote(b, v.health)
 		if v.scope != "" {
 			b = append(b, `,"scope":`...)
 			b = strconv.AppendQuote(b, v.scope)
@@ -314,6 +316,9 @@ type verdict struct {
 	// usage is the GPU's usage state from this row on (used, waiting,
 	// workload_idle, cluster_idle, unknown).
 	usage string
+	// health is the GPU's hw.status state (ok, degraded, failed,
+	// predicted_failure).
+	health string
 }
 
 // verdictOf reads the analyzer's metrics on one GPU's resource.
@@ -350,6 +355,8 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 				if st, ok := m.Sum().DataPoints().At(0).Attributes().Get(metricnames.AttrNvidiaGPUUsageState); ok {
 					v.usage = st.Str()
 				}
+			case metricnames.HWStatus:
+				v.health = healthOf(m)
 			case metricnames.NvidiaGPUStragglerState:
 				v.straggler = m.Gauge().DataPoints().At(0).IntValue() == 1
 			case metricnames.NvidiaGPUStragglerScore:
@@ -372,6 +379,40 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 	slices.Sort(v.alerts)
 	slices.Sort(v.pending)
 	return v
+}
+
+// healthOf reads the state hw.status sets to 1; "" if none.
+func healthOf(m pmetric.Metric) string {
+	dps := m.Sum().DataPoints()
+	for k := 0; k < dps.Len(); k++ {
+		if dps.At(k).IntValue() == 1 {
+			st, _ := dps.At(k).Attributes().Get(metricnames.AttrHWState)
+			return st.Str()
+		}
+	}
+	return ""
+}
+
+// healthByGPU reads each GPU's hw.status state in a batch, by hw.id.
+func healthByGPU(md pmetric.Metrics) map[string]string {
+	out := map[string]string{}
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		id, ok := rms.At(i).Resource().Attributes().Get(metricnames.AttrHWID)
+		if !ok {
+			continue
+		}
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				if ms.At(k).Name() == metricnames.HWStatus {
+					out[id.AsString()] = healthOf(ms.At(k))
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (v verdict) forReport() report.Verdict {

@@ -40,6 +40,8 @@ type Decision struct {
 	Node, UUID, Incident, Fault, Action string
 	Reason                              string
 	DryRun                              bool
+	// Health is the GPU's hw.status with the decision.
+	Health string
 }
 
 // CostRow is one namespace's line of -cost's summary, rounded as -cost

@@ -105,6 +105,7 @@ type DecisionJSON struct {
 	Action   string  `json:"action"`
 	Reason   string  `json:"reason"`
 	DryRun   bool    `json:"dry_run"`
+	Health   string  `json:"health"`
 }
 
 // Series is one value per bucket; NaN is written as null.

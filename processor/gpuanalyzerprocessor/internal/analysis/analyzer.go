@@ -1,5 +1,7 @@
 package analysis
 
+import "github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
+
 // AlertState is where an alert stands.
 type AlertState uint8
 
@@ -49,6 +51,10 @@ type Verdict struct {
 	// of this sample's Shares, in their order. It is only valid during the
 	// Evaluate callback.
 	Shares []ShareUsage
+	// Health is the GPU's state by internal/gpuhealth, HealthWhy the
+	// evidence it rests on ("" for ok).
+	Health    gpuhealth.State
+	HealthWhy string
 	// Report says the verdict is due to be sent: always, unless
 	// Config.VerdictReport is set; then at the GPU's first verdict, when its
 	// class, hint, straggler state or an alert's state changed, when its
@@ -67,6 +73,9 @@ const (
 	StragglerEnded
 	// ClassChanged: the bottleneck class changed from Prev to Class.
 	ClassChanged
+	// HealthChanged: the GPU's health changed from PrevHealth to Health,
+	// for the reason Why.
+	HealthChanged
 )
 
 // Event is a transition of one GPU.
@@ -82,6 +91,9 @@ type Event struct {
 	// Basis is what Class rests on, for ClassChanged.
 	Basis Basis
 	Score float64
+	// Health, PrevHealth and Why, for HealthChanged.
+	Health, PrevHealth gpuhealth.State
+	Why                string
 }
 
 // Counters are the analyzer's own figures.
@@ -296,6 +308,13 @@ type gpuState struct {
 	reportedAt        int64
 	reportedStraggler bool
 	reportedAlerts    [NumAlerts]AlertState
+	reportedHealth    gpuhealth.State
+
+	// health is the GPU's fault evidence (health.go), nil until it has
+	// some: most GPUs never do, and their state stays small; healthState
+	// is the state of its last verdict.
+	health      *gpuhealth.GPU
+	healthState gpuhealth.State
 }
 
 type group struct {
@@ -474,6 +493,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint, Basis: g.basis, PrevBasis: g.prevBasis,
 			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
 			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen, Shares: g.shareUsage}
+		v.Health, v.HealthWhy = a.stepHealth(g)
 		v.Report = g.due(int64(a.cfg.VerdictReport), v.Usage.Report)
 		fn(&v)
 		g.inBatch = false
@@ -490,10 +510,10 @@ func (g *gpuState) due(every int64, usageDue bool) bool {
 		return true
 	}
 	if g.reported && !usageDue && g.class == g.prevClass && g.hint == g.prevHint && g.basis == g.prevBasis &&
-		g.straggler == g.reportedStraggler && g.alerts == g.reportedAlerts && g.last-g.reportedAt < every {
+		g.straggler == g.reportedStraggler && g.alerts == g.reportedAlerts && g.healthState == g.reportedHealth && g.last-g.reportedAt < every {
 		return false
 	}
-	g.reported, g.reportedAt, g.reportedStraggler, g.reportedAlerts = true, g.last, g.straggler, g.alerts
+	g.reported, g.reportedAt, g.reportedStraggler, g.reportedAlerts, g.reportedHealth = true, g.last, g.straggler, g.alerts, g.healthState
 	return true
 }
 

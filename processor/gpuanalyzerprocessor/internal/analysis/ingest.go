@@ -114,11 +114,11 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 	// Fault evidence: an increase of the uncorrectable ECC count, a critical
 	// XID, a failed row remapping (on AMD, retired pages at the driver's
 	// threshold), a fatal RAS record.
+	var dbeRose, rasRose bool
 	if s.Has&HasDBE != 0 {
-		var inc bool
-		inc, g.dbe = g.increase(g.hasDBE, g.dbe, s.DBE, t)
+		dbeRose, g.dbe = g.increase(g.hasDBE, g.dbe, s.DBE, t)
 		g.hasDBE = true
-		if inc {
+		if dbeRose {
 			g.faultAt, g.hasFault = t, true
 		}
 	}
@@ -138,18 +138,21 @@ func (g *gpuState) ingest(s *Sample, a *Analyzer) {
 		if inc && a.critical[x.Code] {
 			g.faultAt, g.hasFault = t, true
 		}
+		if inc {
+			a.xidHealth(g, x.Code, t)
+		}
 	}
 	if s.Has&HasRowRemapFailure != 0 && s.RowRemapFail > 0 {
 		g.faultAt, g.hasFault = t, true
 	}
 	if s.Has&HasFatalRAS != 0 {
-		var inc bool
-		inc, g.fatalRAS = g.increase(g.hasRAS, g.fatalRAS, s.FatalRAS, t)
+		rasRose, g.fatalRAS = g.increase(g.hasRAS, g.fatalRAS, s.FatalRAS, t)
 		g.hasRAS = true
-		if inc {
+		if rasRose {
 			g.faultAt, g.hasFault = t, true
 		}
 	}
+	a.ingestHealth(g, s, t, dbeRose, rasRose)
 }
 
 // increase reports whether a cumulative counter grew since it was last

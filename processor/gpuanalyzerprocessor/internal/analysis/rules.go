@@ -211,4 +211,7 @@ type Config struct {
 	// VerdictReport, if positive, is the longest time between two
 	// Verdict.Report verdicts of a GPU; 0 reports every verdict.
 	VerdictReport time.Duration
+	// HealthHold is how long a fault event (an XID, an ECC error, a fatal
+	// RAS record) holds the GPU's health state after it (data time).
+	HealthHold time.Duration
 }

@@ -39,6 +39,12 @@ const (
 	HasGREngine
 	// HasPCIeTx: the bytes sent over PCIe, Sample.PCIeTx.
 	HasPCIeTx
+	// HasRecovery: the recovery action the driver asks for,
+	// Sample.Recovery.
+	HasRecovery
+	// HasBadPages: an AMD GPU's retired pages and the driver's threshold,
+	// Sample.BadPages and Sample.BadPageLimit.
+	HasBadPages
 )
 
 // ViolationReason is one reason an AMD GPU reports for holding its clocks
@@ -125,6 +131,12 @@ type Sample struct {
 	ViolationPresent uint8
 	// FatalRAS counts an AMD GPU's fatal RAS (CPER) records.
 	FatalRAS Counter
+	// Recovery is the recovery action the driver asks for (NVML's
+	// nvmlDeviceGpuRecoveryAction_t; 0 for none).
+	Recovery int
+	// BadPages are an AMD GPU's retired and pending pages, BadPageLimit
+	// the count at which its driver marks it bad.
+	BadPages, BadPageLimit float64
 	// Shares are the parts of a shared GPU (time-slicing, MPS) that its
 	// pods used over the interval this sample closes, one per pod (or the
 	// host's processes); nil for a GPU no one shares. Its usage is split

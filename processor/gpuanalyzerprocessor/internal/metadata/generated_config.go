@@ -6,6 +6,26 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// HwStatusMetricConfig provides config for the hw.status metric.
+type HwStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // NvidiaGpuAlertsMetricConfig provides config for the nvidia.gpu.alerts metric.
 type NvidiaGpuAlertsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -148,6 +168,7 @@ func (ms *NvidiaGpuTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 
 // MetricsConfig provides config for gpu_analyzer metrics.
 type MetricsConfig struct {
+	HwStatus                 HwStatusMetricConfig                 `mapstructure:"hw.status"`
 	NvidiaGpuAlerts          NvidiaGpuAlertsMetricConfig          `mapstructure:"nvidia.gpu.alerts"`
 	NvidiaGpuBottleneckState NvidiaGpuBottleneckStateMetricConfig `mapstructure:"nvidia.gpu.bottleneck.state"`
 	NvidiaGpuBottleneckTime  NvidiaGpuBottleneckTimeMetricConfig  `mapstructure:"nvidia.gpu.bottleneck.time"`
@@ -159,6 +180,9 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		HwStatus: HwStatusMetricConfig{
+			Enabled: true,
+		},
 		NvidiaGpuAlerts: NvidiaGpuAlertsMetricConfig{
 			Enabled: true,
 		},

@@ -26,6 +26,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					HwStatus: HwStatusMetricConfig{
+						Enabled: true,
+					},
 					NvidiaGpuAlerts: NvidiaGpuAlertsMetricConfig{
 						Enabled: true,
 					},
@@ -54,6 +57,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					HwStatus: HwStatusMetricConfig{
+						Enabled: false,
+					},
 					NvidiaGpuAlerts: NvidiaGpuAlertsMetricConfig{
 						Enabled: false,
 					},
@@ -82,7 +88,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(NvidiaGpuAlertsMetricConfig{}, NvidiaGpuBottleneckStateMetricConfig{}, NvidiaGpuBottleneckTimeMetricConfig{}, NvidiaGpuCostMetricConfig{}, NvidiaGpuStragglerScoreMetricConfig{}, NvidiaGpuStragglerStateMetricConfig{}, NvidiaGpuTimeMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwStatusMetricConfig{}, NvidiaGpuAlertsMetricConfig{}, NvidiaGpuBottleneckStateMetricConfig{}, NvidiaGpuBottleneckTimeMetricConfig{}, NvidiaGpuCostMetricConfig{}, NvidiaGpuStragglerScoreMetricConfig{}, NvidiaGpuStragglerStateMetricConfig{}, NvidiaGpuTimeMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

@@ -88,6 +88,40 @@ var MapAttributeAlertstate = map[string]AttributeAlertstate{
 	"firing":  AttributeAlertstateFiring,
 }
 
+// AttributeHwState specifies the value hw.state attribute.
+type AttributeHwState int
+
+const (
+	_ AttributeHwState = iota
+	AttributeHwStateOk
+	AttributeHwStateDegraded
+	AttributeHwStateFailed
+	AttributeHwStatePredictedFailure
+)
+
+// String returns the string representation of the AttributeHwState.
+func (av AttributeHwState) String() string {
+	switch av {
+	case AttributeHwStateOk:
+		return "ok"
+	case AttributeHwStateDegraded:
+		return "degraded"
+	case AttributeHwStateFailed:
+		return "failed"
+	case AttributeHwStatePredictedFailure:
+		return "predicted_failure"
+	}
+	return ""
+}
+
+// MapAttributeHwState is a helper map of string to AttributeHwState attribute value.
+var MapAttributeHwState = map[string]AttributeHwState{
+	"ok":                AttributeHwStateOk,
+	"degraded":          AttributeHwStateDegraded,
+	"failed":            AttributeHwStateFailed,
+	"predicted_failure": AttributeHwStatePredictedFailure,
+}
+
 // AttributeNvidiaGpuBottleneckClass specifies the value nvidia.gpu.bottleneck.class attribute.
 type AttributeNvidiaGpuBottleneckClass int
 
@@ -343,6 +377,10 @@ var MapAttributeNvidiaGpuUsageState = map[string]AttributeNvidiaGpuUsageState{
 }
 
 var MetricsInfo = metricsInfo{
+	HwStatus: metricInfo{
+		Name:       "hw.status",
+		Attributes: []string{"hw.state"},
+	},
 	NvidiaGpuAlerts: metricInfo{
 		Name:       "nvidia.gpu.alerts",
 		Attributes: []string{"alertname", "alertstate", "severity"},
@@ -372,6 +410,7 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	HwStatus                 metricInfo
 	NvidiaGpuAlerts          metricInfo
 	NvidiaGpuBottleneckState metricInfo
 	NvidiaGpuBottleneckTime  metricInfo
@@ -412,6 +451,60 @@ func WithNvidiaGpuBottleneckScopeMetricAttribute(nvidiaGpuBottleneckScopeAttribu
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("nvidia.gpu.bottleneck.scope", nvidiaGpuBottleneckScopeAttributeValue)
 	})
+}
+
+type metricHwStatus struct {
+	data     pmetric.Metric       // data buffer for generated metric.
+	config   HwStatusMetricConfig // metric config provided by user.
+	capacity int                  // max observed number of data points added to the metric.
+}
+
+// init fills hw.status metric with initial data.
+func (m *metricHwStatus) init() {
+	m.data.SetName("hw.status")
+	m.data.SetDescription("The GPU's health: 1 for its current state, 0 for each other (OpenTelemetry's hw.status, hw.type gpu).")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricHwStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.state", hwStateAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwStatus(cfg HwStatusMetricConfig) metricHwStatus {
+	m := metricHwStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricNvidiaGpuAlerts struct {
@@ -793,6 +886,7 @@ type MetricsBuilder struct {
 	metricsCapacity                int                  // maximum observed number of metrics per resource.
 	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
 	buildInfo                      component.BuildInfo  // contains version information.
+	metricHwStatus                 metricHwStatus
 	metricNvidiaGpuAlerts          metricNvidiaGpuAlerts
 	metricNvidiaGpuBottleneckState metricNvidiaGpuBottleneckState
 	metricNvidiaGpuBottleneckTime  metricNvidiaGpuBottleneckTime
@@ -877,6 +971,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricHwStatus.emit(ils.Metrics())
 	mb.metricNvidiaGpuAlerts.emit(ils.Metrics())
 	mb.metricNvidiaGpuBottleneckState.emit(ils.Metrics())
 	mb.metricNvidiaGpuBottleneckTime.emit(ils.Metrics())
@@ -903,6 +998,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordHwStatusDataPoint adds a data point to hw.status metric.
+func (mb *MetricsBuilder) RecordHwStatusDataPoint(ts pcommon.Timestamp, val int64, hwStateAttributeValue AttributeHwState) {
+	mb.metricHwStatus.recordDataPoint(mb.startTime, ts, val, hwStateAttributeValue.String())
 }
 
 // RecordNvidiaGpuAlertsDataPoint adds a data point to nvidia.gpu.alerts metric.

@@ -57,6 +57,9 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordHwStatusDataPoint(ts, 1, AttributeHwStateOk)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordNvidiaGpuAlertsDataPoint(ts, 1, AttributeAlertnameGPUFaulted, AttributeAlertstatePending, "severity-val")
 			defaultMetricsCount++
 			allMetricsCount++
@@ -105,6 +108,23 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "hw.status":
+					assert.False(t, validatedMetrics["hw.status"], "Found a duplicate in the metrics slice: hw.status")
+					validatedMetrics["hw.status"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "The GPU's health: 1 for its current state, 0 for each other (OpenTelemetry's hw.status, hw.type gpu).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwStateAttrVal, ok := dp.Attributes().Get("hw.state")
+					assert.True(t, ok)
+					assert.Equal(t, "ok", hwStateAttrVal.Str())
 				case "nvidia.gpu.alerts":
 					assert.False(t, validatedMetrics["nvidia.gpu.alerts"], "Found a duplicate in the metrics slice: nvidia.gpu.alerts")
 					validatedMetrics["nvidia.gpu.alerts"] = true

@@ -22,6 +22,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings processor.Settings, op
 		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer:                  pmetric.NewMetrics(),
 		buildInfo:                      settings.BuildInfo,
+		metricHwStatus:                 newMetricHwStatus(mbc.Metrics.HwStatus),
 		metricNvidiaGpuAlerts:          newMetricNvidiaGpuAlerts(mbc.Metrics.NvidiaGpuAlerts),
 		metricNvidiaGpuBottleneckState: newMetricNvidiaGpuBottleneckState(mbc.Metrics.NvidiaGpuBottleneckState),
 		metricNvidiaGpuBottleneckTime:  newMetricNvidiaGpuBottleneckTime(mbc.Metrics.NvidiaGpuBottleneckTime),
@@ -53,4 +54,5 @@ func (mb *MetricsBuilder) EmitTo(ms pmetric.MetricSlice) {
 	mb.metricNvidiaGpuStragglerState.emit(ms)
 	mb.metricNvidiaGpuStragglerScore.emit(ms)
 	mb.metricNvidiaGpuAlerts.emit(ms)
+	mb.metricHwStatus.emit(ms)
 }

@@ -28,6 +28,7 @@ func TestEmitToEmitsEveryMetric(t *testing.T) {
 	mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, 1, AttributeNvidiaGpuBottleneckClassInputBound)
 	mb.RecordNvidiaGpuTimeDataPoint(ts, 1, AttributeNvidiaGpuUsageStateUsed)
 	mb.RecordNvidiaGpuCostDataPoint(ts, 1, AttributeNvidiaGpuUsageStateUsed)
+	mb.RecordHwStatusDataPoint(ts, 1, AttributeHwStateOk)
 
 	ms := pmetric.NewMetricSlice()
 	mb.EmitTo(ms)
@@ -45,7 +46,7 @@ func TestEmitToEmitsEveryMetric(t *testing.T) {
 	require.Equal(t, []string{
 		MetricsInfo.NvidiaGpuBottleneckState.Name, MetricsInfo.NvidiaGpuBottleneckTime.Name, MetricsInfo.NvidiaGpuTime.Name,
 		MetricsInfo.NvidiaGpuCost.Name, MetricsInfo.NvidiaGpuStragglerState.Name, MetricsInfo.NvidiaGpuStragglerScore.Name,
-		MetricsInfo.NvidiaGpuAlerts.Name,
+		MetricsInfo.NvidiaGpuAlerts.Name, MetricsInfo.HwStatus.Name,
 	}, names)
 
 	// Emitted once: the next call starts empty.
