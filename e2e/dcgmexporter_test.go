@@ -208,7 +208,7 @@ var translations = []translated{
 	{"DCGM_FI_DEV_GPU_UTIL", "hw_gpu_utilization_ratio", []string{`hw_gpu_task="general"`}, 0.01, false, false},
 	{"DCGM_FI_DEV_FB_USED", "hw_gpu_memory_usage_bytes", nil, 1 << 20, false, false},
 	{"DCGM_FI_DEV_POWER_USAGE", "hw_power_watts", nil, 1, false, true},
-	{"DCGM_FI_DEV_GPU_TEMP", "hw_temperature_celsius", nil, 1, false, false},
+	{"DCGM_FI_DEV_GPU_TEMP", "hw_temperature_celsius", []string{`hw_sensor_location="die"`}, 1, false, false},
 	{"DCGM_FI_DEV_SM_CLOCK", "nvidia_gpu_clock_frequency_hertz", []string{`nvidia_gpu_clock="sm"`}, 1e6, false, false},
 	{"DCGM_FI_PROF_SM_ACTIVE", "nvidia_gpu_sm_active_ratio", nil, 1, true, false},
 	{"DCGM_FI_PROF_DRAM_ACTIVE", "nvidia_gpu_dram_active_ratio", nil, 1, true, false},

@@ -48,13 +48,27 @@ type Options struct {
 	MIGRescan time.Duration
 }
 
-// DCGM field IDs of the identity strings.
+// DCGM field IDs of the identity strings, and of the board's static
+// figures read with them (dcgm_fields.h).
 const (
 	fieldDriverVersion = 1
 	fieldName          = 50
+	fieldSerial        = 53
 	fieldUUID          = 54
 	fieldPCIBusID      = 57
+	fieldVBIOSVersion  = 85
+	fieldMemMaxOpTemp  = 151 // DCGM_FI_DEV_MEM_MAX_OP_TEMP: above it the memory slows down
+	fieldSlowdownTemp  = 158 // DCGM_FI_DEV_SLOWDOWN_TEMP
+	fieldShutdownTemp  = 159 // DCGM_FI_DEV_SHUTDOWN_TEMP
 )
+
+// temperatureThresholds are the thresholds read with the identity, and
+// what each is.
+var temperatureThresholds = map[dcgm.Short]gpu.TempLimit{
+	fieldSlowdownTemp: {Sensor: gpu.SensorDie, Kind: gpu.LimitSlowdown},
+	fieldShutdownTemp: {Sensor: gpu.SensorDie, Kind: gpu.LimitShutdown},
+	fieldMemMaxOpTemp: {Sensor: gpu.SensorMemory, Kind: gpu.LimitSlowdown},
+}
 
 // Backend is the DCGM backend.
 type Backend struct {
@@ -236,7 +250,8 @@ func (b *Backend) createGroup() error {
 // readIdentities reads each entity's model, UUID, PCI bus ID and the
 // driver version.
 func (b *Backend) readIdentities() error {
-	idFields := []dcgm.Short{fieldName, fieldUUID, fieldPCIBusID}
+	idFields := []dcgm.Short{fieldName, fieldUUID, fieldPCIBusID, fieldSerial, fieldVBIOSVersion,
+		fieldSlowdownTemp, fieldShutdownTemp, fieldMemMaxOpTemp}
 	idGroup, err := dcgm.FieldGroupCreate("otelcol-gpu-identity", idFields)
 	if err != nil {
 		return fmt.Errorf("create identity field group: %w", err)
@@ -247,6 +262,9 @@ func (b *Backend) readIdentities() error {
 	ids, err := dcgm.EntitiesGetLatestValues(b.pairs, idFields, 0)
 	if err != nil {
 		return fmt.Errorf("read GPU identities: %w", err)
+	}
+	for i := range b.entities {
+		b.entities[i].dev.TempLimits = nil // read anew below
 	}
 	driver := ""
 	if vs, err := dcgm.EntitiesGetLatestValues([]dcgm.GroupEntityPair{{EntityGroupId: dcgm.FE_NONE}}, []dcgm.Short{fieldDriverVersion}, 0); err == nil && len(vs) == 1 && vs[0].Status == 0 {
@@ -265,6 +283,19 @@ func (b *Backend) readIdentities() error {
 			d.UUID = v.String()
 		case fieldPCIBusID:
 			d.PCIBusID = v.String()
+		case fieldSerial:
+			d.SerialNumber = identityString(v.String())
+		case fieldVBIOSVersion:
+			d.FirmwareVersion = identityString(v.String())
+		default:
+			// A threshold is the board's: a MIG instance's is its
+			// GPU's, reported there.
+			if l, ok := temperatureThresholds[v.FieldID]; ok && b.entities[i].pair.EntityGroupId == dcgm.FE_GPU {
+				if c := v.Int64(); c > 0 && c < 200 {
+					l.Celsius = float64(c)
+					d.TempLimits = append(d.TempLimits, l)
+				}
+			}
 		}
 	}
 	for i := range b.entities {
@@ -276,6 +307,16 @@ func (b *Backend) readIdentities() error {
 		}
 	}
 	return nil
+}
+
+// identityString returns a string field's value, or "" for DCGM's blanks
+// (<<<NULL>>>, <<<NOT_SUPPORTED>>>, ...): a consumer board has no serial.
+func identityString(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "<<<") {
+		return ""
+	}
+	return s
 }
 
 // nameMIGInstances completes each MIG instance's identity from its parent
@@ -299,12 +340,15 @@ func (b *Backend) nameMIGInstances() {
 			// Without a MIG UUID from the driver, name the instance after its parent.
 			e.dev.UUID = fmt.Sprintf("%s/%d/%d", e.dev.MIG.ParentUUID, e.dev.MIG.GPUInstance, e.dev.MIG.ComputeInstance)
 		}
-		if e.dev.Model == "" {
-			for _, p := range b.entities {
-				if p.dev.MIG == nil && p.dev.UUID == e.dev.MIG.ParentUUID {
-					e.dev.Model, e.dev.PCIBusID = p.dev.Model, p.dev.PCIBusID
-				}
+		for _, p := range b.entities {
+			if p.dev.MIG != nil || p.dev.UUID != e.dev.MIG.ParentUUID {
+				continue
 			}
+			if e.dev.Model == "" {
+				e.dev.Model, e.dev.PCIBusID = p.dev.Model, p.dev.PCIBusID
+			}
+			// The board's serial and VBIOS are the instance's too.
+			e.dev.SerialNumber, e.dev.FirmwareVersion = p.dev.SerialNumber, p.dev.FirmwareVersion
 		}
 	}
 }

@@ -41,6 +41,53 @@ type Device struct {
 	AMD *AMDDevice
 	// Pod is the workload the device is allocated to, if known.
 	Pod Pod
+	// SerialNumber is the board's serial number and FirmwareVersion its
+	// VBIOS version, empty where the source does not report them. A MIG
+	// instance has its GPU's: it is on the same board.
+	SerialNumber    string
+	FirmwareVersion string
+	// TempLimits are the temperature thresholds the source reports for
+	// the device, read once per connection: static, like the identity.
+	// A MIG instance has none (they are its GPU's), nor has a partition
+	// of an AMD GPU where the library answers only for the first.
+	TempLimits []TempLimit
+}
+
+// TempSensor says where a temperature is taken (hw.sensor_location).
+type TempSensor uint8
+
+// The sensors a GPU reports.
+const (
+	// SensorDie is NVIDIA's GPU temperature (DCGM_FI_DEV_GPU_TEMP).
+	SensorDie TempSensor = iota
+	// SensorMemory is the HBM's (NVIDIA) or the VRAM's (AMD).
+	SensorMemory
+	// SensorEdge is AMD's edge sensor.
+	SensorEdge
+	// SensorHotspot is AMD's junction temperature, the die's hottest
+	// point.
+	SensorHotspot
+)
+
+// TempLimitKind is which threshold a TempLimit is.
+type TempLimitKind uint8
+
+// Temperature thresholds.
+const (
+	// LimitSlowdown is where the GPU slows itself down to cool: NVIDIA's
+	// slowdown threshold and memory maximum operating temperature, AMD
+	// SMI's critical temperature.
+	LimitSlowdown TempLimitKind = iota
+	// LimitShutdown is where the GPU shuts down: NVIDIA's shutdown
+	// threshold, AMD SMI's emergency temperature.
+	LimitShutdown
+)
+
+// TempLimit is one temperature threshold of a device.
+type TempLimit struct {
+	Sensor  TempSensor
+	Kind    TempLimitKind
+	Celsius float64
 }
 
 // MIG describes a MIG instance.

@@ -31,7 +31,7 @@ const (
 	// AmdGPUProcessCount (receiver/dcgmreceiver): Processes using the AMD GPU or partition (amdsmi_get_gpu_process_list).
 	AmdGPUProcessCount     = "amd.gpu.process.count"
 	AmdGPUProcessCountUnit = "{process}"
-	// AmdGPUTemperature (receiver/dcgmreceiver): Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.
+	// AmdGPUTemperature (receiver/dcgmreceiver): Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.
 	AmdGPUTemperature     = "amd.gpu.temperature"
 	AmdGPUTemperatureUnit = "Cel"
 	// AmdGPUUmcActivity (receiver/dcgmreceiver): Fraction of time the memory controllers (UMC) were busy, a measure of memory traffic (amdsmi_get_gpu_activity, umc_activity).
@@ -115,9 +115,12 @@ const (
 	// HWStatus (processor/gpuanalyzerprocessor): The GPU's health: 1 for its current state, 0 for each other (OpenTelemetry's hw.status, hw.type gpu).
 	HWStatus     = "hw.status"
 	HWStatusUnit = "1"
-	// HWTemperature (receiver/dcgmreceiver): GPU die temperature (DCGM_FI_DEV_GPU_TEMP).
+	// HWTemperature (receiver/dcgmreceiver): Temperature per sensor: NVIDIA's die (DCGM_FI_DEV_GPU_TEMP) and memory (DCGM_FI_DEV_MEMORY_TEMP); AMD's edge, hotspot and memory (amdsmi_get_temp_metric). The GPU's own temperature, what a reader that wants one figure takes, is the die's on NVIDIA and the hotspot's on AMD.
 	HWTemperature     = "hw.temperature"
 	HWTemperatureUnit = "Cel"
+	// HWTemperatureLimit (receiver/dcgmreceiver): Temperature thresholds, read once per connection: NVIDIA's slowdown (high.degraded) and shutdown (high.critical) thresholds of the die (DCGM_FI_DEV_SLOWDOWN_TEMP, DCGM_FI_DEV_SHUTDOWN_TEMP; nvmlDeviceGetTemperatureThreshold) and the memory's maximum operating temperature (high.degraded; NVML only); AMD's critical (high.degraded) and emergency (high.critical) temperature per sensor (amdsmi_get_temp_metric). A threshold the backend does not report is absent.
+	HWTemperatureLimit     = "hw.temperature.limit"
+	HWTemperatureLimitUnit = "Cel"
 	// NvidiaGPUAlerts (processor/gpuanalyzerprocessor): 1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.
 	NvidiaGPUAlerts     = "nvidia.gpu.alerts"
 	NvidiaGPUAlertsUnit = "{alert}"
@@ -145,7 +148,7 @@ const (
 	// NvidiaGPUGraphicsEngineActive (receiver/dcgmreceiver): Fraction of time the graphics or compute engine was active (DCGM_FI_PROF_GR_ENGINE_ACTIVE; falls back to GPU_UTIL where profiling is unsupported).
 	NvidiaGPUGraphicsEngineActive     = "nvidia.gpu.graphics_engine.active"
 	NvidiaGPUGraphicsEngineActiveUnit = "1"
-	// NvidiaGPUMemoryTemperature (receiver/dcgmreceiver): HBM temperature (DCGM_FI_DEV_MEMORY_TEMP).
+	// NvidiaGPUMemoryTemperature (receiver/dcgmreceiver): HBM temperature (DCGM_FI_DEV_MEMORY_TEMP), also hw.temperature with hw.sensor_location memory.
 	NvidiaGPUMemoryTemperature     = "nvidia.gpu.memory.temperature"
 	NvidiaGPUMemoryTemperatureUnit = "Cel"
 	// NvidiaGPUMemoryCopyUtilization (receiver/dcgmreceiver): Fraction of time the memory controller was busy (DCGM_FI_DEV_MEM_COPY_UTIL).
@@ -296,6 +299,8 @@ const (
 	AttrHostName = "host.name"
 	// AttrHWDriverVersion (resource attribute, receiver/dcgmreceiver): The GPU driver's version (NVIDIA's driver; AMD's amdgpu).
 	AttrHWDriverVersion = "hw.driver_version"
+	// AttrHWFirmwareVersion (resource attribute, receiver/dcgmreceiver): The GPU's VBIOS version (DCGM_FI_DEV_VBIOS_VERSION, nvmlDeviceGetVbiosVersion, amdsmi_get_gpu_vbios_info). Absent where the backend does not report it; a MIG instance carries its GPU's.
+	AttrHWFirmwareVersion = "hw.firmware_version"
 	// AttrHWGPUTask (attribute, receiver/dcgmreceiver): The engine the utilization is of.
 	AttrHWGPUTask        = "hw.gpu.task"
 	AttrHWGPUTaskGeneral = "general"
@@ -303,12 +308,24 @@ const (
 	AttrHWGPUTaskDecoder = "decoder"
 	// AttrHWID (resource attribute, receiver/dcgmreceiver): The GPU's (or MIG instance's) UUID, as DCGM spells it (GPU-..., MIG-...).
 	AttrHWID = "hw.id"
+	// AttrHWLimitType (attribute, receiver/dcgmreceiver): The kind of limit: high.degraded is where the GPU slows itself down to cool (NVIDIA's slowdown threshold, NVML's memory maximum operating temperature, AMD SMI's critical temperature), high.critical where it shuts down (NVIDIA's shutdown threshold, AMD SMI's emergency temperature).
+	AttrHWLimitType             = "hw.limit_type"
+	AttrHWLimitTypeHighDegraded = "high.degraded"
+	AttrHWLimitTypeHighCritical = "high.critical"
 	// AttrHWModel (resource attribute, receiver/dcgmreceiver): The product name, e.g. NVIDIA H100 80GB HBM3.
 	AttrHWModel = "hw.model"
 	// AttrHWName (resource attribute, receiver/dcgmreceiver): A readable name of the device on its host, e.g. gpu3 or gpu3/mig1.0.
 	AttrHWName = "hw.name"
-	// AttrHWParent (resource attribute, receiver/dcgmreceiver): For a partition of an AMD GPU (compute partition mode DPX, TPX, QPX or CPX), the hw.id that stands for the whole GPU it is part of, its first partition's (which carries the GPU's board-level figures, such as power and temperature); set on every partition, the first included.
+	// AttrHWParent (resource attribute, receiver/dcgmreceiver): For a MIG instance, the hw.id of the GPU it lives on (as nvidia.gpu.mig.parent_id). For a partition of an AMD GPU (compute partition mode DPX, TPX, QPX or CPX), the hw.id that stands for the whole GPU it is part of, its first partition's (which carries the GPU's board-level figures, such as power and temperature); set on every partition, the first included.
 	AttrHWParent = "hw.parent"
+	// AttrHWSensorLocation (attribute, receiver/dcgmreceiver): Where the temperature is taken: die (NVIDIA's GPU temperature, DCGM_FI_DEV_GPU_TEMP), memory (NVIDIA's HBM, DCGM_FI_DEV_MEMORY_TEMP; AMD's VRAM), edge (AMD's edge sensor), hotspot (AMD's junction, the die's hottest point).
+	AttrHWSensorLocation        = "hw.sensor_location"
+	AttrHWSensorLocationDie     = "die"
+	AttrHWSensorLocationMemory  = "memory"
+	AttrHWSensorLocationEdge    = "edge"
+	AttrHWSensorLocationHotspot = "hotspot"
+	// AttrHWSerialNumber (resource attribute, receiver/dcgmreceiver): The GPU's board serial number (DCGM_FI_DEV_SERIAL, nvmlDeviceGetSerial, amdsmi_get_gpu_board_info's product_serial). Absent where the backend does not report it (consumer boards); a MIG instance carries its GPU's.
+	AttrHWSerialNumber = "hw.serial_number"
 	// AttrHWState (attribute, processor/gpuanalyzerprocessor): The GPU's health state, as OpenTelemetry's hardware conventions name it (v1.44.0, hw.gpu.status).
 	AttrHWState                 = "hw.state"
 	AttrHWStateOk               = "ok"
@@ -477,6 +494,7 @@ var Metrics = [...]Metric{
 	{HWPower, HWPowerUnit, "receiver/dcgmreceiver"},
 	{HWStatus, HWStatusUnit, "processor/gpuanalyzerprocessor"},
 	{HWTemperature, HWTemperatureUnit, "receiver/dcgmreceiver"},
+	{HWTemperatureLimit, HWTemperatureLimitUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUAlerts, NvidiaGPUAlertsUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUBottleneckState, NvidiaGPUBottleneckStateUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUBottleneckTime, NvidiaGPUBottleneckTimeUnit, "processor/gpuanalyzerprocessor"},
@@ -538,11 +556,15 @@ var Attributes = [...]Attribute{
 	{AttrGPURemediationState, "connector/gpuremediationconnector"},
 	{AttrHostName, "receiver/dcgmreceiver"},
 	{AttrHWDriverVersion, "receiver/dcgmreceiver"},
+	{AttrHWFirmwareVersion, "receiver/dcgmreceiver"},
 	{AttrHWGPUTask, "receiver/dcgmreceiver"},
 	{AttrHWID, "receiver/dcgmreceiver"},
+	{AttrHWLimitType, "receiver/dcgmreceiver"},
 	{AttrHWModel, "receiver/dcgmreceiver"},
 	{AttrHWName, "receiver/dcgmreceiver"},
 	{AttrHWParent, "receiver/dcgmreceiver"},
+	{AttrHWSensorLocation, "receiver/dcgmreceiver"},
+	{AttrHWSerialNumber, "receiver/dcgmreceiver"},
 	{AttrHWState, "processor/gpuanalyzerprocessor"},
 	{AttrHWType, "receiver/dcgmreceiver"},
 	{AttrHWVendor, "receiver/dcgmreceiver"},

@@ -104,6 +104,7 @@ func (b *Backend) newMIG(p *device, h nvml.Device, uuid string) *device {
 	m.dev = gpu.Device{
 		UUID: uuid, Index: p.dev.Index, Model: p.dev.Model, DriverVersion: p.dev.DriverVersion,
 		PCIBusID: p.dev.PCIBusID, Host: p.dev.Host,
+		SerialNumber: p.dev.SerialNumber, FirmwareVersion: p.dev.FirmwareVersion,
 		MIG: &gpu.MIG{ParentUUID: p.dev.UUID, GPUInstance: gi, ComputeInstance: ci, Profile: b.migProfile(p, gi, ci)},
 	}
 	return m

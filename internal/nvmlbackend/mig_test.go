@@ -54,6 +54,9 @@ func TestMIGInstancesFollowed(t *testing.T) {
 		UUID: small, Index: 5, Model: "Mock NVIDIA A100-SXM4-40GB", DriverVersion: "550.54.15",
 		PCIBusID: got[parent.UUID].Device.PCIBusID, Host: "node-a",
 		MIG: &gpu.MIG{ParentUUID: parent.UUID, GPUInstance: 0, ComputeInstance: 0, Profile: "1g.5gb"},
+		// The board's serial and VBIOS, not its thresholds: those are
+		// reported on the GPU.
+		SerialNumber: "1564720004105", FirmwareVersion: "92.00.45.00.03",
 	}, *s.Device)
 	total, _ := s.Values.Get(f.FBTotal)
 	require.Equal(t, 4864.0, total, "the instance's own memory")

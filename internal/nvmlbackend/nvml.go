@@ -138,6 +138,7 @@ func (b *Backend) discover() error {
 			return fmt.Errorf("device %d UUID: %v", i, nvml.ErrorString(ret))
 		}
 		d.dev.Model, _ = h.GetName()
+		readBoard(h, &d.dev)
 		if m, ret := h.GetMemoryInfo(); ret == nvml.SUCCESS {
 			d.totalMemory = m.Total
 		}

@@ -31,6 +31,12 @@ func TestNVMLMock(t *testing.T) {
 	require.Equal(t, gpu.Device{
 		UUID: d0.UUID, Index: 0, Model: "Mock NVIDIA A100-SXM4-40GB", DriverVersion: "550.54.15",
 		PCIBusID: s0.Device.PCIBusID, Host: "node-a",
+		SerialNumber: "1564720004100", FirmwareVersion: "92.00.45.00.03",
+		TempLimits: []gpu.TempLimit{
+			{Sensor: gpu.SensorDie, Kind: gpu.LimitSlowdown, Celsius: 89},
+			{Sensor: gpu.SensorDie, Kind: gpu.LimitShutdown, Celsius: 92},
+			{Sensor: gpu.SensorMemory, Kind: gpu.LimitSlowdown, Celsius: 95},
+		},
 	}, *s0.Device)
 	want := map[f.Field]float64{
 		f.GPUUtil: 80, f.MemCopyUtil: 30, f.EncUtil: 0,

@@ -51,6 +51,20 @@ func New() *dgxa100.Server {
 		md.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { return 400000, nvml.SUCCESS }
 		md.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return 123456, nvml.SUCCESS }
 		md.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 61, nvml.SUCCESS }
+		// An A100 SXM4's, as nvidia-smi -q shows them.
+		md.GetSerialFunc = func() (string, nvml.Return) { return fmt.Sprintf("1564720%06d", 4100+i), nvml.SUCCESS }
+		md.GetVbiosVersionFunc = func() (string, nvml.Return) { return "92.00.45.00.03", nvml.SUCCESS }
+		md.GetTemperatureThresholdFunc = func(t nvml.TemperatureThresholds) (uint32, nvml.Return) {
+			switch t {
+			case nvml.TEMPERATURE_THRESHOLD_SHUTDOWN:
+				return 92, nvml.SUCCESS
+			case nvml.TEMPERATURE_THRESHOLD_SLOWDOWN:
+				return 89, nvml.SUCCESS
+			case nvml.TEMPERATURE_THRESHOLD_MEM_MAX:
+				return 95, nvml.SUCCESS
+			}
+			return 0, nvml.ERROR_NOT_SUPPORTED
+		}
 		md.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {
 			if c == nvml.CLOCK_SM {
 				return 1410, nvml.SUCCESS

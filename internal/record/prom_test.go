@@ -667,6 +667,9 @@ func TestPromNames(t *testing.T) {
 		mn.NvidiaGPUProcessMemoryUsage:           true,
 		mn.NvidiaGPUProcessMemoryCopyUtilization: true,
 		mn.NvidiaGPUProcessCount:                 true,
+		// The temperature thresholds are the board's, static: a trace
+		// has columns only for what is sampled.
+		mn.HWTemperatureLimit: true,
 	}
 	// AMD's own figures (amd.gpu.*) have no column in a trace, whose
 	// columns are DCGM's fields; an AMD GPU's hw.* series are read back.

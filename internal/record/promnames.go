@@ -86,7 +86,10 @@ var otelMetrics = []otelMetric{
 	{name: mn.HWPower, unit: mn.HWPowerUnit, typ: otelGauge, field: f.PowerUsage},
 	{name: mn.NvidiaGPUPowerLimit, unit: mn.NvidiaGPUPowerLimitUnit, typ: otelGauge, field: f.EnforcedPowerLimit},
 	{name: mn.HWEnergy, unit: mn.HWEnergyUnit, typ: otelCounter, field: f.TotalEnergy, scale: 1000},
-	{name: mn.HWTemperature, unit: mn.HWTemperatureUnit, typ: otelGauge, field: f.GPUTemp},
+	// The GPU's own temperature is the die's, or an AMD GPU's hotspot's;
+	// a collector that predates hw.sensor_location sends it without one.
+	{name: mn.HWTemperature, unit: mn.HWTemperatureUnit, typ: otelGauge, label: mn.AttrHWSensorLocation,
+		fields: map[string]f.Field{"": f.GPUTemp, mn.AttrHWSensorLocationDie: f.GPUTemp, mn.AttrHWSensorLocationHotspot: f.GPUTemp}},
 	{name: mn.NvidiaGPUMemoryTemperature, unit: mn.NvidiaGPUMemoryTemperatureUnit, typ: otelGauge, field: f.MemoryTemp},
 	{name: mn.NvidiaGPUClockFrequency, unit: mn.NvidiaGPUClockFrequencyUnit, typ: otelGauge, scale: 1e-6, label: mn.AttrNvidiaGPUClock,
 		fields: map[string]f.Field{mn.AttrNvidiaGPUClockSM: f.SMClock, mn.AttrNvidiaGPUClockMemory: f.MemClock}},

@@ -47,6 +47,7 @@ func cpxPartitions(seed uint64, g *simGPU) []*migInstance {
 		m.dev.UUID = fmt.Sprintf("%02x%s", (first-uint64(k))&0xff, parent[2:])
 		m.dev.PCIBusID = strings.TrimSuffix(g.dev.PCIBusID, "0") + strconv.Itoa(k)
 		m.dev.Pod = pod
+		m.dev.TempLimits = nil // the board's, on the first partition
 		m.dev.AMD = &gpu.AMDDevice{ComputePartition: "CPX", MemoryPartition: "NPS4", PartitionID: k, ParentUUID: parent}
 		m.sh = share{pod: pod, uid: fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(b>>32), uint16(b>>16), uint16(b)&0xfff, uint16(a>>48)&0xfff, a&0xffffffffffff),
 			ctrID: fmt.Sprintf("%016x%016x%016x%016x", rng.next(), rng.next(), rng.next(), rng.next()), pid: uint32(30_000 + 100*g.idx + k), part: 1}

@@ -135,6 +135,7 @@ func New(cfg Config) (*Fleet, error) {
 			if m.amd {
 				amdDevice(&g.dev, i)
 			}
+			boardIdentity(&g.dev)
 			for wi := range cfg.Workloads {
 				w := &cfg.Workloads[wi]
 				sel, _ := parseSelector(w.GPUs)
@@ -250,6 +251,7 @@ func migInstances(seed uint64, g *simGPU) []*migInstance {
 		m.dev = g.dev
 		m.dev.UUID = fmt.Sprintf("MIG-%08x-%04x-%04x-%04x-%012x", uint32(a>>32), uint16(a>>16), uint16(a), uint16(b>>48), b&0xffffffffffff)
 		m.dev.Pod = pod
+		m.dev.TempLimits = nil // the board's, on the GPU
 		// GPU instance IDs as nvidia-smi numbers those of one size.
 		m.dev.MIG = &gpu.MIG{ParentUUID: g.dev.UUID, GPUInstance: 1 + k*prof.slices, ComputeInstance: 0, Profile: prof.name}
 		m.sh = share{pod: pod, uid: fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(b>>32), uint16(b>>16), uint16(b)&0xfff, uint16(a>>48)&0xfff, a&0xffffffffffff),

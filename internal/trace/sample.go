@@ -18,7 +18,9 @@ func (r *Row) Sample(devices map[string]*gpu.Device) gpu.Sample {
 		UUID: r.UUID, Index: r.GPU, Model: r.Model, Host: r.Host,
 		Pod: gpu.Pod{Namespace: r.Namespace, Name: r.Pod, Container: r.Container, Job: r.Job},
 	}
-	if d == nil || *d != want {
+	// A trace holds no more of a device than these (no thresholds, whose
+	// slice makes Device incomparable).
+	if d == nil || d.UUID != want.UUID || d.Index != want.Index || d.Model != want.Model || d.Host != want.Host || d.Pod != want.Pod {
 		d = &want
 		devices[r.UUID] = d
 	}

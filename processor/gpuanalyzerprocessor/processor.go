@@ -425,6 +425,14 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 	case metricnames.NvidiaGPUPowerLimit:
 		fb.powerLimit, fb.hasPowerLimit, used = dp, true, false
 	case metricnames.HWTemperature:
+		// The GPU's own temperature: the die's (NVIDIA) or the hotspot's
+		// (AMD), or a point without a location (an older receiver, or a
+		// source that has one sensor); not the memory's or the edge's.
+		if loc := attrStr(dp, metricnames.AttrHWSensorLocation); loc != "" &&
+			loc != metricnames.AttrHWSensorLocationDie && loc != metricnames.AttrHWSensorLocationHotspot {
+			used = false
+			break
+		}
 		if ok = in(0, 200); ok {
 			s.Temp, s.Has = v, s.Has|analysis.HasTemp
 		}

@@ -29,7 +29,7 @@ func neededFields(cfg *Config) []f.Field {
 	use(m.HwGpuMemoryUtilization.Enabled, f.FBUsed, f.FBFree, f.FBTotal)
 	use(m.HwPower.Enabled, f.PowerUsage)
 	use(m.NvidiaGpuPowerLimit.Enabled, f.EnforcedPowerLimit)
-	use(m.HwTemperature.Enabled, f.GPUTemp)
+	use(m.HwTemperature.Enabled, f.GPUTemp, f.MemoryTemp)
 	use(m.HwEnergy.Enabled, f.TotalEnergy)
 	use(m.HwErrors.Enabled, f.ECCSBEVolTotal, f.ECCDBEVolTotal)
 	use(m.HwGpuIo.Enabled, f.PCIeTxBytes, f.PCIeRxBytes)

@@ -95,6 +95,12 @@ func TestNeededFieldsKeepEveryMetric(t *testing.T) {
 				require.Empty(t, need, "a per-process metric needs no field watched")
 				return
 			}
+			if name == metricnames.HWTemperatureLimit {
+				// The thresholds are read once, with the device's
+				// identity (gpu.Device.TempLimits), not watched.
+				require.Empty(t, need, "the temperature thresholds need no field watched")
+				return
+			}
 			if strings.HasPrefix(name, "amd.gpu.") {
 				// AMD's figures come from AMD SMI, not from DCGM fields:
 				// TestAMDSMIEveryMetric checks that the amdsmi path

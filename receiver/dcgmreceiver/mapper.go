@@ -124,6 +124,8 @@ func (m *mapper) setResource(d *gpu.Device, name string) {
 	setIf(rb.SetHwModel, d.Model)
 	setIf(rb.SetHwDriverVersion, d.DriverVersion)
 	setIf(rb.SetHostName, d.Host)
+	setIf(rb.SetHwSerialNumber, d.SerialNumber)
+	setIf(rb.SetHwFirmwareVersion, d.FirmwareVersion)
 	if d.IsAMD() {
 		rb.SetAmdGpuIndex(int64(d.Index))
 		setIf(rb.SetAmdGpuPciBusID, d.PCIBusID)
@@ -142,6 +144,9 @@ func (m *mapper) setResource(d *gpu.Device, name string) {
 		setIf(rb.SetNvidiaGpuPciBusID, d.PCIBusID)
 	}
 	if d.MIG != nil {
+		// hw.parent is the conventions' name for it; the vendor's stays
+		// for the readers that know only it.
+		setIf(rb.SetHwParent, d.MIG.ParentUUID)
 		rb.SetNvidiaGpuMigParentID(d.MIG.ParentUUID)
 		rb.SetNvidiaGpuMigInstance(migInstance(d.MIG))
 		setIf(rb.SetNvidiaGpuMigProfile, d.MIG.Profile)
@@ -154,7 +159,7 @@ func (m *mapper) setResource(d *gpu.Device, name string) {
 }
 
 // deviceAttributes is how many attributes setResource sets at most.
-const deviceAttributes = 17
+const deviceAttributes = 19
 
 func setIf(set func(string), v string) {
 	if v != "" {
@@ -212,9 +217,7 @@ func (m *mapper) record(s *gpu.Sample, cs *counterState) {
 	if v, ok := value(vs, f.PowerUsage); ok {
 		mb.RecordHwPowerDataPoint(ts, v)
 	}
-	if v, ok := value(vs, f.GPUTemp); ok {
-		mb.RecordHwTemperatureDataPoint(ts, v)
-	}
+	m.recordTemperatures(s, ts)
 
 	// Counters both vendors have.
 	dt := s.Time.Sub(cs.last).Seconds()
@@ -253,6 +256,53 @@ func (m *mapper) record(s *gpu.Sample, cs *counterState) {
 	}
 	cs.last = s.Time
 	cs.samples++
+}
+
+// sensorLocations are the hw.sensor_location of each gpu.TempSensor.
+var sensorLocations = [...]metadata.AttributeHwSensorLocation{
+	gpu.SensorDie:     metadata.AttributeHwSensorLocationDie,
+	gpu.SensorMemory:  metadata.AttributeHwSensorLocationMemory,
+	gpu.SensorEdge:    metadata.AttributeHwSensorLocationEdge,
+	gpu.SensorHotspot: metadata.AttributeHwSensorLocationHotspot,
+}
+
+// limitTypes are the hw.limit_type of each gpu.TempLimitKind.
+var limitTypes = [...]metadata.AttributeHwLimitType{
+	gpu.LimitSlowdown: metadata.AttributeHwLimitTypeHighDegraded,
+	gpu.LimitShutdown: metadata.AttributeHwLimitTypeHighCritical,
+}
+
+// recordTemperatures records every temperature the sample has as
+// hw.temperature with its sensor's location, and the device's thresholds
+// as hw.temperature.limit. An AMD GPU's GPU_TEMP is its hotspot's, which
+// its own figures hold too; a trace of one has only GPU_TEMP.
+func (m *mapper) recordTemperatures(s *gpu.Sample, ts pcommon.Timestamp) {
+	mb := m.mb
+	vs := &s.Values
+	switch {
+	case s.Device.IsAMD() && s.AMD != nil:
+		for _, t := range temperatureSensors {
+			if v, ok := s.AMD.Get(t.field); ok {
+				mb.RecordHwTemperatureDataPoint(ts, v, t.location)
+			}
+		}
+	case s.Device.IsAMD():
+		if v, ok := value(vs, f.GPUTemp); ok {
+			mb.RecordHwTemperatureDataPoint(ts, v, metadata.AttributeHwSensorLocationHotspot)
+		}
+	default:
+		if v, ok := value(vs, f.GPUTemp); ok {
+			mb.RecordHwTemperatureDataPoint(ts, v, metadata.AttributeHwSensorLocationDie)
+		}
+		if v, ok := value(vs, f.MemoryTemp); ok {
+			mb.RecordHwTemperatureDataPoint(ts, v, metadata.AttributeHwSensorLocationMemory)
+		}
+	}
+	for _, l := range s.Device.TempLimits {
+		if int(l.Sensor) < len(sensorLocations) && int(l.Kind) < len(limitTypes) {
+			mb.RecordHwTemperatureLimitDataPoint(ts, l.Celsius, sensorLocations[l.Sensor], limitTypes[l.Kind])
+		}
+	}
 }
 
 // recordNVIDIA records the nvidia.gpu.* metrics.

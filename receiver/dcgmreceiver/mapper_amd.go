@@ -47,13 +47,16 @@ var violationReasons = []struct {
 	{gpu.AMDViolationProchot, metadata.AttributeAmdGpuViolationReasonProchot},
 }
 
+// temperatureSensors are AMD's sensors as amd.gpu.temperature and
+// hw.temperature name them: vram is hw.temperature's memory.
 var temperatureSensors = []struct {
-	field gpu.AMDField
-	attr  metadata.AttributeAmdGpuTemperatureSensor
+	field    gpu.AMDField
+	attr     metadata.AttributeAmdGpuTemperatureSensor
+	location metadata.AttributeHwSensorLocation
 }{
-	{gpu.AMDTempEdge, metadata.AttributeAmdGpuTemperatureSensorEdge},
-	{gpu.AMDTempHotspot, metadata.AttributeAmdGpuTemperatureSensorHotspot},
-	{gpu.AMDTempVRAM, metadata.AttributeAmdGpuTemperatureSensorVram},
+	{gpu.AMDTempEdge, metadata.AttributeAmdGpuTemperatureSensorEdge, metadata.AttributeHwSensorLocationEdge},
+	{gpu.AMDTempHotspot, metadata.AttributeAmdGpuTemperatureSensorHotspot, metadata.AttributeHwSensorLocationHotspot},
+	{gpu.AMDTempVRAM, metadata.AttributeAmdGpuTemperatureSensorVram, metadata.AttributeHwSensorLocationMemory},
 }
 
 var badPageStates = []struct {

@@ -828,10 +828,20 @@ func (ms *HwPowerMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// HwTemperatureMetricAttributeKey specifies the key of an attribute for the hw.temperature metric.
+type HwTemperatureMetricAttributeKey string
+
+const (
+	HwTemperatureMetricAttributeKeyHwSensorLocation HwTemperatureMetricAttributeKey = "hw.sensor_location"
+)
+
 // HwTemperatureMetricConfig provides config for the hw.temperature metric.
 type HwTemperatureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwTemperatureMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -845,6 +855,73 @@ func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwTemperatureMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwTemperatureMetricAttributeKeyHwSensorLocation:
+		default:
+			return fmt.Errorf("metric hw.temperature doesn't have an attribute %v, valid attributes: [hw.sensor_location]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwTemperatureLimitMetricAttributeKey specifies the key of an attribute for the hw.temperature.limit metric.
+type HwTemperatureLimitMetricAttributeKey string
+
+const (
+	HwTemperatureLimitMetricAttributeKeyHwSensorLocation HwTemperatureLimitMetricAttributeKey = "hw.sensor_location"
+	HwTemperatureLimitMetricAttributeKeyHwLimitType      HwTemperatureLimitMetricAttributeKey = "hw.limit_type"
+)
+
+// HwTemperatureLimitMetricConfig provides config for the hw.temperature.limit metric.
+type HwTemperatureLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwTemperatureLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwTemperatureLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwTemperatureLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwTemperatureLimitMetricAttributeKeyHwSensorLocation, HwTemperatureLimitMetricAttributeKeyHwLimitType:
+		default:
+			return fmt.Errorf("metric hw.temperature.limit doesn't have an attribute %v, valid attributes: [hw.sensor_location, hw.limit_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -1539,6 +1616,7 @@ type MetricsConfig struct {
 	HwGpuUtilization                      HwGpuUtilizationMetricConfig                      `mapstructure:"hw.gpu.utilization"`
 	HwPower                               HwPowerMetricConfig                               `mapstructure:"hw.power"`
 	HwTemperature                         HwTemperatureMetricConfig                         `mapstructure:"hw.temperature"`
+	HwTemperatureLimit                    HwTemperatureLimitMetricConfig                    `mapstructure:"hw.temperature.limit"`
 	NvidiaGpuClockEventActive             NvidiaGpuClockEventActiveMetricConfig             `mapstructure:"nvidia.gpu.clock.event.active"`
 	NvidiaGpuClockEventReasons            NvidiaGpuClockEventReasonsMetricConfig            `mapstructure:"nvidia.gpu.clock.event_reasons"`
 	NvidiaGpuClockFrequency               NvidiaGpuClockFrequencyMetricConfig               `mapstructure:"nvidia.gpu.clock.frequency"`
@@ -1662,7 +1740,14 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		HwTemperature: HwTemperatureMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwSensorLocation},
+		},
+		HwTemperatureLimit: HwTemperatureLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwSensorLocation, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 		},
 		NvidiaGpuClockEventActive: NvidiaGpuClockEventActiveMetricConfig{
 			Enabled:             true,
@@ -1784,10 +1869,12 @@ type ResourceAttributesConfig struct {
 	AmdGpuPciBusID         ResourceAttributeConfig `mapstructure:"amd.gpu.pci_bus_id"`
 	HostName               ResourceAttributeConfig `mapstructure:"host.name"`
 	HwDriverVersion        ResourceAttributeConfig `mapstructure:"hw.driver_version"`
+	HwFirmwareVersion      ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
 	HwID                   ResourceAttributeConfig `mapstructure:"hw.id"`
 	HwModel                ResourceAttributeConfig `mapstructure:"hw.model"`
 	HwName                 ResourceAttributeConfig `mapstructure:"hw.name"`
 	HwParent               ResourceAttributeConfig `mapstructure:"hw.parent"`
+	HwSerialNumber         ResourceAttributeConfig `mapstructure:"hw.serial_number"`
 	HwType                 ResourceAttributeConfig `mapstructure:"hw.type"`
 	HwVendor               ResourceAttributeConfig `mapstructure:"hw.vendor"`
 	K8sContainerName       ResourceAttributeConfig `mapstructure:"k8s.container.name"`
@@ -1827,6 +1914,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		HwDriverVersion: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		HwFirmwareVersion: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		HwID: ResourceAttributeConfig{
 			Enabled: true,
 		},
@@ -1837,6 +1927,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		HwParent: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwSerialNumber: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		HwType: ResourceAttributeConfig{

@@ -123,7 +123,14 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: true,
 					},
 					HwTemperature: HwTemperatureMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwSensorLocation},
+					},
+					HwTemperatureLimit: HwTemperatureLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwSensorLocation, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 					},
 					NvidiaGpuClockEventActive: NvidiaGpuClockEventActiveMetricConfig{
 						Enabled:             true,
@@ -216,10 +223,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					AmdGpuPciBusID:         ResourceAttributeConfig{Enabled: true},
 					HostName:               ResourceAttributeConfig{Enabled: true},
 					HwDriverVersion:        ResourceAttributeConfig{Enabled: true},
+					HwFirmwareVersion:      ResourceAttributeConfig{Enabled: true},
 					HwID:                   ResourceAttributeConfig{Enabled: true},
 					HwModel:                ResourceAttributeConfig{Enabled: true},
 					HwName:                 ResourceAttributeConfig{Enabled: true},
 					HwParent:               ResourceAttributeConfig{Enabled: true},
+					HwSerialNumber:         ResourceAttributeConfig{Enabled: true},
 					HwType:                 ResourceAttributeConfig{Enabled: true},
 					HwVendor:               ResourceAttributeConfig{Enabled: true},
 					K8sContainerName:       ResourceAttributeConfig{Enabled: true},
@@ -338,7 +347,14 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: false,
 					},
 					HwTemperature: HwTemperatureMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwSensorLocation},
+					},
+					HwTemperatureLimit: HwTemperatureLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwSensorLocation, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 					},
 					NvidiaGpuClockEventActive: NvidiaGpuClockEventActiveMetricConfig{
 						Enabled:             false,
@@ -431,10 +447,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					AmdGpuPciBusID:         ResourceAttributeConfig{Enabled: false},
 					HostName:               ResourceAttributeConfig{Enabled: false},
 					HwDriverVersion:        ResourceAttributeConfig{Enabled: false},
+					HwFirmwareVersion:      ResourceAttributeConfig{Enabled: false},
 					HwID:                   ResourceAttributeConfig{Enabled: false},
 					HwModel:                ResourceAttributeConfig{Enabled: false},
 					HwName:                 ResourceAttributeConfig{Enabled: false},
 					HwParent:               ResourceAttributeConfig{Enabled: false},
+					HwSerialNumber:         ResourceAttributeConfig{Enabled: false},
 					HwType:                 ResourceAttributeConfig{Enabled: false},
 					HwVendor:               ResourceAttributeConfig{Enabled: false},
 					K8sContainerName:       ResourceAttributeConfig{Enabled: false},
@@ -456,7 +474,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuProcessCountMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, AmdGpuXgmiLinkBandwidthMetricConfig{}, AmdGpuXgmiLinkIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuProcessCountMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, AmdGpuXgmiLinkBandwidthMetricConfig{}, AmdGpuXgmiLinkIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -605,6 +623,30 @@ func TestHwGpuUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestHwTemperatureMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwTemperature
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwTemperatureMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature doesn't have an attribute invalid, valid attributes: [hw.sensor_location]")
+
+	cfg = DefaultMetricsConfig().HwTemperature
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwTemperatureLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwTemperatureLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwTemperatureLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature.limit doesn't have an attribute invalid, valid attributes: [hw.sensor_location, hw.limit_type]")
+
+	cfg = DefaultMetricsConfig().HwTemperatureLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestNvidiaGpuClockEventActiveMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().NvidiaGpuClockEventActive
 	require.NoError(t, cfg.Validate())
@@ -730,10 +772,12 @@ func TestResourceAttributesConfig(t *testing.T) {
 				AmdGpuPciBusID:         ResourceAttributeConfig{Enabled: true},
 				HostName:               ResourceAttributeConfig{Enabled: true},
 				HwDriverVersion:        ResourceAttributeConfig{Enabled: true},
+				HwFirmwareVersion:      ResourceAttributeConfig{Enabled: true},
 				HwID:                   ResourceAttributeConfig{Enabled: true},
 				HwModel:                ResourceAttributeConfig{Enabled: true},
 				HwName:                 ResourceAttributeConfig{Enabled: true},
 				HwParent:               ResourceAttributeConfig{Enabled: true},
+				HwSerialNumber:         ResourceAttributeConfig{Enabled: true},
 				HwType:                 ResourceAttributeConfig{Enabled: true},
 				HwVendor:               ResourceAttributeConfig{Enabled: true},
 				K8sContainerName:       ResourceAttributeConfig{Enabled: true},
@@ -760,10 +804,12 @@ func TestResourceAttributesConfig(t *testing.T) {
 				AmdGpuPciBusID:         ResourceAttributeConfig{Enabled: false},
 				HostName:               ResourceAttributeConfig{Enabled: false},
 				HwDriverVersion:        ResourceAttributeConfig{Enabled: false},
+				HwFirmwareVersion:      ResourceAttributeConfig{Enabled: false},
 				HwID:                   ResourceAttributeConfig{Enabled: false},
 				HwModel:                ResourceAttributeConfig{Enabled: false},
 				HwName:                 ResourceAttributeConfig{Enabled: false},
 				HwParent:               ResourceAttributeConfig{Enabled: false},
+				HwSerialNumber:         ResourceAttributeConfig{Enabled: false},
 				HwType:                 ResourceAttributeConfig{Enabled: false},
 				HwVendor:               ResourceAttributeConfig{Enabled: false},
 				K8sContainerName:       ResourceAttributeConfig{Enabled: false},

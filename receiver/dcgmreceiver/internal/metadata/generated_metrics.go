@@ -233,6 +233,66 @@ var MapAttributeHwGpuTask = map[string]AttributeHwGpuTask{
 	"decoder": AttributeHwGpuTaskDecoder,
 }
 
+// AttributeHwLimitType specifies the value hw.limit_type attribute.
+type AttributeHwLimitType int
+
+const (
+	_ AttributeHwLimitType = iota
+	AttributeHwLimitTypeHighDegraded
+	AttributeHwLimitTypeHighCritical
+)
+
+// String returns the string representation of the AttributeHwLimitType.
+func (av AttributeHwLimitType) String() string {
+	switch av {
+	case AttributeHwLimitTypeHighDegraded:
+		return "high.degraded"
+	case AttributeHwLimitTypeHighCritical:
+		return "high.critical"
+	}
+	return ""
+}
+
+// MapAttributeHwLimitType is a helper map of string to AttributeHwLimitType attribute value.
+var MapAttributeHwLimitType = map[string]AttributeHwLimitType{
+	"high.degraded": AttributeHwLimitTypeHighDegraded,
+	"high.critical": AttributeHwLimitTypeHighCritical,
+}
+
+// AttributeHwSensorLocation specifies the value hw.sensor_location attribute.
+type AttributeHwSensorLocation int
+
+const (
+	_ AttributeHwSensorLocation = iota
+	AttributeHwSensorLocationDie
+	AttributeHwSensorLocationMemory
+	AttributeHwSensorLocationEdge
+	AttributeHwSensorLocationHotspot
+)
+
+// String returns the string representation of the AttributeHwSensorLocation.
+func (av AttributeHwSensorLocation) String() string {
+	switch av {
+	case AttributeHwSensorLocationDie:
+		return "die"
+	case AttributeHwSensorLocationMemory:
+		return "memory"
+	case AttributeHwSensorLocationEdge:
+		return "edge"
+	case AttributeHwSensorLocationHotspot:
+		return "hotspot"
+	}
+	return ""
+}
+
+// MapAttributeHwSensorLocation is a helper map of string to AttributeHwSensorLocation attribute value.
+var MapAttributeHwSensorLocation = map[string]AttributeHwSensorLocation{
+	"die":     AttributeHwSensorLocationDie,
+	"memory":  AttributeHwSensorLocationMemory,
+	"edge":    AttributeHwSensorLocationEdge,
+	"hotspot": AttributeHwSensorLocationHotspot,
+}
+
 // AttributeNetworkIoDirection specifies the value network.io.direction attribute.
 type AttributeNetworkIoDirection int
 
@@ -485,7 +545,12 @@ var MetricsInfo = metricsInfo{
 		Name: "hw.power",
 	},
 	HwTemperature: metricInfo{
-		Name: "hw.temperature",
+		Name:       "hw.temperature",
+		Attributes: []string{"hw.sensor_location"},
+	},
+	HwTemperatureLimit: metricInfo{
+		Name:       "hw.temperature.limit",
+		Attributes: []string{"hw.sensor_location", "hw.limit_type"},
 	},
 	NvidiaGpuClockEventActive: metricInfo{
 		Name:       "nvidia.gpu.clock.event.active",
@@ -589,6 +654,7 @@ type metricsInfo struct {
 	HwGpuUtilization                      metricInfo
 	HwPower                               metricInfo
 	HwTemperature                         metricInfo
+	HwTemperatureLimit                    metricInfo
 	NvidiaGpuClockEventActive             metricInfo
 	NvidiaGpuClockEventReasons            metricInfo
 	NvidiaGpuClockFrequency               metricInfo
@@ -1248,7 +1314,7 @@ type metricAmdGpuTemperature struct {
 // init fills amd.gpu.temperature metric with initial data.
 func (m *metricAmdGpuTemperature) init() {
 	m.data.SetName("amd.gpu.temperature")
-	m.data.SetDescription("Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.")
+	m.data.SetDescription("Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -2318,27 +2384,61 @@ func newMetricHwPower(cfg HwPowerMetricConfig) metricHwPower {
 }
 
 type metricHwTemperature struct {
-	data     pmetric.Metric            // data buffer for generated metric.
-	config   HwTemperatureMetricConfig // metric config provided by user.
-	capacity int                       // max observed number of data points added to the metric.
+	data          pmetric.Metric            // data buffer for generated metric.
+	config        HwTemperatureMetricConfig // metric config provided by user.
+	capacity      int                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                 // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.temperature metric with initial data.
 func (m *metricHwTemperature) init() {
 	m.data.SetName("hw.temperature")
-	m.data.SetDescription("GPU die temperature (DCGM_FI_DEV_GPU_TEMP).")
+	m.data.SetDescription("Temperature per sensor: NVIDIA's die (DCGM_FI_DEV_GPU_TEMP) and memory (DCGM_FI_DEV_MEMORY_TEMP); AMD's edge, hotspot and memory (amdsmi_get_temp_metric). The GPU's own temperature, what a reader that wants one figure takes, is the die's on NVIDIA and the hotspot's on AMD.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwSensorLocationAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwSensorLocation) {
+		dp.Attributes().PutStr("hw.sensor_location", hwSensorLocationAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2351,6 +2451,11 @@ func (m *metricHwTemperature) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2359,6 +2464,98 @@ func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwTemperature(cfg HwTemperatureMetricConfig) metricHwTemperature {
 	m := metricHwTemperature{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwTemperatureLimit struct {
+	data          pmetric.Metric                 // data buffer for generated metric.
+	config        HwTemperatureLimitMetricConfig // metric config provided by user.
+	capacity      int                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.temperature.limit metric with initial data.
+func (m *metricHwTemperatureLimit) init() {
+	m.data.SetName("hw.temperature.limit")
+	m.data.SetDescription("Temperature thresholds, read once per connection: NVIDIA's slowdown (high.degraded) and shutdown (high.critical) thresholds of the die (DCGM_FI_DEV_SLOWDOWN_TEMP, DCGM_FI_DEV_SHUTDOWN_TEMP; nvmlDeviceGetTemperatureThreshold) and the memory's maximum operating temperature (high.degraded; NVML only); AMD's critical (high.degraded) and emergency (high.critical) temperature per sensor (amdsmi_get_temp_metric). A threshold the backend does not report is absent.")
+	m.data.SetUnit("Cel")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwTemperatureLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwSensorLocationAttributeValue string, hwLimitTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwSensorLocation) {
+		dp.Attributes().PutStr("hw.sensor_location", hwSensorLocationAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwLimitType) {
+		dp.Attributes().PutStr("hw.limit_type", hwLimitTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwTemperatureLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwTemperatureLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwTemperatureLimit(cfg HwTemperatureLimitMetricConfig) metricHwTemperatureLimit {
+	m := metricHwTemperatureLimit{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2704,7 +2901,7 @@ type metricNvidiaGpuMemoryTemperature struct {
 // init fills nvidia.gpu.memory.temperature metric with initial data.
 func (m *metricNvidiaGpuMemoryTemperature) init() {
 	m.data.SetName("nvidia.gpu.memory.temperature")
-	m.data.SetDescription("HBM temperature (DCGM_FI_DEV_MEMORY_TEMP).")
+	m.data.SetDescription("HBM temperature (DCGM_FI_DEV_MEMORY_TEMP), also hw.temperature with hw.sensor_location memory.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
 }
@@ -3828,6 +4025,7 @@ type MetricsBuilder struct {
 	metricHwGpuUtilization                      metricHwGpuUtilization
 	metricHwPower                               metricHwPower
 	metricHwTemperature                         metricHwTemperature
+	metricHwTemperatureLimit                    metricHwTemperatureLimit
 	metricNvidiaGpuClockEventActive             metricNvidiaGpuClockEventActive
 	metricNvidiaGpuClockEventReasons            metricNvidiaGpuClockEventReasons
 	metricNvidiaGpuClockFrequency               metricNvidiaGpuClockFrequency
@@ -3900,6 +4098,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricHwGpuUtilization:                      newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
 		metricHwPower:                               newMetricHwPower(mbc.Metrics.HwPower),
 		metricHwTemperature:                         newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricHwTemperatureLimit:                    newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
 		metricNvidiaGpuClockEventActive:             newMetricNvidiaGpuClockEventActive(mbc.Metrics.NvidiaGpuClockEventActive),
 		metricNvidiaGpuClockEventReasons:            newMetricNvidiaGpuClockEventReasons(mbc.Metrics.NvidiaGpuClockEventReasons),
 		metricNvidiaGpuClockFrequency:               newMetricNvidiaGpuClockFrequency(mbc.Metrics.NvidiaGpuClockFrequency),
@@ -3967,6 +4166,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.HwDriverVersion.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.driver_version"] = filter.CreateFilter(mbc.ResourceAttributes.HwDriverVersion.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.HwFirmwareVersion.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.firmware_version"] = filter.CreateFilter(mbc.ResourceAttributes.HwFirmwareVersion.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwFirmwareVersion.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.firmware_version"] = filter.CreateFilter(mbc.ResourceAttributes.HwFirmwareVersion.MetricsExclude)
+	}
 	if mbc.ResourceAttributes.HwID.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsInclude)
 	}
@@ -3990,6 +4195,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.HwParent.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwSerialNumber.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.serial_number"] = filter.CreateFilter(mbc.ResourceAttributes.HwSerialNumber.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwSerialNumber.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.serial_number"] = filter.CreateFilter(mbc.ResourceAttributes.HwSerialNumber.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.HwType.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsInclude)
@@ -4169,6 +4380,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwGpuUtilization.emit(ils.Metrics())
 	mb.metricHwPower.emit(ils.Metrics())
 	mb.metricHwTemperature.emit(ils.Metrics())
+	mb.metricHwTemperatureLimit.emit(ils.Metrics())
 	mb.metricNvidiaGpuClockEventActive.emit(ils.Metrics())
 	mb.metricNvidiaGpuClockEventReasons.emit(ils.Metrics())
 	mb.metricNvidiaGpuClockFrequency.emit(ils.Metrics())
@@ -4343,8 +4555,13 @@ func (mb *MetricsBuilder) RecordHwPowerDataPoint(ts pcommon.Timestamp, val float
 }
 
 // RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
-func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwSensorLocationAttributeValue AttributeHwSensorLocation) {
+	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwSensorLocationAttributeValue.String())
+}
+
+// RecordHwTemperatureLimitDataPoint adds a data point to hw.temperature.limit metric.
+func (mb *MetricsBuilder) RecordHwTemperatureLimitDataPoint(ts pcommon.Timestamp, val float64, hwSensorLocationAttributeValue AttributeHwSensorLocation, hwLimitTypeAttributeValue AttributeHwLimitType) {
+	mb.metricHwTemperatureLimit.recordDataPoint(mb.startTime, ts, val, hwSensorLocationAttributeValue.String(), hwLimitTypeAttributeValue.String())
 }
 
 // RecordNvidiaGpuClockEventActiveDataPoint adds a data point to nvidia.gpu.clock.event.active metric.

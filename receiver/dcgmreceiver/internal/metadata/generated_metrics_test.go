@@ -79,6 +79,8 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
 			aggMap["hw.gpu.io"] = mb.metricHwGpuIo.config.AggregationStrategy
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
+			aggMap["hw.temperature"] = mb.metricHwTemperature.config.AggregationStrategy
+			aggMap["hw.temperature.limit"] = mb.metricHwTemperatureLimit.config.AggregationStrategy
 			aggMap["nvidia.gpu.clock.event.active"] = mb.metricNvidiaGpuClockEventActive.config.AggregationStrategy
 			aggMap["nvidia.gpu.clock.frequency"] = mb.metricNvidiaGpuClockFrequency.config.AggregationStrategy
 			aggMap["nvidia.gpu.nvlink.io"] = mb.metricNvidiaGpuNvlinkIo.config.AggregationStrategy
@@ -205,7 +207,16 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwPowerDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwTemperatureDataPoint(ts, 1)
+			mb.RecordHwTemperatureDataPoint(ts, 1, AttributeHwSensorLocationDie)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwTemperatureDataPoint(ts, 3, AttributeHwSensorLocationMemory)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureLimitDataPoint(ts, 1, AttributeHwSensorLocationDie, AttributeHwLimitTypeHighDegraded)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwTemperatureLimitDataPoint(ts, 3, AttributeHwSensorLocationMemory, AttributeHwLimitTypeHighCritical)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordNvidiaGpuClockEventActiveDataPoint(ts, 1, AttributeNvidiaGpuClockEventReasonGpuIdle)
@@ -305,10 +316,12 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetAmdGpuPciBusID("amd.gpu.pci_bus_id-val")
 			rb.SetHostName("host.name-val")
 			rb.SetHwDriverVersion("hw.driver_version-val")
+			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
 			rb.SetHwName("hw.name-val")
 			rb.SetHwParent("hw.parent-val")
+			rb.SetHwSerialNumber("hw.serial_number-val")
 			rb.SetHwType("hw.type-val")
 			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sContainerName("k8s.container.name-val")
@@ -338,6 +351,8 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuIo.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricHwTemperature.aggDataPoints)
+				assert.Empty(t, mb.metricHwTemperatureLimit.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuClockEventActive.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuClockFrequency.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuNvlinkIo.aggDataPoints)
@@ -623,7 +638,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["amd.gpu.temperature"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
+						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -638,7 +653,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["amd.gpu.temperature"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric); hw.temperature is the hotspot's. A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
+						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1049,17 +1064,90 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "hw.temperature":
-					assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
-					validatedMetrics["hw.temperature"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "GPU die temperature (DCGM_FI_DEV_GPU_TEMP).", mi.Description())
-					assert.Equal(t, "Cel", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+						validatedMetrics["hw.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature per sensor: NVIDIA's die (DCGM_FI_DEV_GPU_TEMP) and memory (DCGM_FI_DEV_MEMORY_TEMP); AMD's edge, hotspot and memory (amdsmi_get_temp_metric). The GPU's own temperature, what a reader that wants one figure takes, is the die's on NVIDIA and the hotspot's on AMD.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwSensorLocationAttrVal, ok := dp.Attributes().Get("hw.sensor_location")
+						assert.True(t, ok)
+						assert.Equal(t, "die", hwSensorLocationAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+						validatedMetrics["hw.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature per sensor: NVIDIA's die (DCGM_FI_DEV_GPU_TEMP) and memory (DCGM_FI_DEV_MEMORY_TEMP); AMD's edge, hotspot and memory (amdsmi_get_temp_metric). The GPU's own temperature, what a reader that wants one figure takes, is the die's on NVIDIA and the hotspot's on AMD.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.temperature"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.sensor_location")
+						assert.False(t, ok)
+					}
+				case "hw.temperature.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.temperature.limit"], "Found a duplicate in the metrics slice: hw.temperature.limit")
+						validatedMetrics["hw.temperature.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature thresholds, read once per connection: NVIDIA's slowdown (high.degraded) and shutdown (high.critical) thresholds of the die (DCGM_FI_DEV_SLOWDOWN_TEMP, DCGM_FI_DEV_SHUTDOWN_TEMP; nvmlDeviceGetTemperatureThreshold) and the memory's maximum operating temperature (high.degraded; NVML only); AMD's critical (high.degraded) and emergency (high.critical) temperature per sensor (amdsmi_get_temp_metric). A threshold the backend does not report is absent.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwSensorLocationAttrVal, ok := dp.Attributes().Get("hw.sensor_location")
+						assert.True(t, ok)
+						assert.Equal(t, "die", hwSensorLocationAttrVal.Str())
+						hwLimitTypeAttrVal, ok := dp.Attributes().Get("hw.limit_type")
+						assert.True(t, ok)
+						assert.Equal(t, "high.degraded", hwLimitTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.temperature.limit"], "Found a duplicate in the metrics slice: hw.temperature.limit")
+						validatedMetrics["hw.temperature.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature thresholds, read once per connection: NVIDIA's slowdown (high.degraded) and shutdown (high.critical) thresholds of the die (DCGM_FI_DEV_SLOWDOWN_TEMP, DCGM_FI_DEV_SHUTDOWN_TEMP; nvmlDeviceGetTemperatureThreshold) and the memory's maximum operating temperature (high.degraded; NVML only); AMD's critical (high.degraded) and emergency (high.critical) temperature per sensor (amdsmi_get_temp_metric). A threshold the backend does not report is absent.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.temperature.limit"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.sensor_location")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.limit_type")
+						assert.False(t, ok)
+					}
 				case "nvidia.gpu.clock.event.active":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["nvidia.gpu.clock.event.active"], "Found a duplicate in the metrics slice: nvidia.gpu.clock.event.active")
@@ -1181,7 +1269,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["nvidia.gpu.memory.temperature"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "HBM temperature (DCGM_FI_DEV_MEMORY_TEMP).", mi.Description())
+					assert.Equal(t, "HBM temperature (DCGM_FI_DEV_MEMORY_TEMP), also hw.temperature with hw.sensor_location memory.", mi.Description())
 					assert.Equal(t, "Cel", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())

@@ -70,6 +70,13 @@ func (rb *ResourceBuilder) SetHwDriverVersion(val string) {
 	}
 }
 
+// SetHwFirmwareVersion sets provided value as "hw.firmware_version" attribute.
+func (rb *ResourceBuilder) SetHwFirmwareVersion(val string) {
+	if rb.config.HwFirmwareVersion.Enabled {
+		rb.res.Attributes().PutStr("hw.firmware_version", val)
+	}
+}
+
 // SetHwID sets provided value as "hw.id" attribute.
 func (rb *ResourceBuilder) SetHwID(val string) {
 	if rb.config.HwID.Enabled {
@@ -95,6 +102,13 @@ func (rb *ResourceBuilder) SetHwName(val string) {
 func (rb *ResourceBuilder) SetHwParent(val string) {
 	if rb.config.HwParent.Enabled {
 		rb.res.Attributes().PutStr("hw.parent", val)
+	}
+}
+
+// SetHwSerialNumber sets provided value as "hw.serial_number" attribute.
+func (rb *ResourceBuilder) SetHwSerialNumber(val string) {
+	if rb.config.HwSerialNumber.Enabled {
+		rb.res.Attributes().PutStr("hw.serial_number", val)
 	}
 }
 

@@ -20,10 +20,12 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetAmdGpuPciBusID("amd.gpu.pci_bus_id-val")
 			rb.SetHostName("host.name-val")
 			rb.SetHwDriverVersion("hw.driver_version-val")
+			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
 			rb.SetHwName("hw.name-val")
 			rb.SetHwParent("hw.parent-val")
+			rb.SetHwSerialNumber("hw.serial_number-val")
 			rb.SetHwType("hw.type-val")
 			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sContainerName("k8s.container.name-val")
@@ -44,9 +46,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 25, res.Attributes().Len())
+				assert.Equal(t, 27, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 25, res.Attributes().Len())
+				assert.Equal(t, 27, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -88,6 +90,11 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "hw.driver_version-val", hwDriverVersionAttrVal.Str())
 			}
+			hwFirmwareVersionAttrVal, ok := res.Attributes().Get("hw.firmware_version")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.firmware_version-val", hwFirmwareVersionAttrVal.Str())
+			}
 			hwIDAttrVal, ok := res.Attributes().Get("hw.id")
 			assert.True(t, ok)
 			if ok {
@@ -107,6 +114,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+			}
+			hwSerialNumberAttrVal, ok := res.Attributes().Get("hw.serial_number")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.serial_number-val", hwSerialNumberAttrVal.Str())
 			}
 			hwTypeAttrVal, ok := res.Attributes().Get("hw.type")
 			assert.True(t, ok)

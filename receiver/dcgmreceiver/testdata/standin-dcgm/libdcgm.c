@@ -496,6 +496,22 @@ static void value(const struct state *s, struct val *v, int gpu, int mig, unsign
 		v->type = DCGM_FT_STRING;
 		pci_bus_id(v->str, sizeof(v->str), gpu);
 		return;
+	case 53: /* serial: a T4 reports none (DCGM's string blank) */
+		v->type = DCGM_FT_STRING;
+		if (s->noprof[gpu])
+			snprintf(v->str, sizeof(v->str), "<<<NOT_SUPPORTED>>>");
+		else
+			snprintf(v->str, sizeof(v->str), "1654922%06d", gpu);
+		return;
+	case 85: /* VBIOS version */
+		v->type = DCGM_FT_STRING;
+		snprintf(v->str, sizeof(v->str), "%s", s->noprof[gpu] ? "90.04.96.00.02" : "96.00.99.00.01");
+		return;
+	/* temperature thresholds, °C: an H100's slowdown, shutdown and memory
+	 * maximum; a T4 has no HBM (blank) */
+	case 151: v->i64 = s->noprof[gpu] ? DCGM_INT64_BLANK : 95; return;
+	case 158: v->i64 = s->noprof[gpu] ? 93 : 89; return;
+	case 159: v->i64 = s->noprof[gpu] ? 96 : 92; return;
 	case 140: /* memory temperature: not reported by T4s (blank) */
 		v->i64 = s->noprof[gpu] ? DCGM_INT64_BLANK : 60 + gpu;
 		return;
@@ -705,19 +721,24 @@ static const struct {
 } field_table[] = {
 	{1, DCGM_FT_STRING, "driver_version", DCGM_FE_NONE},
 	{50, DCGM_FT_STRING, "name", DCGM_FE_GPU},
+	{53, DCGM_FT_STRING, "serial", DCGM_FE_GPU},
 	{54, DCGM_FT_STRING, "uuid", DCGM_FE_GPU},
 	{57, DCGM_FT_STRING, "pci_busid", DCGM_FE_GPU},
 	{70, DCGM_FT_INT64, "cpu_affinity_0", DCGM_FE_GPU},
 	{71, DCGM_FT_INT64, "cpu_affinity_1", DCGM_FE_GPU},
 	{72, DCGM_FT_INT64, "cpu_affinity_2", DCGM_FE_GPU},
 	{73, DCGM_FT_INT64, "cpu_affinity_3", DCGM_FE_GPU},
+	{85, DCGM_FT_STRING, "vbios_version", DCGM_FE_GPU},
 	{100, DCGM_FT_INT64, "sm_clock", DCGM_FE_GPU},
 	{101, DCGM_FT_INT64, "memory_clock", DCGM_FE_GPU},
 	{112, DCGM_FT_INT64, "clocks_event_reasons", DCGM_FE_GPU},
 	{140, DCGM_FT_INT64, "memory_temp", DCGM_FE_GPU},
 	{150, DCGM_FT_INT64, "gpu_temp", DCGM_FE_GPU},
+	{151, DCGM_FT_INT64, "mem_max_op_temp", DCGM_FE_GPU},
 	{155, DCGM_FT_DOUBLE, "power_usage", DCGM_FE_GPU},
 	{156, DCGM_FT_INT64, "total_energy_consumption", DCGM_FE_GPU},
+	{158, DCGM_FT_INT64, "slowdown_temp", DCGM_FE_GPU},
+	{159, DCGM_FT_INT64, "shutdown_temp", DCGM_FE_GPU},
 	{164, DCGM_FT_DOUBLE, "enforced_power_limit", DCGM_FE_GPU},
 	{202, DCGM_FT_INT64, "pcie_replay_counter", DCGM_FE_GPU},
 	{203, DCGM_FT_INT64, "gpu_utilization", DCGM_FE_GPU},
