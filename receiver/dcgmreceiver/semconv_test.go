@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,12 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 
@@ -31,12 +35,11 @@ import (
 // the others.
 var semconvDepartures = map[string]string{
 	"hw.errors: error.type=deferred": "AMD's deferred errors (uncorrectable, not yet consumed) are a kind the GPU refinement does not name; counting them as uncorrected would page for errors no workload has met",
-	"hw.status: not declared":        "the GPU's state is not reported yet",
 }
 
 // semconvDeclarationOnly are the departures about a metric the receiver
 // does not declare: once it is, the entry is stale but harmless.
-var semconvDeclarationOnly = map[string]bool{"hw.status: not declared": true}
+var semconvDeclarationOnly = map[string]bool{}
 
 // semconvFleet is a simulated fleet with every kind of device the receiver
 // reports: NVIDIA GPUs with and without HBM and profiling, MIG instances,
@@ -103,10 +106,11 @@ func TestSemconvConformance(t *testing.T) {
 	require.NoError(t, err)
 	var md receiverMetadata
 	require.NoError(t, yaml.Unmarshal(raw, &md))
+	addAnalyzerMetrics(t, &md)
 
 	found := semconvFindings{}
 	declared := checkDeclarations(model, &md, found)
-	emitted := checkEmitted(t, model, scrapeSemconvFleet(t), found)
+	emitted := checkEmitted(t, model, analyzeSemconvFleet(t, scrapeSemconvFleet(t)), found)
 	for _, name := range declared {
 		if md.Metrics[name].Enabled && !emitted[name] {
 			t.Errorf("%s is declared and enabled but the simulated fleet emits none: the data check does not cover it", name)
@@ -197,6 +201,46 @@ func checkDeclarations(model *semconvModel, md *receiverMetadata, found semconvF
 		}
 	}
 	return names
+}
+
+// addAnalyzerMetrics adds the hw.* metrics the gpu_analyzer processor
+// declares (hw.status: the GPU's health is decided there, from the
+// receiver's evidence) to the receiver's, on the receiver's resource.
+func addAnalyzerMetrics(t *testing.T, md *receiverMetadata) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "processor", "gpuanalyzerprocessor", "metadata.yaml"))
+	require.NoError(t, err)
+	var an receiverMetadata
+	require.NoError(t, yaml.Unmarshal(raw, &an))
+	for name, m := range an.Metrics {
+		if !strings.HasPrefix(name, "hw.") {
+			continue
+		}
+		require.NotContains(t, md.Metrics, name, "declared by the receiver and the analyzer")
+		md.Metrics[name] = m
+		for _, a := range m.Attributes {
+			md.Attributes[a] = an.Attributes[a]
+		}
+	}
+}
+
+// analyzeSemconvFleet passes the scrapes through the gpu_analyzer
+// processor, as every pipeline of the product does, and returns what it
+// sends on: the receiver's metrics and the analyzer's on each device.
+func analyzeSemconvFleet(t *testing.T, scrapes []pmetric.Metrics) []pmetric.Metrics {
+	t.Helper()
+	f := gpuanalyzerprocessor.NewFactory()
+	cfg := f.CreateDefaultConfig().(*gpuanalyzerprocessor.Config)
+	cfg.VerdictInterval = 0
+	sink := new(consumertest.MetricsSink)
+	p, err := f.CreateMetrics(context.Background(), processortest.NewNopSettings(f.Type()), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, p.Shutdown(context.Background())) }()
+	for _, md := range scrapes {
+		require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+	}
+	return sink.AllMetrics()
 }
 
 // scrapeSemconvFleet runs the receiver's scraper on the simulated fleet,
