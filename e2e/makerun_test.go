@@ -58,10 +58,11 @@ func TestE2EMakeRun(t *testing.T) {
 	t.Cleanup(stop)
 
 	summary := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3}  info  34 GPUs: \d+ compute_bound, .*idle \(1 held by a pod: \$6\.88/h wasted\)`)
-	var served string
+	var served, page string
 	for time.Since(began) < 15*time.Second {
-		if served == "" {
-			if body, err := scrape("http://127.0.0.1:9400/metrics"); err == nil && strings.Contains(body, "nvidia_gpu_bottleneck_state{") {
+		if body, err := scrape("http://127.0.0.1:9400/metrics"); err == nil && strings.Contains(body, "nvidia_gpu_bottleneck_state{") {
+			page = body
+			if served == "" {
 				served = time.Since(began).Round(100 * time.Millisecond).String()
 			}
 		}
@@ -86,6 +87,32 @@ func TestE2EMakeRun(t *testing.T) {
 		t.Error("the banner's address served no analyzer metrics within 15 s")
 	} else {
 		t.Logf("metrics served %s after make run started", served)
+	}
+	// hw.status on every device, each in exactly one state: the faults
+	// come later (TestMakeRunFleetHealth runs them in data time).
+	states := map[string]int{}
+	devices := map[string]bool{}
+	for _, l := range strings.Split(page, "\n") {
+		if !strings.HasPrefix(l, "hw_status{") {
+			continue
+		}
+		id := regexp.MustCompile(`hw_id="([^"]+)"`).FindStringSubmatch(l)
+		if id == nil {
+			t.Errorf("a hw_status series without hw_id: %s", l)
+			continue
+		}
+		devices[id[1]] = true
+		if strings.HasSuffix(l, " 1") {
+			states[id[1]]++
+		}
+	}
+	if len(devices) != 34 {
+		t.Errorf("hw_status for %d devices, want every one of the 34", len(devices))
+	}
+	for id := range devices {
+		if states[id] != 1 {
+			t.Errorf("device %s is in %d states, want 1", id, states[id])
+		}
 	}
 	for _, l := range lines[1:] {
 		for _, own := range []string{"service.instance.id", "otelcol.component", "otelcol.pipeline", `"resource"`} {

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
@@ -62,6 +63,9 @@ type analyzerProcessor struct {
 	// migAllocated is, per MIG-enabled GPU of the batch, the part of
 	// it its instances hold (mig.go).
 	migAllocated map[string]float64
+	// unwell is the state of each GPU whose health is not ok, for its MIG
+	// instances and partitions (health.go).
+	unwell map[string]gpuhealth.State
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -640,7 +644,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	for _, c := range classes[:n] {
 		mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, v.ClassSeconds[c], classAttrs[c])
 	}
-	p.recordHealth(v, ts)
+	p.recordHealth(v, rm.Resource().Attributes(), ts)
 	costAt := p.recordUsage(v, ts)
 
 	from := ms.Len()
