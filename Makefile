@@ -177,6 +177,7 @@ COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor processor/fro
 generate:
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done
 	$(GO) generate ./internal/metricnames
+	$(GO) run ./internal/apistability/gen
 
 lint: $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

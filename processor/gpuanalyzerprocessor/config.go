@@ -59,7 +59,7 @@ type Config struct {
 	// time; 1h by default). An XID is a moment; the GPU it failed stays
 	// failed until it is reset or its node rebooted, which ends the
 	// collector's memory of it too.
-	HealthHold time.Duration `mapstructure:"health_hold"`
+	HealthHold time.Duration `mapstructure:"health_hold" stability:"development"`
 
 	// Storage names a storage extension (file_storage) that keeps alert
 	// timers, straggler and leak state across restarts. Unset: nothing is

@@ -17,20 +17,20 @@ type InferredConfig struct {
 	// more, or it draws ComputeBoundPowerRatio of its reference power or
 	// more; with its tensor pipes under that and its power under
 	// LaunchBoundPowerRatio, kernels are resident doing little.
-	ComputeBoundTensorActive float64 `mapstructure:"compute_bound_tensor_active"`
-	ComputeBoundPowerRatio   float64 `mapstructure:"compute_bound_power_ratio"`
-	LaunchBoundPowerRatio    float64 `mapstructure:"launch_bound_power_ratio"`
+	ComputeBoundTensorActive float64 `mapstructure:"compute_bound_tensor_active" stability:"development"`
+	ComputeBoundPowerRatio   float64 `mapstructure:"compute_bound_power_ratio" stability:"development"`
+	LaunchBoundPowerRatio    float64 `mapstructure:"launch_bound_power_ratio" stability:"development"`
 	// CommunicationBoundPCIeBytes is the PCIe traffic each way, bytes per
 	// second, at or above which symmetric traffic on half a job's GPUs is a
 	// collective through their NICs.
-	CommunicationBoundPCIeBytes float64 `mapstructure:"communication_bound_pcie_bytes"`
+	CommunicationBoundPCIeBytes float64 `mapstructure:"communication_bound_pcie_bytes" stability:"development"`
 	// Without clock event reasons, a GPU whose SM clock is at most
 	// ThrottleClockRatio of its model's maximum is throttled when it draws
 	// PowerCapRatio of its reference power or more (power_cap), or runs at
 	// ThermalTemperature °C or hotter (thermal).
-	ThrottleClockRatio float64 `mapstructure:"throttle_clock_ratio"`
-	PowerCapRatio      float64 `mapstructure:"power_cap_ratio"`
-	ThermalTemperature float64 `mapstructure:"thermal_temperature"`
+	ThrottleClockRatio float64 `mapstructure:"throttle_clock_ratio" stability:"development"`
+	PowerCapRatio      float64 `mapstructure:"power_cap_ratio" stability:"development"`
+	ThermalTemperature float64 `mapstructure:"thermal_temperature" stability:"development"`
 }
 
 // defaultInferred are the defaults, chosen on the physics and checked on the
