@@ -88,4 +88,3 @@ func TestReplace(t *testing.T) {
 	_, err = Replace("x "+Begin+" no end", "y")
 	require.ErrorContains(t, err, "but not")
 }
-
