@@ -32,7 +32,7 @@ func run() error {
 			return err
 		}
 		if changed {
-			if err := os.WriteFile(filepath.Join(root, c.Dir, "README.md"), []byte(s), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(root, c.Dir, "README.md"), []byte(s), 0o644); err != nil { //nolint:gosec // G306: a README of the repository, readable as any other
 				return err
 			}
 		}
