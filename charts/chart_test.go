@@ -554,3 +554,39 @@ func showOnly(templates []string) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// TestRemediationDRARBACExample: examples/kubernetes/remediation-dra-rbac.yaml,
+// which the connector's TestDRARBAC applies, grants exactly what the chart
+// renders with remediation.deviceTaints (ci/remediation-live values), to
+// the same ServiceAccount; and the chart grants none of it without.
+func TestRemediationDRARBACExample(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "examples", "kubernetes", "remediation-dra-rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := objects(t, string(raw))
+	with := objects(t, render{name: "remediation-live", values: filepath.Join(chart, "ci", "remediation-live-values.yaml")}.template(t))
+	without := objects(t, render{name: "defaults"}.template(t))
+	for _, o := range example {
+		var got *unstructured.Unstructured
+		for _, c := range with {
+			if c.GetKind() == o.GetKind() && c.GetName() == o.GetName() {
+				got = c
+			}
+		}
+		if got == nil {
+			t.Errorf("the chart renders no %s %s with remediation.deviceTaints", o.GetKind(), o.GetName())
+			continue
+		}
+		for _, field := range []string{"rules", "roleRef", "subjects"} {
+			if a, b := fmt.Sprint(o.Object[field]), fmt.Sprint(got.Object[field]); a != b {
+				t.Errorf("%s %s: %s differ:\nexample: %s\nchart:   %s", o.GetKind(), o.GetName(), field, a, b)
+			}
+		}
+		for _, c := range without {
+			if c.GetKind() == o.GetKind() && c.GetName() == o.GetName() {
+				t.Errorf("%s %s rendered without remediation.deviceTaints", o.GetKind(), o.GetName())
+			}
+		}
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
@@ -31,6 +33,7 @@ type Config struct {
 	LeaderElection LeaderElectionConfig `mapstructure:"leader_election"`
 	Policy         PolicyConfig         `mapstructure:"policy"`
 	Actions        ActionsConfig        `mapstructure:"actions"`
+	DRA            DRAConfig            `mapstructure:"dra"`
 	Drain          DrainConfig          `mapstructure:"drain"`
 	Breaker        BreakerConfig        `mapstructure:"circuit_breaker"`
 	// OptOutLabel: a node with this label set to "true" is never acted on.
@@ -119,6 +122,23 @@ type ActionsConfig struct {
 	Drain     bool `mapstructure:"drain"`
 	// Request sets the reset or reboot request annotation for a node agent.
 	Request bool `mapstructure:"request"`
+	// DeviceTaint writes a DRA DeviceTaintRule (NoSchedule) for the GPU's
+	// device, so that no new claim gets it, where the GPU is a device of
+	// dra::driver. Off by default: it needs an alpha API (feature gates
+	// DRADeviceTaints and, from Kubernetes 1.35, DRADeviceTaintRules) and
+	// more RBAC than the rest.
+	DeviceTaint bool `mapstructure:"device_taint"`
+}
+
+// DRAConfig shapes the device_taint action.
+type DRAConfig struct {
+	// Driver is the DRA driver whose ResourceSlices publish the GPUs, each
+	// with its UUID as the uuid attribute (NVIDIA's: gpu.nvidia.com).
+	Driver string `mapstructure:"driver"`
+	// InsteadOfNodeTaint: for a GPU reset, a GPU whose device was tainted
+	// gets no node taint, so the node's other GPUs keep taking new pods
+	// while the GPU's own pods are evicted and it is reset.
+	InsteadOfNodeTaint bool `mapstructure:"instead_of_node_taint"`
 }
 
 // DrainConfig shapes a drain.
@@ -214,6 +234,7 @@ func createDefaultConfig() *Config {
 			Escalation:       EscalationConfig{Count: 3, Window: 10 * time.Minute, To: "reset_gpu"},
 		},
 		Actions: ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true},
+		DRA:     DRAConfig{Driver: "gpu.nvidia.com"},
 		// emptyDir data goes by default, unlike kubectl's: training and
 		// serving pods mount /dev/shm as an emptyDir, so kubectl's default
 		// would refuse nearly every drain of a GPU node, leaving the pods on
@@ -288,6 +309,13 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.GPUTTL <= 0 {
 		bad("gpu_ttl must be positive, got %v", cfg.GPUTTL)
+	}
+	if cfg.Actions.DeviceTaint {
+		if msgs := validation.IsDNS1123Subdomain(cfg.DRA.Driver); len(msgs) > 0 {
+			bad("dra::driver must name a DRA driver (a DNS subdomain, e.g. gpu.nvidia.com), got %q: %s", cfg.DRA.Driver, strings.Join(msgs, "; "))
+		}
+	} else if cfg.DRA.InsteadOfNodeTaint {
+		bad("dra::instead_of_node_taint needs actions::device_taint: without the device's taint the GPU would have none")
 	}
 	if cfg.Recovery.Timeout <= 0 {
 		bad("recovery::timeout must be positive, got %v", cfg.Recovery.Timeout)

@@ -47,6 +47,21 @@ func TestDefaultsAreSafe(t *testing.T) {
 	require.Equal(t, 10*time.Second, cfg.Interval)
 	require.Equal(t, ActionsConfig{Event: true, Condition: true, Taint: true, Cordon: true, Drain: true, Request: true}, cfg.Actions)
 	require.Equal(t, "gpu-remediation.otelcol-gpu.io/opt-out", cfg.OptOutLabel)
+	require.Equal(t, DRAConfig{Driver: "gpu.nvidia.com"}, cfg.DRA, "NVIDIA's DRA driver; device taints off")
+}
+
+// DRA device taints: on only when asked, and checked.
+func TestDeviceTaintSettings(t *testing.T) {
+	cfg, err := load(t, "device_taints")
+	require.NoError(t, err)
+	require.True(t, cfg.Actions.DeviceTaint)
+	require.True(t, cfg.Actions.Cordon, "the other actions keep their defaults")
+	require.Equal(t, DRAConfig{Driver: "gpu.example.com", InsteadOfNodeTaint: true}, cfg.DRA)
+	require.Equal(t, []string{stepEvent, stepCondition, stepDeviceTaint, stepTaint, stepDrain, stepRequest, stepAwait, stepVerify, stepUncordon},
+		withSteps(t, cfg).steps(policy.ResetGPU), "the node taint goes only once the device's is written")
+	require.Equal(t, []string{stepEvent, stepCondition, stepDeviceTaint, stepTaint, stepCordon, stepDrain, stepRequest, stepAwait, stepVerify, stepUncordon},
+		withSteps(t, cfg).steps(policy.Drain))
+	require.Equal(t, []string{stepEvent}, withSteps(t, cfg).steps(policy.RestartApp), "no device taint for the application's own error")
 }
 
 func TestLoadConfig(t *testing.T) {
@@ -69,14 +84,16 @@ func TestLoadConfig(t *testing.T) {
 // Each bad setting gets one error that names its key.
 func TestBadSettingsNameTheKey(t *testing.T) {
 	for name, want := range map[string]string{
-		"unknown_action":          `policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu, drain or replace`,
-		"xid_out_of_range":        "policy::xid::300: an XID must be a number from 1 to 255",
-		"share_out_of_range":      "circuit_breaker::max_share must be between 0 and 1, got 1.5",
-		"unknown_ecc_action":      `policy::ecc_uncorrectable: unknown action "cordon"`,
-		"unknown_recovery_action": "policy::recovery_action::bus_reset: unknown recovery action; want gpu_reset, node_reboot, drain_p2p, drain_and_reset or recover_imex_domain",
-		"zero_incident_window":    "policy::incident_window must be positive, got 0s",
-		"zero_recovery_timeout":   "recovery::timeout must be positive, got 0s",
-		"negative_healthy_for":    "recovery::healthy_for must be positive, got -1m0s",
+		"unknown_action":               `policy::xid::79: unknown action "reboot"; want none, restart_app, reset_gpu, drain or replace`,
+		"xid_out_of_range":             "policy::xid::300: an XID must be a number from 1 to 255",
+		"share_out_of_range":           "circuit_breaker::max_share must be between 0 and 1, got 1.5",
+		"unknown_ecc_action":           `policy::ecc_uncorrectable: unknown action "cordon"`,
+		"unknown_recovery_action":      "policy::recovery_action::bus_reset: unknown recovery action; want gpu_reset, node_reboot, drain_p2p, drain_and_reset or recover_imex_domain",
+		"zero_incident_window":         "policy::incident_window must be positive, got 0s",
+		"zero_recovery_timeout":        "recovery::timeout must be positive, got 0s",
+		"negative_healthy_for":         "recovery::healthy_for must be positive, got -1m0s",
+		"bad_dra_driver":               `dra::driver must name a DRA driver (a DNS subdomain, e.g. gpu.nvidia.com), got "GPU NVIDIA"`,
+		"instead_without_device_taint": "dra::instead_of_node_taint needs actions::device_taint",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(t, name)

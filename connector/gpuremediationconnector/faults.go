@@ -2,6 +2,7 @@ package gpuremediationconnector
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -400,4 +401,29 @@ func evidencePoints(rm pmetric.ResourceMetrics) int64 {
 		}
 	}
 	return n
+}
+
+// conditionReason names a fault as the GPUHealthy condition's reason.
+func conditionReason(f policy.Fault) string {
+	switch f.Kind {
+	case policy.RecoveryAction:
+		return "RecoveryAction"
+	case policy.XID:
+		return fmt.Sprintf("XID%d", f.Code)
+	case policy.ECCUncorrectable:
+		return "UncorrectableECC"
+	case policy.RowRemapFailure:
+		return "RowRemapFailure"
+	case policy.ECCDeferred:
+		return "DeferredECC"
+	case policy.ECCCorrectable:
+		return "CorrectableECC"
+	case policy.CPERFatal:
+		return fmt.Sprintf("FatalCPERAFID%d", f.Code)
+	case policy.CPERUncorrected:
+		return fmt.Sprintf("UncorrectedCPERAFID%d", f.Code)
+	case policy.BadPageThreshold:
+		return "BadPageThreshold"
+	}
+	return "GPUFaulted"
 }

@@ -51,7 +51,7 @@ func runWithAPIServer(m *testing.M) {
 		kcm, err = kubetest.ControllerManagerBinary("../..")
 	}
 	if err == nil {
-		apiServer, err = kubetest.Start(apiBin, etcdBin)
+		apiServer, err = kubetest.Start(apiBin, etcdBin, draDeviceTaintFlags...)
 	}
 	if err == nil {
 		if err = apiServer.StartDisruptionController(kcm); err != nil {

@@ -318,6 +318,9 @@ func (r *remediator) verify(ctx context.Context, p *plan, now time.Time) (int, s
 // giveBack undoes what this component did to the node once no other
 // incident holds it.
 func (r *remediator) giveBack(ctx context.Context, p *plan, now time.Time) (int, string, error) {
+	if err := r.untaintDevices(ctx, p); err != nil {
+		return 0, "", err
+	}
 	for _, o := range r.plans {
 		if o != p && o.d.node == p.d.node && o.started && o.next < len(o.steps) {
 			// Another incident still holds the node: it gives it back.
@@ -398,6 +401,13 @@ func (r *remediator) checkPeople(ctx context.Context) error {
 			return fmt.Errorf("node %s, checking whether a person took it back: %w", h.node, err)
 		}
 		tainted := slices.ContainsFunc(n.Taints, func(t corev1.Taint) bool { return t.Key == kube.TaintKey(gpu) })
+		if !tainted && h.rem != policy.Drain {
+			// A reset may have tainted the device instead of the node.
+			if tainted, err = r.deviceStillTainted(ctx, gpu); err != nil {
+				r.tb.ConnectorGpuRemediationAPIErrors.Add(ctx, 1)
+				return fmt.Errorf("GPU %s, checking whether a person deleted its DeviceTaintRules: %w", gpu, err)
+			}
+		}
 		if (h.rem == policy.Drain && !n.Unschedulable) || (h.rem != policy.Drain && !tainted) {
 			delete(r.handled, gpu)
 			d := detected{at: r.now(), node: h.node, gpu: gpu}

@@ -46,6 +46,7 @@ type nodeAPI interface {
 	SetBreaker(ctx context.Context, ns, lease, reason string) error
 	LeaseAnnotation(ctx context.Context, ns, lease, key string) (string, error)
 	SetLeaseAnnotation(ctx context.Context, ns, lease, key, value string) error
+	draAPI
 }
 
 // Reasons: why an action was taken, or not.
@@ -105,6 +106,7 @@ type plan struct {
 	requestedAt time.Time // the reset or reboot request
 	bootID      string    // the node's boot ID at the reboot request
 	verifySince time.Time // the reset or reboot done: health check from here
+	devices     []string  // the DeviceTaintRules its device_taint wrote (or would, in dry run)
 	// retries
 	backoff      time.Duration
 	backoffUntil time.Time
@@ -411,12 +413,14 @@ func (r *remediator) steps(rem policy.Remediation) []string {
 	case policy.ResetGPU:
 		add(a.Event, stepEvent)
 		add(a.Condition, stepCondition)
+		add(a.DeviceTaint, stepDeviceTaint)
 		add(a.Taint, stepTaint)
 		add(a.Drain, stepDrain)
 		add(a.Request, stepRequest)
 	case policy.Drain, policy.Replace:
 		add(a.Event, stepEvent)
 		add(a.Condition, stepCondition)
+		add(a.DeviceTaint, stepDeviceTaint)
 		add(a.Taint, stepTaint)
 		add(a.Cordon, stepCordon)
 		add(a.Drain, stepDrain)
@@ -587,10 +591,11 @@ func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error 
 		dry := r.dryRun()
 		r.decision(p.d, p.incident, p.rem, p.reason, r.describe(p))
 		if dry {
+			devices := r.dryDeviceTaint(ctx, p)
 			for _, s := range p.steps {
-				if writes(s) {
+				if p.wrote(s) {
 					r.count(s, reasonDryRun)
-					r.actionLog(p, s, true, "")
+					r.actionLog(p, s, true, p.stepDetail(s, devices))
 				}
 			}
 			p.next = len(p.steps)
@@ -607,7 +612,7 @@ func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error 
 			return nil // waiting: a drain, a reset, a reboot, a health check; or given up
 		}
 		for ; n > 0 && p.next < len(p.steps); n-- {
-			if s := p.steps[p.next]; writes(s) {
+			if s := p.steps[p.next]; p.wrote(s) {
 				r.count(s, p.reason)
 				r.actionLog(p, s, false, detail)
 			}
@@ -672,6 +677,8 @@ func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time
 	case stepCordon:
 		_, _, err := r.api.Quarantine(ctx, d.node, d.gpu, fault, p.incident, false, true)
 		return 1, "", err
+	case stepDeviceTaint:
+		return r.deviceTaint(ctx, p)
 	case stepAwait:
 		return r.await(ctx, p, now)
 	case stepVerify:
@@ -767,30 +774,6 @@ func kindOrder(k policy.Kind) int {
 		return -1
 	}
 	return int(k)
-}
-
-func conditionReason(f policy.Fault) string {
-	switch f.Kind {
-	case policy.RecoveryAction:
-		return "RecoveryAction"
-	case policy.XID:
-		return fmt.Sprintf("XID%d", f.Code)
-	case policy.ECCUncorrectable:
-		return "UncorrectableECC"
-	case policy.RowRemapFailure:
-		return "RowRemapFailure"
-	case policy.ECCDeferred:
-		return "DeferredECC"
-	case policy.ECCCorrectable:
-		return "CorrectableECC"
-	case policy.CPERFatal:
-		return fmt.Sprintf("FatalCPERAFID%d", f.Code)
-	case policy.CPERUncorrected:
-		return fmt.Sprintf("UncorrectedCPERAFID%d", f.Code)
-	case policy.BadPageThreshold:
-		return "BadPageThreshold"
-	}
-	return "GPUFaulted"
 }
 
 // fail backs a plan off exponentially, from one interval up to 5 minutes;

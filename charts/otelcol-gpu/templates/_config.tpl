@@ -308,6 +308,9 @@ connectors:
   gpu_remediation:
     dry_run: {{ not $v.remediation.live }}
     auth: {type: in_cluster}
+    {{- if $v.remediation.deviceTaints }}
+    actions: {device_taint: true}
+    {{- end }}
     leader_election:
       enabled: true
       lease_name: {{ include "otelcol-gpu.component" (list . "remediation") }}

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -78,6 +79,7 @@ type Node struct {
 // Client acts on nodes and pods.
 type Client struct {
 	cs      kubernetes.Interface
+	dra     *draClient
 	timeout time.Duration
 	now     func() time.Time
 }
@@ -90,7 +92,12 @@ func New(cfg *rest.Config, timeout time.Duration) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cs: cs, timeout: timeout, now: time.Now}, nil
+	dyn, err := dynamic.NewForConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	dra := &draClient{dyn: dyn, disc: cs.Discovery(), versions: map[string]string{}}
+	return &Client{cs: cs, dra: dra, timeout: timeout, now: time.Now}, nil
 }
 
 func (c *Client) ctx(parent context.Context) (context.Context, context.CancelFunc) {
