@@ -33,7 +33,7 @@ type Config struct {
 	LeaderElection LeaderElectionConfig `mapstructure:"leader_election"`
 	Policy         PolicyConfig         `mapstructure:"policy"`
 	Actions        ActionsConfig        `mapstructure:"actions"`
-	DRA            DRAConfig            `mapstructure:"dra"`
+	DRA            DRAConfig            `mapstructure:"dra" stability:"development"`
 	Drain          DrainConfig          `mapstructure:"drain"`
 	Breaker        BreakerConfig        `mapstructure:"circuit_breaker"`
 	// OptOutLabel: a node with this label set to "true" is never acted on.
@@ -127,7 +127,7 @@ type ActionsConfig struct {
 	// dra::driver. Off by default: it needs an alpha API (feature gates
 	// DRADeviceTaints and, from Kubernetes 1.35, DRADeviceTaintRules) and
 	// more RBAC than the rest.
-	DeviceTaint bool `mapstructure:"device_taint"`
+	DeviceTaint bool `mapstructure:"device_taint" stability:"development"`
 }
 
 // DRAConfig shapes the device_taint action.
