@@ -61,7 +61,7 @@ func TestE2EMakeRun(t *testing.T) {
 	var served string
 	for time.Since(began) < 15*time.Second {
 		if served == "" {
-			if body, err := scrape("http://127.0.0.1:9400/metrics"); err == nil && strings.Contains(body, "nvidia_gpu_bottleneck_state{") {
+			if body, err := scrape("http://127.0.0.1:9400/metrics"); err == nil && strings.Contains(body, "otelgpu_bottleneck_state{") {
 				served = time.Since(began).Round(100 * time.Millisecond).String()
 			}
 		}

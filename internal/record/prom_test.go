@@ -662,11 +662,11 @@ func TestPromNames(t *testing.T) {
 	// per-process series split a GPU's readings by pod, and a trace has one
 	// row per GPU.
 	leftOut := map[string]bool{
-		"nvidia.gpu.clock.event.active":          true,
-		mn.NvidiaGPUProcessUtilization:           true,
-		mn.NvidiaGPUProcessMemoryUsage:           true,
-		mn.NvidiaGPUProcessMemoryCopyUtilization: true,
-		mn.NvidiaGPUProcessCount:                 true,
+		"nvidia.gpu.clock.event.active":        true,
+		mn.OTelGPUProcessUtilization:           true,
+		mn.OTelGPUProcessMemoryUsage:           true,
+		mn.OTelGPUProcessMemoryCopyUtilization: true,
+		mn.OTelGPUProcessCount:                 true,
 	}
 	// AMD's own figures (amd.gpu.*) have no column in a trace, whose
 	// columns are DCGM's fields; an AMD GPU's hw.* series are read back.

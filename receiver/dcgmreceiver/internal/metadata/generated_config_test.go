@@ -58,9 +58,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
 						Enabled: true,
 					},
-					AmdGpuProcessCount: AmdGpuProcessCountMetricConfig{
-						Enabled: true,
-					},
 					AmdGpuTemperature: AmdGpuTemperatureMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -166,20 +163,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuProcessCount: NvidiaGpuProcessCountMetricConfig{
-						Enabled: true,
-					},
-					NvidiaGpuProcessMemoryUsage: NvidiaGpuProcessMemoryUsageMetricConfig{
-						Enabled: true,
-					},
-					NvidiaGpuProcessMemoryCopyUtilization: NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{
-						Enabled: true,
-					},
-					NvidiaGpuProcessUtilization: NvidiaGpuProcessUtilizationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NvidiaGpuProcessUtilizationMetricAttributeKey{NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask},
-					},
 					NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 						Enabled: true,
 					},
@@ -207,6 +190,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []NvidiaGpuXidErrorsMetricAttributeKey{NvidiaGpuXidErrorsMetricAttributeKeyNvidiaGpuXid},
 					},
+					OtelgpuProcessCount: OtelgpuProcessCountMetricConfig{
+						Enabled: true,
+					},
+					OtelgpuProcessMemoryUsage: OtelgpuProcessMemoryUsageMetricConfig{
+						Enabled: true,
+					},
+					OtelgpuProcessMemoryCopyUtilization: OtelgpuProcessMemoryCopyUtilizationMetricConfig{
+						Enabled: true,
+					},
+					OtelgpuProcessUtilization: OtelgpuProcessUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []OtelgpuProcessUtilizationMetricAttributeKey{OtelgpuProcessUtilizationMetricAttributeKeyHwGpuTask},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					AmdGpuIndex:            ResourceAttributeConfig{Enabled: true},
@@ -233,7 +230,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: true},
 					NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: true},
 					NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: true},
+					OtelgpuProcessOwner:    ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -273,9 +270,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
 						Enabled: false,
 					},
-					AmdGpuProcessCount: AmdGpuProcessCountMetricConfig{
-						Enabled: false,
-					},
 					AmdGpuTemperature: AmdGpuTemperatureMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -381,20 +375,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuProcessCount: NvidiaGpuProcessCountMetricConfig{
-						Enabled: false,
-					},
-					NvidiaGpuProcessMemoryUsage: NvidiaGpuProcessMemoryUsageMetricConfig{
-						Enabled: false,
-					},
-					NvidiaGpuProcessMemoryCopyUtilization: NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{
-						Enabled: false,
-					},
-					NvidiaGpuProcessUtilization: NvidiaGpuProcessUtilizationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NvidiaGpuProcessUtilizationMetricAttributeKey{NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask},
-					},
 					NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 						Enabled: false,
 					},
@@ -422,6 +402,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []NvidiaGpuXidErrorsMetricAttributeKey{NvidiaGpuXidErrorsMetricAttributeKeyNvidiaGpuXid},
 					},
+					OtelgpuProcessCount: OtelgpuProcessCountMetricConfig{
+						Enabled: false,
+					},
+					OtelgpuProcessMemoryUsage: OtelgpuProcessMemoryUsageMetricConfig{
+						Enabled: false,
+					},
+					OtelgpuProcessMemoryCopyUtilization: OtelgpuProcessMemoryCopyUtilizationMetricConfig{
+						Enabled: false,
+					},
+					OtelgpuProcessUtilization: OtelgpuProcessUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []OtelgpuProcessUtilizationMetricAttributeKey{OtelgpuProcessUtilizationMetricAttributeKeyHwGpuTask},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					AmdGpuIndex:            ResourceAttributeConfig{Enabled: false},
@@ -448,7 +442,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: false},
 					NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: false},
 					NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: false},
+					OtelgpuProcessOwner:    ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -456,7 +450,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuProcessCountMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, AmdGpuXgmiLinkBandwidthMetricConfig{}, AmdGpuXgmiLinkIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, AmdGpuXgmiLinkBandwidthMetricConfig{}, AmdGpuXgmiLinkIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, OtelgpuProcessCountMetricConfig{}, OtelgpuProcessMemoryUsageMetricConfig{}, OtelgpuProcessMemoryCopyUtilizationMetricConfig{}, OtelgpuProcessUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -653,18 +647,6 @@ func TestNvidiaGpuPipeActiveMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestNvidiaGpuProcessUtilizationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NvidiaGpuProcessUtilization
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NvidiaGpuProcessUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nvidia.gpu.process.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
-
-	cfg = DefaultMetricsConfig().NvidiaGpuProcessUtilization
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestNvidiaGpuRowRemapRowsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().NvidiaGpuRowRemapRows
 	require.NoError(t, cfg.Validate())
@@ -697,6 +679,18 @@ func TestNvidiaGpuXidErrorsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric nvidia.gpu.xid.errors doesn't have an attribute invalid, valid attributes: [nvidia.gpu.xid]")
 
 	cfg = DefaultMetricsConfig().NvidiaGpuXidErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestOtelgpuProcessUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().OtelgpuProcessUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []OtelgpuProcessUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric otelgpu.process.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
+
+	cfg = DefaultMetricsConfig().OtelgpuProcessUtilization
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -747,7 +741,7 @@ func TestResourceAttributesConfig(t *testing.T) {
 				NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: true},
 				NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: true},
 				NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: true},
+				OtelgpuProcessOwner:    ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
@@ -777,7 +771,7 @@ func TestResourceAttributesConfig(t *testing.T) {
 				NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: false},
 				NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: false},
 				NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: false},
+				OtelgpuProcessOwner:    ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}
