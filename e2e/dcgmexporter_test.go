@@ -295,14 +295,14 @@ func waitExported(t *testing.T, c *collector, url string, within time.Duration, 
 					missing = append(missing, fmt.Sprintf("%s%v %s", s.name, s.labels, s.value))
 				}
 			}
-			t.Fatalf("within %v, not exported: %s\nlast body (bottleneck lines):\n%s", within, strings.Join(missing, "; "), grepLines(body, "nvidia_gpu_bottleneck_state"))
+			t.Fatalf("within %v, not exported: %s\nlast body (bottleneck lines):\n%s", within, strings.Join(missing, "; "), grepLines(body, "otelgpu_bottleneck_state"))
 		}
 		time.Sleep(time.Second)
 	}
 }
 
 func bottleneck(hwID, class string) series {
-	return series{"nvidia_gpu_bottleneck_state", []string{fmt.Sprintf(`hw_id=%q`, hwID), fmt.Sprintf(`nvidia_gpu_bottleneck_class=%q`, class)}, "1"}
+	return series{"otelgpu_bottleneck_state", []string{fmt.Sprintf(`hw_id=%q`, hwID), fmt.Sprintf(`otelgpu_bottleneck_class=%q`, class)}, "1"}
 }
 
 // TestE2EPrometheusDCGMExporterPage runs examples/dcgm-exporter/config.yaml
@@ -403,7 +403,7 @@ func TestE2EPrometheusDCGMExporterPage(t *testing.T) {
 	// Usage counters: every device on the page has its time counted, and
 	// GPU 2, idle without a pod, spent some as cluster_idle.
 	for _, d := range pageDevices {
-		re := regexp.MustCompile(`(?m)^nvidia_gpu_time_seconds_total\{[^}]*hw_id="` + regexp.QuoteMeta(d.hwID) + `"[^}]*\} ([0-9.e+]+)$`)
+		re := regexp.MustCompile(`(?m)^otelgpu_time_seconds_total\{[^}]*hw_id="` + regexp.QuoteMeta(d.hwID) + `"[^}]*\} ([0-9.e+]+)$`)
 		total := 0.0
 		for _, m := range re.FindAllStringSubmatch(body, -1) {
 			v, _ := strconv.ParseFloat(m[1], 64)
@@ -416,11 +416,11 @@ func TestE2EPrometheusDCGMExporterPage(t *testing.T) {
 	// GPU 2, idle and held by no pod, spends its time cluster_idle; the
 	// counter is reported at least every cost::report_interval.
 	for deadline := time.Now().Add(90 * time.Second); ; {
-		if v, ok := exported(body, "nvidia_gpu_time_seconds_total", fmt.Sprintf(`hw_id=%q`, pageGPU2), `nvidia_gpu_usage_state="cluster_idle"`); ok && v > 0 {
+		if v, ok := exported(body, "otelgpu_time_seconds_total", fmt.Sprintf(`hw_id=%q`, pageGPU2), `otelgpu_usage_state="cluster_idle"`); ok && v > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("GPU 2, idle and held by no pod, has no cluster_idle time: %s", grepLines(body, "nvidia_gpu_time_seconds_total"))
+			t.Fatalf("GPU 2, idle and held by no pod, has no cluster_idle time: %s", grepLines(body, "otelgpu_time_seconds_total"))
 		}
 		time.Sleep(time.Second)
 		if b, err := scrape(metricsURL); err == nil {

@@ -196,7 +196,7 @@ func TestE2ELocalExample(t *testing.T) {
 	// with its own utilization; gpu-node-1/gpu5's three MIG instances
 	// under their MIG UUIDs, each its pod's; the notebook's GPU held
 	// through a DRA claim.
-	perPod := regexp.MustCompile(`(?m)^nvidia_gpu_process_utilization_ratio\{[^}]*k8s_pod_name="shared-notebook-1-7-\d"[^}]*\} (\S+)$`)
+	perPod := regexp.MustCompile(`(?m)^otelgpu_process_utilization_ratio\{[^}]*k8s_pod_name="shared-notebook-1-7-\d"[^}]*\} (\S+)$`)
 	values := map[string]bool{}
 	for _, m := range perPod.FindAllStringSubmatch(body, -1) {
 		values[m[1]] = true
@@ -314,9 +314,9 @@ func TestE2EAnalyzerVerdicts(t *testing.T) {
 	c := start(t, "--config", filepath.Join("..", "examples", "local", "config.yaml"),
 		fmt.Sprintf("--set=exporters::prometheus::endpoint=127.0.0.1:%d", port))
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	straggler := series{"nvidia_gpu_straggler_state", []string{`host_name="gpu-node-0"`, `hw_name="gpu5"`}, "1"}
-	amdStraggler := series{"nvidia_gpu_straggler_state", []string{`host_name="gpu-node-2"`, `hw_name="gpu5"`, `hw_vendor="AMD"`}, "1"}
-	throttled := series{"nvidia_gpu_bottleneck_state", []string{`host_name="gpu-node-0"`, `hw_name="gpu2"`, `nvidia_gpu_bottleneck_class="throttled"`}, "1"}
+	straggler := series{"otelgpu_straggler_state", []string{`host_name="gpu-node-0"`, `hw_name="gpu5"`}, "1"}
+	amdStraggler := series{"otelgpu_straggler_state", []string{`host_name="gpu-node-2"`, `hw_name="gpu5"`, `hw_vendor="AMD"`}, "1"}
+	throttled := series{"otelgpu_bottleneck_state", []string{`host_name="gpu-node-0"`, `hw_name="gpu2"`, `otelgpu_bottleneck_class="throttled"`}, "1"}
 	began := time.Now()
 	var seenStraggler, seenAMDStraggler, seenThrottled time.Duration
 	for time.Since(began) < 2*time.Minute && (seenStraggler == 0 || seenAMDStraggler == 0 || seenThrottled == 0) {

@@ -98,7 +98,7 @@ func (p *prometheus) selfMetric(t *testing.T, name string) float64 {
 }
 
 // samplesByGPU counts, per hw_id, the samples of the collector's metrics
-// (hw_*, nvidia_*) in the span seconds up to at; all counts every series,
+// (hw_*, nvidia_*, amd_*, otelgpu_*) in the span seconds up to at; all counts every series,
 // target_info included.
 func (p *prometheus) samplesByGPU(t *testing.T, span int, at time.Time, all bool) map[string]int {
 	t.Helper()
@@ -113,7 +113,7 @@ func (p *prometheus) samplesByGPU(t *testing.T, span int, at time.Time, all bool
 	}
 	counts := map[string]int{}
 	for _, n := range names.Data {
-		if !all && !strings.HasPrefix(n, "hw_") && !strings.HasPrefix(n, "nvidia_") && !strings.HasPrefix(n, "amd_") {
+		if !all && !strings.HasPrefix(n, "hw_") && !strings.HasPrefix(n, "nvidia_") && !strings.HasPrefix(n, "amd_") && !strings.HasPrefix(n, "otelgpu_") {
 			continue
 		}
 		for _, r := range p.query(t, fmt.Sprintf("sum by (hw_id) (count_over_time(%s[%ds]))", n, span), at) {

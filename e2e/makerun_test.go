@@ -60,7 +60,7 @@ func TestE2EMakeRun(t *testing.T) {
 	summary := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3}  info  34 GPUs: \d+ compute_bound, .*idle \(1 held by a pod: \$6\.88/h wasted\)`)
 	var served, page string
 	for time.Since(began) < 15*time.Second {
-		if body, err := scrape("http://127.0.0.1:9400/metrics"); err == nil && strings.Contains(body, "nvidia_gpu_bottleneck_state{") {
+		if body, err := scrape("http://127.0.0.1:9400/metrics"); err == nil && strings.Contains(body, "otelgpu_bottleneck_state{") {
 			page = body
 			if served == "" {
 				served = time.Since(began).Round(100 * time.Millisecond).String()

@@ -141,7 +141,7 @@ func (p *prometheus) query(t *testing.T, q string, at time.Time) []promResult {
 	return body.Data.Result
 }
 
-// samples counts the samples of otelcol-gpu's metrics (hw_*, nvidia_*, not
+// samples counts the samples of otelcol-gpu's metrics (hw_*, nvidia_*, amd_*, otelgpu_*, not
 // the recording rules' outputs, whose names have colons) in
 // the span seconds up to at, metric by metric: count_over_time drops the
 // metric name, so one query over all of them would collide.
@@ -158,7 +158,7 @@ func (p *prometheus) samples(t *testing.T, span int, at time.Time) int {
 	}
 	total := 0
 	for _, n := range names.Data {
-		if !strings.HasPrefix(n, "hw_") && !strings.HasPrefix(n, "nvidia_") && !strings.HasPrefix(n, "amd_") {
+		if !strings.HasPrefix(n, "hw_") && !strings.HasPrefix(n, "nvidia_") && !strings.HasPrefix(n, "amd_") && !strings.HasPrefix(n, "otelgpu_") {
 			continue
 		}
 		if strings.Contains(n, ":") {
@@ -275,22 +275,22 @@ func TestE2EPrometheusRemoteWrite(t *testing.T) {
 	}
 	// The verdicts agree with the injected faults.
 	for _, check := range []struct{ what, query string }{
-		{"slow rank 0/5 is a straggler", `nvidia_gpu_straggler_state{host_name="gpu-node-0", hw_name="gpu5"} == 1`},
-		{"0/2 is thermally throttled", `nvidia_gpu_bottleneck_state{host_name="gpu-node-0", hw_name="gpu2", nvidia_gpu_bottleneck_class="throttled"} == 1`},
-		{"1/3 is faulted after its XID 79", `nvidia_gpu_bottleneck_state{host_name="gpu-node-1", hw_name="gpu3", nvidia_gpu_bottleneck_class="faulted"} == 1`},
-		{"1/5 is faulted after its ECC error", `nvidia_gpu_bottleneck_state{host_name="gpu-node-1", hw_name="gpu5", nvidia_gpu_bottleneck_class="faulted"} == 1`},
-		{"GPUFaulted fires for 1/3", `nvidia_gpu_alerts{alertname="GPUFaulted", alertstate="firing", host_name="gpu-node-1", hw_name="gpu3"} == 1`},
-		{"the notebook's GPU 1/6 is idle and held", `nvidia_gpu_bottleneck_state{host_name="gpu-node-1", hw_name="gpu6", nvidia_gpu_bottleneck_class="idle", k8s_pod_name!=""} == 1`},
-		{"the training job's healthy GPU 0/0 is compute bound", `nvidia_gpu_bottleneck_state{host_name="gpu-node-0", hw_name="gpu0", nvidia_gpu_bottleneck_class="compute_bound"} == 1`},
-		{"the healthy GPU 0/0 is no straggler", `nvidia_gpu_straggler_state{host_name="gpu-node-0", hw_name="gpu0"} == 0`},
+		{"slow rank 0/5 is a straggler", `otelgpu_straggler_state{host_name="gpu-node-0", hw_name="gpu5"} == 1`},
+		{"0/2 is thermally throttled", `otelgpu_bottleneck_state{host_name="gpu-node-0", hw_name="gpu2", otelgpu_bottleneck_class="throttled"} == 1`},
+		{"1/3 is faulted after its XID 79", `otelgpu_bottleneck_state{host_name="gpu-node-1", hw_name="gpu3", otelgpu_bottleneck_class="faulted"} == 1`},
+		{"1/5 is faulted after its ECC error", `otelgpu_bottleneck_state{host_name="gpu-node-1", hw_name="gpu5", otelgpu_bottleneck_class="faulted"} == 1`},
+		{"GPUFaulted fires for 1/3", `otelgpu_alerts{alertname="GPUFaulted", alertstate="firing", host_name="gpu-node-1", hw_name="gpu3"} == 1`},
+		{"the notebook's GPU 1/6 is idle and held", `otelgpu_bottleneck_state{host_name="gpu-node-1", hw_name="gpu6", otelgpu_bottleneck_class="idle", k8s_pod_name!=""} == 1`},
+		{"the training job's healthy GPU 0/0 is compute bound", `otelgpu_bottleneck_state{host_name="gpu-node-0", hw_name="gpu0", otelgpu_bottleneck_class="compute_bound"} == 1`},
+		{"the healthy GPU 0/0 is no straggler", `otelgpu_straggler_state{host_name="gpu-node-0", hw_name="gpu0"} == 0`},
 		// The AMD node, read and judged the same way.
 		// Without SM activity, the slow rank is told by its power: it works
 		// while its peers spin part of each step in the collective.
-		{"AMD slow rank 2/5 is a straggler", `nvidia_gpu_straggler_state{host_name="gpu-node-2", hw_name="gpu5", hw_vendor="AMD"} == 1`},
-		{"AMD 2/6, its peer, is no straggler", `nvidia_gpu_straggler_state{host_name="gpu-node-2", hw_name="gpu6", hw_vendor="AMD"} == 0`},
-		{"AMD 2/2 is thermally throttled", `nvidia_gpu_bottleneck_state{host_name="gpu-node-2", hw_name="gpu2", hw_vendor="AMD", nvidia_gpu_bottleneck_class="throttled"} == 1`},
+		{"AMD slow rank 2/5 is a straggler", `otelgpu_straggler_state{host_name="gpu-node-2", hw_name="gpu5", hw_vendor="AMD"} == 1`},
+		{"AMD 2/6, its peer, is no straggler", `otelgpu_straggler_state{host_name="gpu-node-2", hw_name="gpu6", hw_vendor="AMD"} == 0`},
+		{"AMD 2/2 is thermally throttled", `otelgpu_bottleneck_state{host_name="gpu-node-2", hw_name="gpu2", hw_vendor="AMD", otelgpu_bottleneck_class="throttled"} == 1`},
 		{"AMD 2/2's thermal violation is there", `amd_gpu_violation_residency_ratio{host_name="gpu-node-2", hw_name="gpu2", amd_gpu_violation_reason="socket_thermal"} > 0`},
-		{"AMD 2/0 is priced", `nvidia_gpu_cost_total{host_name="gpu-node-2", hw_name="gpu0", hw_vendor="AMD", nvidia_gpu_usage_state="used"} > 0`},
+		{"AMD 2/0 is priced", `otelgpu_cost_total{host_name="gpu-node-2", hw_name="gpu0", hw_vendor="AMD", otelgpu_usage_state="used"} > 0`},
 	} {
 		if r := prom.query(t, check.query, time.Time{}); len(r) != 1 {
 			t.Errorf("%s: %s returned %d series", check.what, check.query, len(r))

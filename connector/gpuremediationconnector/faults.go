@@ -26,9 +26,9 @@ const (
 	metricECC       = metricnames.HWErrors
 	attrErrorType   = metricnames.AttrErrorType
 	metricRowRemap  = metricnames.NvidiaGPURowRemapFailure
-	metricVerdict   = metricnames.NvidiaGPUBottleneckState
+	metricVerdict   = metricnames.OTelGPUBottleneckState
 	metricRecovery  = metricnames.NvidiaGPURecoveryAction
-	attrVerdict     = metricnames.AttrNvidiaGPUBottleneckClass
+	attrVerdict     = metricnames.AttrOTelGPUBottleneckClass
 	verdictFaulted  = "faulted"
 	attrNode        = metricnames.AttrK8sNodeName
 	attrHost        = metricnames.AttrHostName
@@ -105,7 +105,7 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 		node = str(attrs, attrHost)
 	}
 	gpu := str(attrs, attrGPU)
-	if _, split := attrs.Get(metricnames.AttrNvidiaGPUProcessOwner); split {
+	if _, split := attrs.Get(metricnames.AttrOTelGPUProcessOwner); split {
 		// A GPU's per-process split (the receiver's per_process): the
 		// GPU's own resource carries its faults and its pod.
 		return nil

@@ -146,7 +146,7 @@ func TestPerProcessSplitIgnored(t *testing.T) {
 	split := resource("n", "GPU-1", func(ms pmetric.MetricSlice) { xid(ms, 79, 1, ts, ts) })
 	split.Resource().Attributes().PutStr("k8s.namespace.name", "ml")
 	split.Resource().Attributes().PutStr("k8s.pod.name", "notebook")
-	split.Resource().Attributes().PutStr(metricnames.AttrNvidiaGPUProcessOwner, "pod")
+	split.Resource().Attributes().PutStr(metricnames.AttrOTelGPUProcessOwner, "pod")
 	split.CopyTo(md.ResourceMetrics().AppendEmpty())
 	require.NoError(t, r.consume(t.Context(), md))
 	require.Empty(t, r.pending)

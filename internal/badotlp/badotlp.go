@@ -70,8 +70,8 @@ func readings(ms pmetric.MetricSlice, ts pcommon.Timestamp, v float64) {
 	counter(ms, "hw.errors", start, ts, v).Attributes().PutStr("error.type", "uncorrected")
 	xid := counter(ms, "nvidia.gpu.xid.errors", start, ts, v)
 	xid.Attributes().PutInt("nvidia.gpu.xid", 79)
-	verdict := gauge(ms, "nvidia.gpu.bottleneck.state", ts, v)
-	verdict.Attributes().PutStr("nvidia.gpu.bottleneck.class", "faulted")
+	verdict := gauge(ms, "otelgpu.bottleneck.state", ts, v)
+	verdict.Attributes().PutStr("otelgpu.bottleneck.class", "faulted")
 }
 
 // Cases returns the bad batches by name, stamped around now.
@@ -97,7 +97,7 @@ func Cases(now time.Time) map[string]pmetric.Metrics {
 	})
 	add("histogram for a gauge", func(md pmetric.Metrics) {
 		ms := gpu(md, "GPU-hist")
-		for _, name := range []string{"nvidia.gpu.sm.active", "hw.temperature", "nvidia.gpu.xid.errors", "nvidia.gpu.bottleneck.state"} {
+		for _, name := range []string{"nvidia.gpu.sm.active", "hw.temperature", "nvidia.gpu.xid.errors", "otelgpu.bottleneck.state"} {
 			m := ms.AppendEmpty()
 			m.SetName(name)
 			dp := m.SetEmptyHistogram().DataPoints().AppendEmpty()

@@ -197,7 +197,7 @@ const (
 	OwnerHost
 )
 
-// String returns the owner as the nvidia.gpu.process.owner attribute
+// String returns the owner as the otelgpu.process.owner attribute
 // spells it.
 func (o Owner) String() string {
 	switch o {

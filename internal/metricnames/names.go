@@ -28,9 +28,6 @@ const (
 	// AmdGPUPowerCap (receiver/dcgmreceiver): The power cap the driver enforces, the most the socket may draw (amdsmi_get_power_cap_info).
 	AmdGPUPowerCap     = "amd.gpu.power.cap"
 	AmdGPUPowerCapUnit = "W"
-	// AmdGPUProcessCount (receiver/dcgmreceiver): Processes using the AMD GPU or partition (amdsmi_get_gpu_process_list).
-	AmdGPUProcessCount     = "amd.gpu.process.count"
-	AmdGPUProcessCountUnit = "{process}"
 	// AmdGPUTemperature (receiver/dcgmreceiver): Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.
 	AmdGPUTemperature     = "amd.gpu.temperature"
 	AmdGPUTemperatureUnit = "Cel"
@@ -121,15 +118,6 @@ const (
 	// HWTemperatureLimit (receiver/dcgmreceiver): Temperature thresholds, read once per connection: NVIDIA's slowdown (high.degraded) and shutdown (high.critical) thresholds of the die (DCGM_FI_DEV_SLOWDOWN_TEMP, DCGM_FI_DEV_SHUTDOWN_TEMP; nvmlDeviceGetTemperatureThreshold) and the memory's maximum operating temperature (high.degraded; NVML only); AMD's critical (high.degraded) and emergency (high.critical) temperature per sensor (amdsmi_get_temp_metric). A threshold the backend does not report is absent.
 	HWTemperatureLimit     = "hw.temperature.limit"
 	HWTemperatureLimitUnit = "Cel"
-	// NvidiaGPUAlerts (processor/gpuanalyzerprocessor): 1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.
-	NvidiaGPUAlerts     = "nvidia.gpu.alerts"
-	NvidiaGPUAlertsUnit = "{alert}"
-	// NvidiaGPUBottleneckState (processor/gpuanalyzerprocessor): 1 for the GPU's current bottleneck class (with the next step as hint, and the evidence it rests on); 0 for the class it just left.
-	NvidiaGPUBottleneckState     = "nvidia.gpu.bottleneck.state"
-	NvidiaGPUBottleneckStateUnit = "{state}"
-	// NvidiaGPUBottleneckTime (processor/gpuanalyzerprocessor): Time the GPU spent in each bottleneck class.
-	NvidiaGPUBottleneckTime     = "nvidia.gpu.bottleneck.time"
-	NvidiaGPUBottleneckTimeUnit = "s"
 	// NvidiaGPUClockEventActive (receiver/dcgmreceiver): 1 while a reason holds the clocks below their maximum, 0 otherwise; one series per reason.
 	NvidiaGPUClockEventActive     = "nvidia.gpu.clock.event.active"
 	NvidiaGPUClockEventActiveUnit = "{state}"
@@ -139,9 +127,6 @@ const (
 	// NvidiaGPUClockFrequency (receiver/dcgmreceiver): Current clock frequency (DCGM_FI_DEV_SM_CLOCK, MEM_CLOCK).
 	NvidiaGPUClockFrequency     = "nvidia.gpu.clock.frequency"
 	NvidiaGPUClockFrequencyUnit = "Hz"
-	// NvidiaGPUCost (processor/gpuanalyzerprocessor): Cost of the GPU's time in each usage state, at the configured price per GPU-hour.
-	NvidiaGPUCost     = "nvidia.gpu.cost"
-	NvidiaGPUCostUnit = "{USD}"
 	// NvidiaGPUDRAMActive (receiver/dcgmreceiver): Fraction of cycles the device memory interface was active (DCGM_FI_PROF_DRAM_ACTIVE; falls back to MEM_COPY_UTIL where profiling is unsupported).
 	NvidiaGPUDRAMActive     = "nvidia.gpu.dram.active"
 	NvidiaGPUDRAMActiveUnit = "1"
@@ -166,18 +151,6 @@ const (
 	// NvidiaGPUPowerLimit (receiver/dcgmreceiver): The power limit the driver enforces, the most the board may draw (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).
 	NvidiaGPUPowerLimit     = "nvidia.gpu.power.limit"
 	NvidiaGPUPowerLimitUnit = "W"
-	// NvidiaGPUProcessCount (receiver/dcgmreceiver): Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list).
-	NvidiaGPUProcessCount     = "nvidia.gpu.process.count"
-	NvidiaGPUProcessCountUnit = "{process}"
-	// NvidiaGPUProcessMemoryUsage (receiver/dcgmreceiver): The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.
-	NvidiaGPUProcessMemoryUsage     = "nvidia.gpu.process.memory.usage"
-	NvidiaGPUProcessMemoryUsageUnit = "By"
-	// NvidiaGPUProcessMemoryCopyUtilization (receiver/dcgmreceiver): The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).
-	NvidiaGPUProcessMemoryCopyUtilization     = "nvidia.gpu.process.memory_copy.utilization"
-	NvidiaGPUProcessMemoryCopyUtilizationUnit = "1"
-	// NvidiaGPUProcessUtilization (receiver/dcgmreceiver): The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.
-	NvidiaGPUProcessUtilization     = "nvidia.gpu.process.utilization"
-	NvidiaGPUProcessUtilizationUnit = "1"
 	// NvidiaGPURecoveryAction (receiver/dcgmreceiver): The recovery action the driver says the GPU needs, an nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain (DCGM_FI_DEV_GPU_RECOVERY_ACTION; NVML field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Absent where the driver does not report it.
 	NvidiaGPURecoveryAction     = "nvidia.gpu.recovery_action"
 	NvidiaGPURecoveryActionUnit = "{action}"
@@ -193,21 +166,45 @@ const (
 	// NvidiaGPUSMOccupancy (receiver/dcgmreceiver): Resident warps as a fraction of the maximum, averaged over SMs (DCGM_FI_PROF_SM_OCCUPANCY).
 	NvidiaGPUSMOccupancy     = "nvidia.gpu.sm.occupancy"
 	NvidiaGPUSMOccupancyUnit = "1"
-	// NvidiaGPUStragglerScore (processor/gpuanalyzerprocessor): The GPU's largest deviation from its peers; 1 is the straggler threshold.
-	NvidiaGPUStragglerScore     = "nvidia.gpu.straggler.score"
-	NvidiaGPUStragglerScoreUnit = "1"
-	// NvidiaGPUStragglerState (processor/gpuanalyzerprocessor): 1 while the GPU is a straggler among its peers.
-	NvidiaGPUStragglerState     = "nvidia.gpu.straggler.state"
-	NvidiaGPUStragglerStateUnit = "{state}"
 	// NvidiaGPUThrottleTime (receiver/dcgmreceiver): Time the clocks were held down, since the counter's start time (DCGM_FI_DEV_POWER_VIOLATION, THERMAL_VIOLATION).
 	NvidiaGPUThrottleTime     = "nvidia.gpu.throttle.time"
 	NvidiaGPUThrottleTimeUnit = "s"
-	// NvidiaGPUTime (processor/gpuanalyzerprocessor): Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.
-	NvidiaGPUTime     = "nvidia.gpu.time"
-	NvidiaGPUTimeUnit = "s"
 	// NvidiaGPUXIDErrors (receiver/dcgmreceiver): XID events, counted per XID code (DCGM_FI_DEV_XID_ERRORS read as events).
 	NvidiaGPUXIDErrors     = "nvidia.gpu.xid.errors"
 	NvidiaGPUXIDErrorsUnit = "{event}"
+	// OTelGPUAlerts (processor/gpuanalyzerprocessor): 1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.
+	OTelGPUAlerts     = "otelgpu.alerts"
+	OTelGPUAlertsUnit = "{alert}"
+	// OTelGPUBottleneckState (processor/gpuanalyzerprocessor): 1 for the GPU's current bottleneck class (with the next step as hint, and the evidence it rests on); 0 for the class it just left.
+	OTelGPUBottleneckState     = "otelgpu.bottleneck.state"
+	OTelGPUBottleneckStateUnit = "{state}"
+	// OTelGPUBottleneckTime (processor/gpuanalyzerprocessor): Time the GPU spent in each bottleneck class.
+	OTelGPUBottleneckTime     = "otelgpu.bottleneck.time"
+	OTelGPUBottleneckTimeUnit = "s"
+	// OTelGPUCost (processor/gpuanalyzerprocessor): Cost of the GPU's time in each usage state, at the configured price per GPU-hour.
+	OTelGPUCost     = "otelgpu.cost"
+	OTelGPUCostUnit = "{USD}"
+	// OTelGPUProcessCount (receiver/dcgmreceiver): Processes on the GPU: on a per-process resource (per_process, otelgpu.process.owner set), the owner's processes during the interval (NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list); on an AMD GPU's or partition's own resource, every process using it (amdsmi_get_gpu_process_list).
+	OTelGPUProcessCount     = "otelgpu.process.count"
+	OTelGPUProcessCountUnit = "{process}"
+	// OTelGPUProcessMemoryUsage (receiver/dcgmreceiver): The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.
+	OTelGPUProcessMemoryUsage     = "otelgpu.process.memory.usage"
+	OTelGPUProcessMemoryUsageUnit = "By"
+	// OTelGPUProcessMemoryCopyUtilization (receiver/dcgmreceiver): The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).
+	OTelGPUProcessMemoryCopyUtilization     = "otelgpu.process.memory_copy.utilization"
+	OTelGPUProcessMemoryCopyUtilizationUnit = "1"
+	// OTelGPUProcessUtilization (receiver/dcgmreceiver): The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.
+	OTelGPUProcessUtilization     = "otelgpu.process.utilization"
+	OTelGPUProcessUtilizationUnit = "1"
+	// OTelGPUStragglerScore (processor/gpuanalyzerprocessor): The GPU's largest deviation from its peers; 1 is the straggler threshold.
+	OTelGPUStragglerScore     = "otelgpu.straggler.score"
+	OTelGPUStragglerScoreUnit = "1"
+	// OTelGPUStragglerState (processor/gpuanalyzerprocessor): 1 while the GPU is a straggler among its peers.
+	OTelGPUStragglerState     = "otelgpu.straggler.state"
+	OTelGPUStragglerStateUnit = "{state}"
+	// OTelGPUTime (processor/gpuanalyzerprocessor): Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.
+	OTelGPUTime     = "otelgpu.time"
+	OTelGPUTimeUnit = "s"
 	// TrainingStepComputeDuration (internal/metricnames): One rank's compute time per training step, excluding time waiting in collectives, on the GPU's resource (hw.id); reported by a training framework, read by gpu_analyzer.
 	TrainingStepComputeDuration     = "training.step.compute.duration"
 	TrainingStepComputeDurationUnit = "s"
@@ -360,50 +357,6 @@ const (
 	AttrNetworkIODirection         = "network.io.direction"
 	AttrNetworkIODirectionReceive  = "receive"
 	AttrNetworkIODirectionTransmit = "transmit"
-	// AttrNvidiaGPUBottleneckClass (attribute, processor/gpuanalyzerprocessor): The bottleneck class.
-	AttrNvidiaGPUBottleneckClass                   = "nvidia.gpu.bottleneck.class"
-	AttrNvidiaGPUBottleneckClassUnknown            = "unknown"
-	AttrNvidiaGPUBottleneckClassFaulted            = "faulted"
-	AttrNvidiaGPUBottleneckClassThrottled          = "throttled"
-	AttrNvidiaGPUBottleneckClassIdle               = "idle"
-	AttrNvidiaGPUBottleneckClassMemoryBound        = "memory_bound"
-	AttrNvidiaGPUBottleneckClassCommunicationBound = "communication_bound"
-	AttrNvidiaGPUBottleneckClassLaunchBound        = "launch_bound"
-	AttrNvidiaGPUBottleneckClassInputBound         = "input_bound"
-	AttrNvidiaGPUBottleneckClassComputeBound       = "compute_bound"
-	// AttrNvidiaGPUBottleneckEvidence (attribute, processor/gpuanalyzerprocessor): What the class rests on, so that a user knows how far to trust it: sm_active (measured), gr_engine (the graphics engine's activity, an upper bound of SM activity, with tensor activity and power), power (utilization and power without profiling), utilization, dram_active or umc_activity (memory bound), nvlink, xgmi or pcie (communication bound), clock_reasons, power_cap or thermal (throttled: reported, or told from power or temperature with the SM clock far below its maximum), errors (faulted); absent for unknown.
-	AttrNvidiaGPUBottleneckEvidence             = "nvidia.gpu.bottleneck.evidence"
-	AttrNvidiaGPUBottleneckEvidenceErrors       = "errors"
-	AttrNvidiaGPUBottleneckEvidenceClockReasons = "clock_reasons"
-	AttrNvidiaGPUBottleneckEvidencePowerCap     = "power_cap"
-	AttrNvidiaGPUBottleneckEvidenceThermal      = "thermal"
-	AttrNvidiaGPUBottleneckEvidenceSMActive     = "sm_active"
-	AttrNvidiaGPUBottleneckEvidenceGrEngine     = "gr_engine"
-	AttrNvidiaGPUBottleneckEvidenceDRAMActive   = "dram_active"
-	AttrNvidiaGPUBottleneckEvidenceUmcActivity  = "umc_activity"
-	AttrNvidiaGPUBottleneckEvidenceNVLink       = "nvlink"
-	AttrNvidiaGPUBottleneckEvidenceXgmi         = "xgmi"
-	AttrNvidiaGPUBottleneckEvidencePCIe         = "pcie"
-	AttrNvidiaGPUBottleneckEvidencePower        = "power"
-	AttrNvidiaGPUBottleneckEvidenceUtilization  = "utilization"
-	// AttrNvidiaGPUBottleneckHint (attribute, processor/gpuanalyzerprocessor): The next step for the class; absent where there is none (idle, unknown, a compute-bound GPU doing what it should).
-	AttrNvidiaGPUBottleneckHint                     = "nvidia.gpu.bottleneck.hint"
-	AttrNvidiaGPUBottleneckHintIncreaseBatchSize    = "increase_batch_size"
-	AttrNvidiaGPUBottleneckHintEnableMixedPrecision = "enable_mixed_precision"
-	AttrNvidiaGPUBottleneckHintFixDataLoading       = "fix_data_loading"
-	AttrNvidiaGPUBottleneckHintFixHostPreprocessing = "fix_host_preprocessing"
-	AttrNvidiaGPUBottleneckHintUseCudaGraphs        = "use_cuda_graphs"
-	AttrNvidiaGPUBottleneckHintOverlapCommunication = "overlap_communication"
-	AttrNvidiaGPUBottleneckHintReduceMemoryTraffic  = "reduce_memory_traffic"
-	AttrNvidiaGPUBottleneckHintReplaceOrDrain       = "replace_or_drain"
-	AttrNvidiaGPUBottleneckHintCheckCoolingOrPower  = "check_cooling_or_power"
-	AttrNvidiaGPUBottleneckHintReduceHostWork       = "reduce_host_work"
-	AttrNvidiaGPUBottleneckHintFixStraggler         = "fix_straggler"
-	// AttrNvidiaGPUBottleneckScope (attribute, processor/gpuanalyzerprocessor): Where a communication-bound GPU's collective runs: nvlink or xgmi within the node, network across nodes (through the GPU's PCIe link to its NIC); absent for other classes and where only peers waiting tell the collective.
-	AttrNvidiaGPUBottleneckScope        = "nvidia.gpu.bottleneck.scope"
-	AttrNvidiaGPUBottleneckScopeNVLink  = "nvlink"
-	AttrNvidiaGPUBottleneckScopeNetwork = "network"
-	AttrNvidiaGPUBottleneckScopeXgmi    = "xgmi"
 	// AttrNvidiaGPUClock (attribute, receiver/dcgmreceiver): The clock domain.
 	AttrNvidiaGPUClock       = "nvidia.gpu.clock"
 	AttrNvidiaGPUClockSM     = "sm"
@@ -435,21 +388,65 @@ const (
 	AttrNvidiaGPUPipeFp64   = "fp64"
 	AttrNvidiaGPUPipeFp32   = "fp32"
 	AttrNvidiaGPUPipeFp16   = "fp16"
-	// AttrNvidiaGPUProcessOwner (resource attribute, receiver/dcgmreceiver): Set on per-process resources only, and marks them as a split of the GPU's readings, not a device: whose processes the resource describes: pod (the pod the k8s.* attributes name), host (processes outside any pod) or unknown (processes that could not be placed: exited before they were read, or a cgroup not understood).
-	AttrNvidiaGPUProcessOwner = "nvidia.gpu.process.owner"
 	// AttrNvidiaGPUThrottleReason (attribute, receiver/dcgmreceiver): Why the clocks were held below their target.
 	AttrNvidiaGPUThrottleReason        = "nvidia.gpu.throttle.reason"
 	AttrNvidiaGPUThrottleReasonPower   = "power"
 	AttrNvidiaGPUThrottleReasonThermal = "thermal"
-	// AttrNvidiaGPUUsageState (attribute, processor/gpuanalyzerprocessor): What the GPU's time went to.
-	AttrNvidiaGPUUsageState             = "nvidia.gpu.usage.state"
-	AttrNvidiaGPUUsageStateUsed         = "used"
-	AttrNvidiaGPUUsageStateWaiting      = "waiting"
-	AttrNvidiaGPUUsageStateWorkloadIdle = "workload_idle"
-	AttrNvidiaGPUUsageStateClusterIdle  = "cluster_idle"
-	AttrNvidiaGPUUsageStateUnknown      = "unknown"
 	// AttrNvidiaGPUXID (attribute, receiver/dcgmreceiver): The XID code of the event.
 	AttrNvidiaGPUXID = "nvidia.gpu.xid"
+	// AttrOTelGPUBottleneckClass (attribute, processor/gpuanalyzerprocessor): The bottleneck class.
+	AttrOTelGPUBottleneckClass                   = "otelgpu.bottleneck.class"
+	AttrOTelGPUBottleneckClassUnknown            = "unknown"
+	AttrOTelGPUBottleneckClassFaulted            = "faulted"
+	AttrOTelGPUBottleneckClassThrottled          = "throttled"
+	AttrOTelGPUBottleneckClassIdle               = "idle"
+	AttrOTelGPUBottleneckClassMemoryBound        = "memory_bound"
+	AttrOTelGPUBottleneckClassCommunicationBound = "communication_bound"
+	AttrOTelGPUBottleneckClassLaunchBound        = "launch_bound"
+	AttrOTelGPUBottleneckClassInputBound         = "input_bound"
+	AttrOTelGPUBottleneckClassComputeBound       = "compute_bound"
+	// AttrOTelGPUBottleneckEvidence (attribute, processor/gpuanalyzerprocessor): What the class rests on, so that a user knows how far to trust it: sm_active (measured), gr_engine (the graphics engine's activity, an upper bound of SM activity, with tensor activity and power), power (utilization and power without profiling), utilization, dram_active or umc_activity (memory bound), nvlink, xgmi or pcie (communication bound), clock_reasons, power_cap or thermal (throttled: reported, or told from power or temperature with the SM clock far below its maximum), errors (faulted); absent for unknown.
+	AttrOTelGPUBottleneckEvidence             = "otelgpu.bottleneck.evidence"
+	AttrOTelGPUBottleneckEvidenceErrors       = "errors"
+	AttrOTelGPUBottleneckEvidenceClockReasons = "clock_reasons"
+	AttrOTelGPUBottleneckEvidencePowerCap     = "power_cap"
+	AttrOTelGPUBottleneckEvidenceThermal      = "thermal"
+	AttrOTelGPUBottleneckEvidenceSMActive     = "sm_active"
+	AttrOTelGPUBottleneckEvidenceGrEngine     = "gr_engine"
+	AttrOTelGPUBottleneckEvidenceDRAMActive   = "dram_active"
+	AttrOTelGPUBottleneckEvidenceUmcActivity  = "umc_activity"
+	AttrOTelGPUBottleneckEvidenceNVLink       = "nvlink"
+	AttrOTelGPUBottleneckEvidenceXgmi         = "xgmi"
+	AttrOTelGPUBottleneckEvidencePCIe         = "pcie"
+	AttrOTelGPUBottleneckEvidencePower        = "power"
+	AttrOTelGPUBottleneckEvidenceUtilization  = "utilization"
+	// AttrOTelGPUBottleneckHint (attribute, processor/gpuanalyzerprocessor): The next step for the class; absent where there is none (idle, unknown, a compute-bound GPU doing what it should).
+	AttrOTelGPUBottleneckHint                     = "otelgpu.bottleneck.hint"
+	AttrOTelGPUBottleneckHintIncreaseBatchSize    = "increase_batch_size"
+	AttrOTelGPUBottleneckHintEnableMixedPrecision = "enable_mixed_precision"
+	AttrOTelGPUBottleneckHintFixDataLoading       = "fix_data_loading"
+	AttrOTelGPUBottleneckHintFixHostPreprocessing = "fix_host_preprocessing"
+	AttrOTelGPUBottleneckHintUseCudaGraphs        = "use_cuda_graphs"
+	AttrOTelGPUBottleneckHintOverlapCommunication = "overlap_communication"
+	AttrOTelGPUBottleneckHintReduceMemoryTraffic  = "reduce_memory_traffic"
+	AttrOTelGPUBottleneckHintReplaceOrDrain       = "replace_or_drain"
+	AttrOTelGPUBottleneckHintCheckCoolingOrPower  = "check_cooling_or_power"
+	AttrOTelGPUBottleneckHintReduceHostWork       = "reduce_host_work"
+	AttrOTelGPUBottleneckHintFixStraggler         = "fix_straggler"
+	// AttrOTelGPUBottleneckScope (attribute, processor/gpuanalyzerprocessor): Where a communication-bound GPU's collective runs: nvlink or xgmi within the node, network across nodes (through the GPU's PCIe link to its NIC); absent for other classes and where only peers waiting tell the collective.
+	AttrOTelGPUBottleneckScope        = "otelgpu.bottleneck.scope"
+	AttrOTelGPUBottleneckScopeNVLink  = "nvlink"
+	AttrOTelGPUBottleneckScopeNetwork = "network"
+	AttrOTelGPUBottleneckScopeXgmi    = "xgmi"
+	// AttrOTelGPUProcessOwner (resource attribute, receiver/dcgmreceiver): Set on per-process resources only, and marks them as a split of the GPU's readings, not a device: whose processes the resource describes: pod (the pod the k8s.* attributes name), host (processes outside any pod) or unknown (processes that could not be placed: exited before they were read, or a cgroup not understood).
+	AttrOTelGPUProcessOwner = "otelgpu.process.owner"
+	// AttrOTelGPUUsageState (attribute, processor/gpuanalyzerprocessor): What the GPU's time went to.
+	AttrOTelGPUUsageState             = "otelgpu.usage.state"
+	AttrOTelGPUUsageStateUsed         = "used"
+	AttrOTelGPUUsageStateWaiting      = "waiting"
+	AttrOTelGPUUsageStateWorkloadIdle = "workload_idle"
+	AttrOTelGPUUsageStateClusterIdle  = "cluster_idle"
+	AttrOTelGPUUsageStateUnknown      = "unknown"
 	// AttrSeverity (attribute, processor/gpuanalyzerprocessor): The alert's configured severity.
 	AttrSeverity = "severity"
 )
@@ -464,7 +461,6 @@ var Metrics = [...]Metric{
 	{AmdGPUMmActivity, AmdGPUMmActivityUnit, "receiver/dcgmreceiver"},
 	{AmdGPUPCIeReplays, AmdGPUPCIeReplaysUnit, "receiver/dcgmreceiver"},
 	{AmdGPUPowerCap, AmdGPUPowerCapUnit, "receiver/dcgmreceiver"},
-	{AmdGPUProcessCount, AmdGPUProcessCountUnit, "receiver/dcgmreceiver"},
 	{AmdGPUTemperature, AmdGPUTemperatureUnit, "receiver/dcgmreceiver"},
 	{AmdGPUUmcActivity, AmdGPUUmcActivityUnit, "receiver/dcgmreceiver"},
 	{AmdGPUViolationResidency, AmdGPUViolationResidencyUnit, "receiver/dcgmreceiver"},
@@ -495,13 +491,9 @@ var Metrics = [...]Metric{
 	{HWStatus, HWStatusUnit, "processor/gpuanalyzerprocessor"},
 	{HWTemperature, HWTemperatureUnit, "receiver/dcgmreceiver"},
 	{HWTemperatureLimit, HWTemperatureLimitUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUAlerts, NvidiaGPUAlertsUnit, "processor/gpuanalyzerprocessor"},
-	{NvidiaGPUBottleneckState, NvidiaGPUBottleneckStateUnit, "processor/gpuanalyzerprocessor"},
-	{NvidiaGPUBottleneckTime, NvidiaGPUBottleneckTimeUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUClockEventActive, NvidiaGPUClockEventActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUClockEventReasons, NvidiaGPUClockEventReasonsUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUClockFrequency, NvidiaGPUClockFrequencyUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUCost, NvidiaGPUCostUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUDRAMActive, NvidiaGPUDRAMActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUGraphicsEngineActive, NvidiaGPUGraphicsEngineActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUMemoryTemperature, NvidiaGPUMemoryTemperatureUnit, "receiver/dcgmreceiver"},
@@ -510,20 +502,24 @@ var Metrics = [...]Metric{
 	{NvidiaGPUPCIeReplays, NvidiaGPUPCIeReplaysUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPipeActive, NvidiaGPUPipeActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUPowerLimit, NvidiaGPUPowerLimitUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUProcessCount, NvidiaGPUProcessCountUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUProcessMemoryUsage, NvidiaGPUProcessMemoryUsageUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUProcessMemoryCopyUtilization, NvidiaGPUProcessMemoryCopyUtilizationUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUProcessUtilization, NvidiaGPUProcessUtilizationUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURecoveryAction, NvidiaGPURecoveryActionUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapFailure, NvidiaGPURowRemapFailureUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPURowRemapRows, NvidiaGPURowRemapRowsUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUSMActive, NvidiaGPUSMActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUSMOccupancy, NvidiaGPUSMOccupancyUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUStragglerScore, NvidiaGPUStragglerScoreUnit, "processor/gpuanalyzerprocessor"},
-	{NvidiaGPUStragglerState, NvidiaGPUStragglerStateUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUThrottleTime, NvidiaGPUThrottleTimeUnit, "receiver/dcgmreceiver"},
-	{NvidiaGPUTime, NvidiaGPUTimeUnit, "processor/gpuanalyzerprocessor"},
 	{NvidiaGPUXIDErrors, NvidiaGPUXIDErrorsUnit, "receiver/dcgmreceiver"},
+	{OTelGPUAlerts, OTelGPUAlertsUnit, "processor/gpuanalyzerprocessor"},
+	{OTelGPUBottleneckState, OTelGPUBottleneckStateUnit, "processor/gpuanalyzerprocessor"},
+	{OTelGPUBottleneckTime, OTelGPUBottleneckTimeUnit, "processor/gpuanalyzerprocessor"},
+	{OTelGPUCost, OTelGPUCostUnit, "processor/gpuanalyzerprocessor"},
+	{OTelGPUProcessCount, OTelGPUProcessCountUnit, "receiver/dcgmreceiver"},
+	{OTelGPUProcessMemoryUsage, OTelGPUProcessMemoryUsageUnit, "receiver/dcgmreceiver"},
+	{OTelGPUProcessMemoryCopyUtilization, OTelGPUProcessMemoryCopyUtilizationUnit, "receiver/dcgmreceiver"},
+	{OTelGPUProcessUtilization, OTelGPUProcessUtilizationUnit, "receiver/dcgmreceiver"},
+	{OTelGPUStragglerScore, OTelGPUStragglerScoreUnit, "processor/gpuanalyzerprocessor"},
+	{OTelGPUStragglerState, OTelGPUStragglerStateUnit, "processor/gpuanalyzerprocessor"},
+	{OTelGPUTime, OTelGPUTimeUnit, "processor/gpuanalyzerprocessor"},
 	{TrainingStepComputeDuration, TrainingStepComputeDurationUnit, "internal/metricnames"},
 }
 
@@ -579,10 +575,6 @@ var Attributes = [...]Attribute{
 	{AttrK8sResourceclaimName, "receiver/dcgmreceiver"},
 	{AttrK8sStatefulsetName, "connector/gpuautoscaleconnector"},
 	{AttrNetworkIODirection, "receiver/dcgmreceiver"},
-	{AttrNvidiaGPUBottleneckClass, "processor/gpuanalyzerprocessor"},
-	{AttrNvidiaGPUBottleneckEvidence, "processor/gpuanalyzerprocessor"},
-	{AttrNvidiaGPUBottleneckHint, "processor/gpuanalyzerprocessor"},
-	{AttrNvidiaGPUBottleneckScope, "processor/gpuanalyzerprocessor"},
 	{AttrNvidiaGPUClock, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUClockEventReason, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUIndex, "receiver/dcgmreceiver"},
@@ -591,9 +583,13 @@ var Attributes = [...]Attribute{
 	{AttrNvidiaGPUMIGProfile, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUPCIBusID, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUPipe, "receiver/dcgmreceiver"},
-	{AttrNvidiaGPUProcessOwner, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUThrottleReason, "receiver/dcgmreceiver"},
-	{AttrNvidiaGPUUsageState, "processor/gpuanalyzerprocessor"},
 	{AttrNvidiaGPUXID, "receiver/dcgmreceiver"},
+	{AttrOTelGPUBottleneckClass, "processor/gpuanalyzerprocessor"},
+	{AttrOTelGPUBottleneckEvidence, "processor/gpuanalyzerprocessor"},
+	{AttrOTelGPUBottleneckHint, "processor/gpuanalyzerprocessor"},
+	{AttrOTelGPUBottleneckScope, "processor/gpuanalyzerprocessor"},
+	{AttrOTelGPUProcessOwner, "receiver/dcgmreceiver"},
+	{AttrOTelGPUUsageState, "processor/gpuanalyzerprocessor"},
 	{AttrSeverity, "processor/gpuanalyzerprocessor"},
 }

@@ -662,11 +662,11 @@ func TestPromNames(t *testing.T) {
 	// per-process series split a GPU's readings by pod, and a trace has one
 	// row per GPU.
 	leftOut := map[string]bool{
-		"nvidia.gpu.clock.event.active":          true,
-		mn.NvidiaGPUProcessUtilization:           true,
-		mn.NvidiaGPUProcessMemoryUsage:           true,
-		mn.NvidiaGPUProcessMemoryCopyUtilization: true,
-		mn.NvidiaGPUProcessCount:                 true,
+		"nvidia.gpu.clock.event.active":        true,
+		mn.OTelGPUProcessUtilization:           true,
+		mn.OTelGPUProcessMemoryUsage:           true,
+		mn.OTelGPUProcessMemoryCopyUtilization: true,
+		mn.OTelGPUProcessCount:                 true,
 		// The temperature thresholds are the board's, static: a trace
 		// has columns only for what is sampled.
 		mn.HWTemperatureLimit: true,

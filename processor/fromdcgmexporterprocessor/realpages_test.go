@@ -95,10 +95,10 @@ func analysePage(t *testing.T, raw []byte) map[string]pageVerdict {
 		forEachPoint(rm, func(name string, dp pmetric.NumberDataPoint) {
 			val := dp.DoubleValue() + float64(dp.IntValue())
 			switch name {
-			case metricnames.NvidiaGPUBottleneckState:
+			case metricnames.OTelGPUBottleneckState:
 				if dp.IntValue() == 1 {
-					c, _ := dp.Attributes().Get(metricnames.AttrNvidiaGPUBottleneckClass)
-					e, _ := dp.Attributes().Get(metricnames.AttrNvidiaGPUBottleneckEvidence)
+					c, _ := dp.Attributes().Get(metricnames.AttrOTelGPUBottleneckClass)
+					e, _ := dp.Attributes().Get(metricnames.AttrOTelGPUBottleneckEvidence)
 					v.class, v.evidence = c.Str(), e.Str()
 				}
 			case metricnames.HWGPUUtilization, metricnames.NvidiaGPUGraphicsEngineActive:

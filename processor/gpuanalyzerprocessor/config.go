@@ -35,7 +35,7 @@ type Config struct {
 	Hints      HintsConfig      `mapstructure:"hints"`
 	MemoryLeak MemoryLeakConfig `mapstructure:"memory_leak"`
 	Alerts     AlertsConfig     `mapstructure:"alerts"`
-	// Cost prices GPU time for nvidia.gpu.cost.
+	// Cost prices GPU time for otelgpu.cost.
 	Cost CostConfig `mapstructure:"cost"`
 	// SummaryInterval, if set, logs every interval (data time) each GPU
 	// whose class changed and a one-line summary of the fleet. Off by
@@ -72,6 +72,10 @@ type Config struct {
 	// MetricsBuilderConfig turns each metric the analyzer adds on or off
 	// (metrics::<name>::enabled), as metadata.yaml declares them.
 	metadata.MetricsBuilderConfig `mapstructure:",squash"`
+
+	// legacyKeys are the warnings for the deprecated metric names among the
+	// metrics keys (config_legacy.go).
+	legacyKeys []string
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -173,7 +177,7 @@ func (cfg *Config) deprecations() []string {
 			out = append(out, fmt.Sprintf("bottleneck::%s is deprecated and will be removed in the next release: use bottleneck::%s, a ratio (%v %% is %v)", k.old, k.new, *k.percent, *k.percent/100))
 		}
 	}
-	return out
+	return append(out, cfg.legacyKeys...)
 }
 
 // StragglerConfig holds the thresholds of straggler detection.

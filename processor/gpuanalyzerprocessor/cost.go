@@ -15,8 +15,8 @@ import (
 )
 
 // CostConfig prices GPU time. Without any price the processor still
-// accounts GPU time per usage state (nvidia.gpu.time) but emits no
-// nvidia.gpu.cost.
+// accounts GPU time per usage state (otelgpu.time) but emits no
+// otelgpu.cost.
 type CostConfig struct {
 	// Currency is the ISO 4217 code of the prices, e.g. USD or EUR.
 	Currency string `mapstructure:"currency"`
@@ -31,7 +31,7 @@ type CostConfig struct {
 	// a node's instance type, a spot label, a committed-use contract. The
 	// first that matches wins.
 	Overrides []PriceOverride `mapstructure:"overrides"`
-	// ReportInterval: a GPU's cumulative nvidia.gpu.time and nvidia.gpu.cost
+	// ReportInterval: a GPU's cumulative otelgpu.time and otelgpu.cost
 	// are sent at its first sample, whenever its usage state changes, and
 	// at least this often (data time); 0 sends them with every sample.
 	ReportInterval time.Duration `mapstructure:"report_interval"`

@@ -68,12 +68,12 @@ func TestPrices(t *testing.T) {
 	require.Equal(t, 5.0, q.of(attrs))
 }
 
-// usageOf reads a GPU's nvidia.gpu.time or nvidia.gpu.cost by state.
+// usageOf reads a GPU's otelgpu.time or otelgpu.cost by state.
 func usageOf(m pmetric.Metric) map[string]float64 {
 	out := map[string]float64{}
 	dps := m.Sum().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
-		st, _ := dps.At(i).Attributes().Get(metricnames.AttrNvidiaGPUUsageState)
+		st, _ := dps.At(i).Attributes().Get(metricnames.AttrOTelGPUUsageState)
 		out[st.Str()] = dps.At(i).DoubleValue()
 	}
 	return out
@@ -96,9 +96,9 @@ func TestUsageMetrics(t *testing.T) {
 	byName := map[string]string{}
 	for i, md := range out {
 		for id, m := range verdicts(md) {
-			spent, ok := m[metricnames.NvidiaGPUTime]
+			spent, ok := m[metricnames.OTelGPUTime]
 			if !ok {
-				require.NotContains(t, m, metricnames.NvidiaGPUCost, "time and cost go together")
+				require.NotContains(t, m, metricnames.OTelGPUCost, "time and cost go together")
 				continue
 			}
 			reports[id] = append(reports[id], i)
@@ -119,11 +119,11 @@ func TestUsageMetrics(t *testing.T) {
 	busy := byName["gpu-node-0/gpu0"]
 	require.Equal(t, map[string]float64{"used": 90}, cumulative[busy])
 	require.Equal(t, []int{0, 30, 60, 90}, reports[busy], "at the first sample and every report_interval (30 s)")
-	require.InDelta(t, 90*0.001, usageOf(v[busy][metricnames.NvidiaGPUCost])["used"], 1e-12)
+	require.InDelta(t, 90*0.001, usageOf(v[busy][metricnames.OTelGPUCost])["used"], 1e-12)
 	spare := byName["gpu-node-1/gpu7"]
 	require.Equal(t, map[string]float64{"cluster_idle": 90}, cumulative[spare])
 
-	m := v[busy][metricnames.NvidiaGPUCost]
+	m := v[busy][metricnames.OTelGPUCost]
 	require.Equal(t, "{USD}", m.Unit())
 	require.True(t, m.Sum().IsMonotonic())
 	require.Equal(t, pcommon.NewTimestampFromTime(f.t0), m.Sum().DataPoints().At(0).StartTimestamp())
@@ -135,8 +135,8 @@ func TestUsageMetrics(t *testing.T) {
 	p, sink = newProcessor(t, everySample(), processortest.NewNopSettings(metadata.Type))
 	require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
 	for _, m := range verdicts(sink.AllMetrics()[0]) {
-		require.Contains(t, m, metricnames.NvidiaGPUTime)
-		require.NotContains(t, m, metricnames.NvidiaGPUCost)
+		require.Contains(t, m, metricnames.OTelGPUTime)
+		require.NotContains(t, m, metricnames.OTelGPUCost)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames/legacynamestest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
@@ -32,6 +33,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // but the steady state (no transition, alert or usage counters) are kept
 // only every 15th batch; the digest covers them all.
 func TestGoldenVerdicts(t *testing.T) {
+	legacynamestest.SetGate(t, false) // the golden file shows the new names only
 	f := newFleet(t, simulated.DefaultConfig())
 	cfg := everySample()
 	cfg.Cost.Currency = "EUR"
@@ -107,11 +109,11 @@ func eventful(sm pmetric.ScopeMetrics) bool {
 	for i := 0; i < ms.Len(); i++ {
 		m := ms.At(i)
 		switch m.Name() {
-		case metricnames.NvidiaGPUBottleneckState:
+		case metricnames.OTelGPUBottleneckState:
 			if m.Gauge().DataPoints().Len() > 1 {
 				return true
 			}
-		case metricnames.NvidiaGPUAlerts, metricnames.NvidiaGPUTime:
+		case metricnames.OTelGPUAlerts, metricnames.OTelGPUTime:
 			return true
 		}
 	}

@@ -35,15 +35,15 @@ func TestClassChange(t *testing.T) {
 		sink.Reset()
 		require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
 		for _, ms := range verdicts(sink.AllMetrics()[0]) {
-			dps := ms[metricnames.NvidiaGPUBottleneckState].Gauge().DataPoints()
+			dps := ms[metricnames.OTelGPUBottleneckState].Gauge().DataPoints()
 			if dps.Len() == 2 {
 				require.Equal(t, -1, changedAt, "one change")
 				changedAt = i
-				require.Equal(t, map[string]any{metricnames.AttrNvidiaGPUBottleneckClass: "launch_bound", metricnames.AttrNvidiaGPUBottleneckHint: "use_cuda_graphs",
-					metricnames.AttrNvidiaGPUBottleneckEvidence: metricnames.AttrNvidiaGPUBottleneckEvidenceSMActive}, dps.At(0).Attributes().AsRaw())
+				require.Equal(t, map[string]any{metricnames.AttrOTelGPUBottleneckClass: "launch_bound", metricnames.AttrOTelGPUBottleneckHint: "use_cuda_graphs",
+					metricnames.AttrOTelGPUBottleneckEvidence: metricnames.AttrOTelGPUBottleneckEvidenceSMActive}, dps.At(0).Attributes().AsRaw())
 				require.Equal(t, int64(1), dps.At(0).IntValue())
-				require.Equal(t, map[string]any{metricnames.AttrNvidiaGPUBottleneckClass: "compute_bound",
-					metricnames.AttrNvidiaGPUBottleneckEvidence: metricnames.AttrNvidiaGPUBottleneckEvidenceSMActive}, dps.At(1).Attributes().AsRaw())
+				require.Equal(t, map[string]any{metricnames.AttrOTelGPUBottleneckClass: "compute_bound",
+					metricnames.AttrOTelGPUBottleneckEvidence: metricnames.AttrOTelGPUBottleneckEvidenceSMActive}, dps.At(1).Attributes().AsRaw())
 				require.Equal(t, int64(0), dps.At(1).IntValue())
 			}
 		}
@@ -96,7 +96,7 @@ func TestDefaultFleetV2(t *testing.T) {
 }
 
 func alertState(ms map[string]pmetric.Metric, name string) string {
-	m, ok := ms[metricnames.NvidiaGPUAlerts]
+	m, ok := ms[metricnames.OTelGPUAlerts]
 	if !ok {
 		return ""
 	}

@@ -21,18 +21,18 @@ func TestAttributeEnums(t *testing.T) {
 		require.Equal(t, c.String(), classAttrs[c].String())
 	}
 	for h := analysis.NoHint + 1; h < analysis.NumHints; h++ {
-		require.Contains(t, metadata.MapAttributeNvidiaGpuBottleneckHint, h.String())
+		require.Contains(t, metadata.MapAttributeOtelgpuBottleneckHint, h.String())
 		require.NotNil(t, hintOpts[h])
 	}
-	require.Len(t, metadata.MapAttributeNvidiaGpuBottleneckHint, int(analysis.NumHints)-1, "every hint but none")
+	require.Len(t, metadata.MapAttributeOtelgpuBottleneckHint, int(analysis.NumHints)-1, "every hint but none")
 	for e := analysis.NoEvidence + 1; e < analysis.NumEvidence; e++ {
-		require.Contains(t, metadata.MapAttributeNvidiaGpuBottleneckEvidence, e.String())
+		require.Contains(t, metadata.MapAttributeOtelgpuBottleneckEvidence, e.String())
 	}
-	require.Len(t, metadata.MapAttributeNvidiaGpuBottleneckEvidence, int(analysis.NumEvidence)-1, "every evidence but none")
+	require.Len(t, metadata.MapAttributeOtelgpuBottleneckEvidence, int(analysis.NumEvidence)-1, "every evidence but none")
 	for sc := analysis.NoScope + 1; sc < analysis.NumScopes; sc++ {
-		require.Contains(t, metadata.MapAttributeNvidiaGpuBottleneckScope, sc.String())
+		require.Contains(t, metadata.MapAttributeOtelgpuBottleneckScope, sc.String())
 	}
-	require.Len(t, metadata.MapAttributeNvidiaGpuBottleneckScope, int(analysis.NumScopes)-1, "every scope but none")
+	require.Len(t, metadata.MapAttributeOtelgpuBottleneckScope, int(analysis.NumScopes)-1, "every scope but none")
 	for a := range analysis.NumAlerts {
 		require.Equal(t, a.String(), alertAttrs[a].String())
 	}
@@ -44,13 +44,13 @@ func TestAttributeEnums(t *testing.T) {
 
 	// The names the replay tools and tests use are metadata.yaml's.
 	for name, want := range map[string]string{
-		metricnames.NvidiaGPUBottleneckState: metadata.MetricsInfo.NvidiaGpuBottleneckState.Name,
-		metricnames.NvidiaGPUBottleneckTime:  metadata.MetricsInfo.NvidiaGpuBottleneckTime.Name,
-		metricnames.NvidiaGPUStragglerState:  metadata.MetricsInfo.NvidiaGpuStragglerState.Name,
-		metricnames.NvidiaGPUStragglerScore:  metadata.MetricsInfo.NvidiaGpuStragglerScore.Name,
-		metricnames.NvidiaGPUAlerts:          metadata.MetricsInfo.NvidiaGpuAlerts.Name,
-		metricnames.NvidiaGPUTime:            metadata.MetricsInfo.NvidiaGpuTime.Name,
-		metricnames.NvidiaGPUCost:            metadata.MetricsInfo.NvidiaGpuCost.Name,
+		metricnames.OTelGPUBottleneckState: metadata.MetricsInfo.OtelgpuBottleneckState.Name,
+		metricnames.OTelGPUBottleneckTime:  metadata.MetricsInfo.OtelgpuBottleneckTime.Name,
+		metricnames.OTelGPUStragglerState:  metadata.MetricsInfo.OtelgpuStragglerState.Name,
+		metricnames.OTelGPUStragglerScore:  metadata.MetricsInfo.OtelgpuStragglerScore.Name,
+		metricnames.OTelGPUAlerts:          metadata.MetricsInfo.OtelgpuAlerts.Name,
+		metricnames.OTelGPUTime:            metadata.MetricsInfo.OtelgpuTime.Name,
+		metricnames.OTelGPUCost:            metadata.MetricsInfo.OtelgpuCost.Name,
 	} {
 		require.Equal(t, want, name)
 	}
@@ -60,8 +60,8 @@ func TestAttributeEnums(t *testing.T) {
 // sent, the others are.
 func TestDisabledMetric(t *testing.T) {
 	cfg := loadConfig(t, "custom")
-	require.False(t, cfg.Metrics.NvidiaGpuStragglerScore.Enabled)
-	require.True(t, cfg.Metrics.NvidiaGpuStragglerState.Enabled)
+	require.False(t, cfg.Metrics.OtelgpuStragglerScore.Enabled)
+	require.True(t, cfg.Metrics.OtelgpuStragglerState.Enabled)
 	f := newFleet(t, simulated.DefaultConfig())
 	p, sink := newProcessor(t, cfg, processortest.NewNopSettings(metadata.Type))
 	require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
@@ -69,9 +69,9 @@ func TestDisabledMetric(t *testing.T) {
 	require.NotEmpty(t, v)
 	peers := 0
 	for _, m := range v {
-		require.Contains(t, m, metricnames.NvidiaGPUBottleneckState)
-		require.NotContains(t, m, metricnames.NvidiaGPUStragglerScore)
-		if _, ok := m[metricnames.NvidiaGPUStragglerState]; ok {
+		require.Contains(t, m, metricnames.OTelGPUBottleneckState)
+		require.NotContains(t, m, metricnames.OTelGPUStragglerScore)
+		if _, ok := m[metricnames.OTelGPUStragglerState]; ok {
 			peers++
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // (a 2g.20gb instance of a 7-slice H100 at 2/7 of the H100's price) and the
 // GPU's own resource at what its instances leave unallocated, so that the
 // dollars of a GPU and its instances add up to the board's price. Wall time
-// (nvidia.gpu.time) stays each device's own: an instance is a device for
+// (otelgpu.time) stays each device's own: an instance is a device for
 // its whole life, and a GPU-hour of a 1g instance is priced, not counted,
 // as a seventh of one.
 

@@ -71,7 +71,7 @@ func TestMIGCostAddsUp(t *testing.T) {
 		wall := float64(time.Duration(samples-1)*step) / float64(time.Hour)
 
 		perDevice := map[string]float64{}
-		for key, v := range lastCounters(sink.AllMetrics(), metricnames.NvidiaGPUCost) {
+		for key, v := range lastCounters(sink.AllMetrics(), metricnames.OTelGPUCost) {
 			perDevice[key.id] += v
 		}
 		var ofInstances float64

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames/legacynamestest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
@@ -29,6 +30,7 @@ import (
 // unchanged; the time-sliced GPU's pods get their part of its usage
 // (share_test.go), and nothing else.
 func TestPerProcessSeriesAreNotGPUs(t *testing.T) {
+	legacynamestest.SetGate(t, false) // the deprecated names are TestLegacyNames's
 	fl, err := simulated.New(simulated.Config{
 		Seed: 5, Hosts: 1, GPUsPerHost: 4, HostPrefix: "n", Models: []string{"h100"},
 		Workloads: []simulated.Workload{
@@ -64,7 +66,7 @@ func TestPerProcessSeriesAreNotGPUs(t *testing.T) {
 	splits := 0
 	for i := 0; i < out.ResourceMetrics().Len(); i++ {
 		rm := out.ResourceMetrics().At(i)
-		if _, split := rm.Resource().Attributes().Get(metricnames.AttrNvidiaGPUProcessOwner); split {
+		if _, split := rm.Resource().Attributes().Get(metricnames.AttrOTelGPUProcessOwner); split {
 			splits++
 			require.Equal(t, in.ResourceMetrics().At(i).ScopeMetrics().At(0), rm.ScopeMetrics().At(0), "passed through unchanged")
 			if ns, _ := rm.Resource().Attributes().Get(metricnames.AttrK8sNamespaceName); ns.Str() == "serving" {
@@ -73,7 +75,7 @@ func TestPerProcessSeriesAreNotGPUs(t *testing.T) {
 			}
 			require.Equal(t, 2, rm.ScopeMetrics().Len(), "a time-sliced GPU's pod: its part of the GPU's usage")
 			for j := 0; j < rm.ScopeMetrics().At(1).Metrics().Len(); j++ {
-				require.Contains(t, []string{metricnames.NvidiaGPUTime, metricnames.NvidiaGPUCost}, rm.ScopeMetrics().At(1).Metrics().At(j).Name(), "no verdict on a per-process resource")
+				require.Contains(t, []string{metricnames.OTelGPUTime, metricnames.OTelGPUCost}, rm.ScopeMetrics().At(1).Metrics().At(j).Name(), "no verdict on a per-process resource")
 			}
 			continue
 		}
@@ -92,7 +94,7 @@ func TestPerProcessSeriesAreNotGPUs(t *testing.T) {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
 	rm.Resource().Attributes().PutStr(metricnames.AttrHWID, "GPU-split")
-	rm.Resource().Attributes().PutStr(metricnames.AttrNvidiaGPUProcessOwner, "pod")
+	rm.Resource().Attributes().PutStr(metricnames.AttrOTelGPUProcessOwner, "pod")
 	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
 	for _, name := range []string{metricnames.NvidiaGPUSMActive, metricnames.HWTemperature} {
 		m := ms.AppendEmpty()

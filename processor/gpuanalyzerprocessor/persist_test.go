@@ -38,7 +38,7 @@ func notebook(t *testing.T) *fleetBatches {
 // idleState is the GPUIdle state in a batch's verdicts, "" when inactive.
 func idleState(md pmetric.Metrics) string {
 	for _, ms := range verdicts(md) {
-		m, ok := ms[metricnames.NvidiaGPUAlerts]
+		m, ok := ms[metricnames.OTelGPUAlerts]
 		if !ok {
 			return ""
 		}

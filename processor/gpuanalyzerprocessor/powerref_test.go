@@ -89,12 +89,12 @@ func TestPowerLimitIsReference(t *testing.T) {
 		limit        float64 // 0: a reported 0; -1: not reported
 		class, state string
 	}{
-		{"capped: 120 W is a wait", 1, 120, 400, "launch_bound", metricnames.AttrNvidiaGPUUsageStateWaiting},
-		{"capped: 150 W is no wait", 1, 150, 400, "unknown", metricnames.AttrNvidiaGPUUsageStateUsed},
-		{"table: 150 W is a wait", 1, 150, -1, "launch_bound", metricnames.AttrNvidiaGPUUsageStateWaiting},
-		{"limit 0: the table, 150 W is a wait", 1, 150, 0, "launch_bound", metricnames.AttrNvidiaGPUUsageStateWaiting},
-		{"capped, power alone: 300 W is work", noUtil, 300, 400, "unknown", metricnames.AttrNvidiaGPUUsageStateUsed},
-		{"table, power alone: 300 W is between the bands", noUtil, 300, -1, "unknown", metricnames.AttrNvidiaGPUUsageStateUnknown},
+		{"capped: 120 W is a wait", 1, 120, 400, "launch_bound", metricnames.AttrOTelGPUUsageStateWaiting},
+		{"capped: 150 W is no wait", 1, 150, 400, "unknown", metricnames.AttrOTelGPUUsageStateUsed},
+		{"table: 150 W is a wait", 1, 150, -1, "launch_bound", metricnames.AttrOTelGPUUsageStateWaiting},
+		{"limit 0: the table, 150 W is a wait", 1, 150, 0, "launch_bound", metricnames.AttrOTelGPUUsageStateWaiting},
+		{"capped, power alone: 300 W is work", noUtil, 300, 400, "unknown", metricnames.AttrOTelGPUUsageStateUsed},
+		{"table, power alone: 300 W is between the bands", noUtil, 300, -1, "unknown", metricnames.AttrOTelGPUUsageStateUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, sink := newProcessor(t, everySample(), processortest.NewNopSettings(metadata.Type))
@@ -128,7 +128,7 @@ func TestPowerLimitIsReference(t *testing.T) {
 			for _, md := range sink.AllMetrics() {
 				v := verdicts(md)["GPU-capped"]
 				last = v
-				if m, ok := v[metricnames.NvidiaGPUTime]; ok {
+				if m, ok := v[metricnames.OTelGPUTime]; ok {
 					spent = usageOf(m)
 				}
 			}

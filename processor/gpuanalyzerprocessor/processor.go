@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
@@ -46,7 +47,7 @@ type analyzerProcessor struct {
 	prices   *pricer
 	power    *modelTable
 	clocks   *modelTable
-	costOn   bool          // prices are configured: emit nvidia.gpu.cost
+	costOn   bool          // prices are configured: emit otelgpu.cost
 	costUnit string        // {USD}
 	summary  *fleetSummary // nil unless summary_interval is set
 
@@ -234,7 +235,7 @@ func (p *analyzerProcessor) findShares(rms pmetric.ResourceMetricsSlice) {
 		if p.costOn {
 			p.findMIG(attrs)
 		}
-		_, p.split[i] = attrs.Get(metricnames.AttrNvidiaGPUProcessOwner)
+		_, p.split[i] = attrs.Get(metricnames.AttrOTelGPUProcessOwner)
 		if p.split[i] {
 			if id, ok := attrs.Get(metricnames.AttrHWID); ok && id.Type() == pcommon.ValueTypeStr {
 				p.shares.add(id.Str(), rms.At(i))
@@ -535,9 +536,9 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 // The analyzer's values as mdatagen's attribute enums, by index; each is
 // checked to match by name (TestAttributeEnums).
 var (
-	classAttrs = func() (out [analysis.NumClasses]metadata.AttributeNvidiaGpuBottleneckClass) {
+	classAttrs = func() (out [analysis.NumClasses]metadata.AttributeOtelgpuBottleneckClass) {
 		for _, c := range analysis.Classes() {
-			out[c] = metadata.MapAttributeNvidiaGpuBottleneckClass[c.String()]
+			out[c] = metadata.MapAttributeOtelgpuBottleneckClass[c.String()]
 		}
 		return out
 	}()
@@ -545,20 +546,20 @@ var (
 	// data point; none for NoHint.
 	hintOpts = func() (out [analysis.NumHints]metadata.MetricAttributeOption) {
 		for h := analysis.NoHint + 1; h < analysis.NumHints; h++ {
-			out[h] = metadata.WithNvidiaGpuBottleneckHintMetricAttribute(metadata.MapAttributeNvidiaGpuBottleneckHint[h.String()].String())
+			out[h] = metadata.WithOtelgpuBottleneckHintMetricAttribute(metadata.MapAttributeOtelgpuBottleneckHint[h.String()].String())
 		}
 		return out
 	}()
 	// evidenceOpts and scopeOpts likewise; none for NoEvidence and NoScope.
 	evidenceOpts = func() (out [analysis.NumEvidence]metadata.MetricAttributeOption) {
 		for e := analysis.NoEvidence + 1; e < analysis.NumEvidence; e++ {
-			out[e] = metadata.WithNvidiaGpuBottleneckEvidenceMetricAttribute(metadata.MapAttributeNvidiaGpuBottleneckEvidence[e.String()].String())
+			out[e] = metadata.WithOtelgpuBottleneckEvidenceMetricAttribute(metadata.MapAttributeOtelgpuBottleneckEvidence[e.String()].String())
 		}
 		return out
 	}()
 	scopeOpts = func() (out [analysis.NumScopes]metadata.MetricAttributeOption) {
 		for sc := analysis.NoScope + 1; sc < analysis.NumScopes; sc++ {
-			out[sc] = metadata.WithNvidiaGpuBottleneckScopeMetricAttribute(metadata.MapAttributeNvidiaGpuBottleneckScope[sc.String()].String())
+			out[sc] = metadata.WithOtelgpuBottleneckScopeMetricAttribute(metadata.MapAttributeOtelgpuBottleneckScope[sc.String()].String())
 		}
 		return out
 	}()
@@ -624,7 +625,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		if sc := bases[i].Scope; sc != analysis.NoScope {
 			opts[k], k = scopeOpts[sc], k+1
 		}
-		mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]], opts[:k]...)
+		mb.RecordOtelgpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]], opts[:k]...)
 	}
 	// A GPU without peers is never a straggler: nothing to report.
 	if v.HasPeers {
@@ -632,17 +633,17 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		if v.Straggler {
 			straggler = 1
 		}
-		mb.RecordNvidiaGpuStragglerStateDataPoint(ts, straggler)
-		mb.RecordNvidiaGpuStragglerScoreDataPoint(ts, v.Score)
+		mb.RecordOtelgpuStragglerStateDataPoint(ts, straggler)
+		mb.RecordOtelgpuStragglerScoreDataPoint(ts, v.Score)
 	}
 	for name, st := range v.Alerts {
 		if st != analysis.Inactive {
-			mb.RecordNvidiaGpuAlertsDataPoint(ts, 1, alertAttrs[name], alertStateAttrs[st], p.severities[name])
+			mb.RecordOtelgpuAlertsDataPoint(ts, 1, alertAttrs[name], alertStateAttrs[st], p.severities[name])
 		}
 	}
 	mb.SetStartTime(pcommon.Timestamp(v.ClassStart))
 	for _, c := range classes[:n] {
-		mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, v.ClassSeconds[c], classAttrs[c])
+		mb.RecordOtelgpuBottleneckTimeDataPoint(ts, v.ClassSeconds[c], classAttrs[c])
 	}
 	p.recordHealth(v, rm.Resource().Attributes(), ts)
 	costAt := p.recordUsage(v, ts)
@@ -652,13 +653,14 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	if costAt {
 		p.setCostUnit(ms, from)
 	}
+	legacynames.AppendOld(ms, from)
 }
 
-// setCostUnit gives nvidia.gpu.cost among ms[from:] the configured
+// setCostUnit gives otelgpu.cost among ms[from:] the configured
 // currency's unit, not metadata.yaml's {USD}.
 func (p *analyzerProcessor) setCostUnit(ms pmetric.MetricSlice, from int) {
 	for i := from; i < ms.Len(); i++ {
-		if m := ms.At(i); m.Name() == metricnames.NvidiaGPUCost {
+		if m := ms.At(i); m.Name() == metricnames.OTelGPUCost {
 			m.SetUnit(p.costUnit)
 		}
 	}

@@ -68,7 +68,7 @@ func verdicts(md pmetric.Metrics) map[string]map[string]pmetric.Metric {
 	for i := 0; i < md.ResourceMetrics().Len(); i++ {
 		rm := md.ResourceMetrics().At(i)
 		id, _ := rm.Resource().Attributes().Get("hw.id")
-		if _, split := rm.Resource().Attributes().Get(metricnames.AttrNvidiaGPUProcessOwner); split {
+		if _, split := rm.Resource().Attributes().Get(metricnames.AttrOTelGPUProcessOwner); split {
 			continue // an owner's part of a shared GPU, not a GPU
 		}
 		for j := 0; j < rm.ScopeMetrics().Len(); j++ {
@@ -86,10 +86,10 @@ func verdicts(md pmetric.Metrics) map[string]map[string]pmetric.Metric {
 }
 
 func classOf(m map[string]pmetric.Metric) string {
-	dps := m[metricnames.NvidiaGPUBottleneckState].Gauge().DataPoints()
+	dps := m[metricnames.OTelGPUBottleneckState].Gauge().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		if dps.At(i).IntValue() == 1 {
-			c, _ := dps.At(i).Attributes().Get(metricnames.AttrNvidiaGPUBottleneckClass)
+			c, _ := dps.At(i).Attributes().Get(metricnames.AttrOTelGPUBottleneckClass)
 			return c.Str()
 		}
 	}
@@ -97,10 +97,10 @@ func classOf(m map[string]pmetric.Metric) string {
 }
 
 func hintOf(m map[string]pmetric.Metric) string {
-	dps := m[metricnames.NvidiaGPUBottleneckState].Gauge().DataPoints()
+	dps := m[metricnames.OTelGPUBottleneckState].Gauge().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		if dps.At(i).IntValue() == 1 {
-			h, _ := dps.At(i).Attributes().Get(metricnames.AttrNvidiaGPUBottleneckHint)
+			h, _ := dps.At(i).Attributes().Get(metricnames.AttrOTelGPUBottleneckHint)
 			return h.Str()
 		}
 	}
@@ -136,12 +136,12 @@ func TestPassThroughAndVerdicts(t *testing.T) {
 	// throttled GPU (0/2, from 30 s) in the training job, idle spares.
 	require.Equal(t, "compute_bound", classOf(v[byName["gpu-node-0/gpu0"]]))
 	require.Equal(t, "throttled", classOf(v[byName["gpu-node-0/gpu2"]]))
-	require.Equal(t, int64(1), v[byName["gpu-node-0/gpu5"]][metricnames.NvidiaGPUStragglerState].Gauge().DataPoints().At(0).IntValue())
-	require.Equal(t, int64(0), v[byName["gpu-node-0/gpu0"]][metricnames.NvidiaGPUStragglerState].Gauge().DataPoints().At(0).IntValue())
+	require.Equal(t, int64(1), v[byName["gpu-node-0/gpu5"]][metricnames.OTelGPUStragglerState].Gauge().DataPoints().At(0).IntValue())
+	require.Equal(t, int64(0), v[byName["gpu-node-0/gpu0"]][metricnames.OTelGPUStragglerState].Gauge().DataPoints().At(0).IntValue())
 	require.Equal(t, "idle", classOf(v[byName["gpu-node-1/gpu7"]]))
 	require.Equal(t, "faulted", classOf(v[byName["gpu-node-1/gpu3"]]), "XID 79 at 45 s")
 
-	alerts := v[byName["gpu-node-1/gpu3"]][metricnames.NvidiaGPUAlerts].Gauge().DataPoints()
+	alerts := v[byName["gpu-node-1/gpu3"]][metricnames.OTelGPUAlerts].Gauge().DataPoints()
 	require.Equal(t, 1, alerts.Len())
 	require.Equal(t, map[string]any{"alertname": "GPUFaulted", "alertstate": "firing", "severity": "critical"}, alerts.At(0).Attributes().AsRaw())
 
@@ -150,7 +150,7 @@ func TestPassThroughAndVerdicts(t *testing.T) {
 	require.Equal(t, "replace_or_drain", hintOf(v[byName["gpu-node-1/gpu3"]]))
 	require.Empty(t, hintOf(v[byName["gpu-node-1/gpu7"]]))
 
-	spent := v[byName["gpu-node-0/gpu0"]][metricnames.NvidiaGPUBottleneckTime].Sum()
+	spent := v[byName["gpu-node-0/gpu0"]][metricnames.OTelGPUBottleneckTime].Sum()
 	require.True(t, spent.IsMonotonic())
 	require.Equal(t, pmetric.AggregationTemporalityCumulative, spent.AggregationTemporality())
 }

@@ -4,6 +4,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
@@ -14,7 +15,7 @@ import (
 // its processes beside its own, the dcgm receiver's per_process series:
 // each owner's utilization over the interval. The analyzer splits the GPU's
 // usage and cost between them by that utilization (analysis.Share), so that
-// nvidia.gpu.time and nvidia.gpu.cost summed by namespace add up to the
+// otelgpu.time and otelgpu.cost summed by namespace add up to the
 // GPU's wall time: each owner's part on its resource, what they left idle
 // on the GPU's. The bottleneck class stays the GPU's: an owner's part of
 // the utilization says nothing of what held the SMs back.
@@ -77,7 +78,7 @@ func (b *batchShares) of(id string, t int64, dst []analysis.Share) []analysis.Sh
 // processes by.
 func ownerKey(attrs pcommon.Map) string {
 	var b []byte
-	for i, k := range [...]string{metricnames.AttrNvidiaGPUProcessOwner, metricnames.AttrK8sPodUid,
+	for i, k := range [...]string{metricnames.AttrOTelGPUProcessOwner, metricnames.AttrK8sPodUid,
 		metricnames.AttrK8sNamespaceName, metricnames.AttrK8sPodName, metricnames.AttrK8sContainerName} {
 		if i > 0 {
 			b = append(b, 0)
@@ -107,7 +108,7 @@ func processUtilization(rm pmetric.ResourceMetrics) (util float64, t pcommon.Tim
 				continue
 			}
 			t, ok = dps.At(0).Timestamp(), true
-			if m.Name() != metricnames.NvidiaGPUProcessUtilization {
+			if m.Name() != metricnames.OTelGPUProcessUtilization {
 				continue
 			}
 			for k := 0; k < dps.Len(); k++ {
@@ -139,9 +140,9 @@ func (p *analyzerProcessor) emitShares(v *analysis.Verdict) {
 		mb.SetStartTime(pcommon.Timestamp(su.Start))
 		for _, st := range analysis.UsageStates() {
 			if su.Nanos[st] > 0 || st == analysis.Used {
-				mb.RecordNvidiaGpuTimeDataPoint(ts, float64(su.Nanos[st])/1e9, usageStateAttrs[st])
+				mb.RecordOtelgpuTimeDataPoint(ts, float64(su.Nanos[st])/1e9, usageStateAttrs[st])
 				if p.costOn {
-					mb.RecordNvidiaGpuCostDataPoint(ts, su.Cost[st], usageStateAttrs[st])
+					mb.RecordOtelgpuCostDataPoint(ts, su.Cost[st], usageStateAttrs[st])
 				}
 			}
 		}
@@ -151,5 +152,6 @@ func (p *analyzerProcessor) emitShares(v *analysis.Verdict) {
 		if p.costOn {
 			p.setCostUnit(sm.Metrics(), 0)
 		}
+		legacynames.AppendOld(sm.Metrics(), 0)
 	}
 }

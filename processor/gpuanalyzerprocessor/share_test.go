@@ -19,14 +19,14 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
 )
 
-// counterKey is one cumulative series of nvidia.gpu.time or .cost: a
+// counterKey is one cumulative series of otelgpu.time or .cost: a
 // resource (a GPU's, or one of its owners'), a state, a start.
 type counterKey struct {
 	id, owner, namespace, state string
 	start                       int64
 }
 
-// lastCounters reads the last value of every nvidia.gpu.time (or .cost)
+// lastCounters reads the last value of every otelgpu.time (or .cost)
 // series the analyzer sent.
 func lastCounters(batches []pmetric.Metrics, name string) map[counterKey]float64 {
 	out := map[counterKey]float64{}
@@ -37,7 +37,7 @@ func lastCounters(batches []pmetric.Metrics, name string) map[counterKey]float64
 			id, _ := attrs.Get(metricnames.AttrHWID)
 			ns, _ := attrs.Get(metricnames.AttrK8sNamespaceName)
 			var owner string // the GPU's own
-			if _, split := attrs.Get(metricnames.AttrNvidiaGPUProcessOwner); split {
+			if _, split := attrs.Get(metricnames.AttrOTelGPUProcessOwner); split {
 				owner = ownerKey(attrs)
 			}
 			for j := 0; j < rm.ScopeMetrics().Len(); j++ {
@@ -52,7 +52,7 @@ func lastCounters(batches []pmetric.Metrics, name string) map[counterKey]float64
 					}
 					for d := 0; d < m.Sum().DataPoints().Len(); d++ {
 						dp := m.Sum().DataPoints().At(d)
-						st, _ := dp.Attributes().Get(metricnames.AttrNvidiaGPUUsageState)
+						st, _ := dp.Attributes().Get(metricnames.AttrOTelGPUUsageState)
 						out[counterKey{id.Str(), owner, ns.Str(), st.Str(), int64(dp.StartTimestamp())}] = dp.DoubleValue()
 					}
 				}
@@ -108,7 +108,7 @@ func TestSharedGPUCostAddsUp(t *testing.T) {
 	hours := map[string]int64{} // nanoseconds per namespace, of the shared GPU
 	owners := map[string]int64{}
 	var dollars float64
-	for key, v := range lastCounters(sink.AllMetrics(), metricnames.NvidiaGPUTime) {
+	for key, v := range lastCounters(sink.AllMetrics(), metricnames.OTelGPUTime) {
 		if key.id != shared {
 			continue
 		}
@@ -118,7 +118,7 @@ func TestSharedGPUCostAddsUp(t *testing.T) {
 			owners[key.owner] += n
 		}
 	}
-	for key, v := range lastCounters(sink.AllMetrics(), metricnames.NvidiaGPUCost) {
+	for key, v := range lastCounters(sink.AllMetrics(), metricnames.OTelGPUCost) {
 		if key.id == shared {
 			dollars += v
 		}
@@ -138,7 +138,7 @@ func TestSharedGPUCostAddsUp(t *testing.T) {
 	// The exclusive GPU: all its time on its own resource, in its pod's
 	// namespace, sent when due (report_interval).
 	var excl int64
-	for key, v := range lastCounters(sink.AllMetrics(), metricnames.NvidiaGPUTime) {
+	for key, v := range lastCounters(sink.AllMetrics(), metricnames.OTelGPUTime) {
 		if key.id == exclusive {
 			require.Empty(t, key.owner, "an exclusive GPU is not split")
 			require.Equal(t, "serving", key.namespace)
@@ -152,6 +152,6 @@ func TestSharedGPUCostAddsUp(t *testing.T) {
 	// none.
 	last := sink.AllMetrics()[len(sink.AllMetrics())-1]
 	v := verdicts(last)
-	require.Contains(t, v[shared], metricnames.NvidiaGPUBottleneckState)
-	require.Contains(t, v[exclusive], metricnames.NvidiaGPUBottleneckState)
+	require.Contains(t, v[shared], metricnames.OTelGPUBottleneckState)
+	require.Contains(t, v[exclusive], metricnames.OTelGPUBottleneckState)
 }

@@ -61,13 +61,13 @@ func TestProfilingStandIns(t *testing.T) {
 				require.NoError(t, p.ConsumeMetrics(context.Background(), md))
 			}
 			all := sink.AllMetrics()
-			dps := verdicts(all[len(all)-1])["GPU-a"][metricnames.NvidiaGPUBottleneckState].Gauge().DataPoints()
+			dps := verdicts(all[len(all)-1])["GPU-a"][metricnames.OTelGPUBottleneckState].Gauge().DataPoints()
 			attrs := dps.At(0).Attributes().AsRaw()
-			require.Equal(t, tc.class, attrs[metricnames.AttrNvidiaGPUBottleneckClass])
+			require.Equal(t, tc.class, attrs[metricnames.AttrOTelGPUBottleneckClass])
 			if tc.evidence == "" {
-				require.NotContains(t, attrs, metricnames.AttrNvidiaGPUBottleneckEvidence)
+				require.NotContains(t, attrs, metricnames.AttrOTelGPUBottleneckEvidence)
 			} else {
-				require.Equal(t, tc.evidence, attrs[metricnames.AttrNvidiaGPUBottleneckEvidence])
+				require.Equal(t, tc.evidence, attrs[metricnames.AttrOTelGPUBottleneckEvidence])
 			}
 		})
 	}

@@ -7,9 +7,9 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
 
-var usageStateAttrs = func() (out [analysis.NumUsageStates]metadata.AttributeNvidiaGpuUsageState) {
+var usageStateAttrs = func() (out [analysis.NumUsageStates]metadata.AttributeOtelgpuUsageState) {
 	for _, s := range analysis.UsageStates() {
-		out[s] = metadata.MapAttributeNvidiaGpuUsageState[s.String()]
+		out[s] = metadata.MapAttributeOtelgpuUsageState[s.String()]
 	}
 	return out
 }()
@@ -36,13 +36,13 @@ func (p *analyzerProcessor) recordUsage(v *analysis.Verdict, ts pcommon.Timestam
 	}
 	p.mb.SetStartTime(pcommon.Timestamp(v.UsageStart))
 	for _, st := range all {
-		p.mb.RecordNvidiaGpuTimeDataPoint(ts, float64(u.Nanos[st])/1e9, usageStateAttrs[st])
+		p.mb.RecordOtelgpuTimeDataPoint(ts, float64(u.Nanos[st])/1e9, usageStateAttrs[st])
 	}
 	if !p.costOn {
 		return false
 	}
 	for _, st := range all {
-		p.mb.RecordNvidiaGpuCostDataPoint(ts, u.Cost[st], usageStateAttrs[st])
+		p.mb.RecordOtelgpuCostDataPoint(ts, u.Cost[st], usageStateAttrs[st])
 	}
 	return true
 }

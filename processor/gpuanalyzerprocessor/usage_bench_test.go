@@ -12,7 +12,7 @@ import (
 
 // BenchmarkAnalyzerCostEverySample is BenchmarkAnalyzer's batch with prices
 // and the usage counters sent with every sample (cost::report_interval 0):
-// the cost of nvidia.gpu.time and nvidia.gpu.cost at a sampling interval of
+// the cost of otelgpu.time and otelgpu.cost at a sampling interval of
 // report_interval or more.
 func BenchmarkAnalyzerCostEverySample(b *testing.B) {
 	cfg := everySample()

@@ -47,7 +47,7 @@ func TestVerdictInterval(t *testing.T) {
 			prev[id] = fp
 			steady := fp
 			steady.transition, was.transition = false, false
-			changed := !seen || fp.transition || steady != was || full[metricnames.NvidiaGPUTime] != (pmetric.Metric{})
+			changed := !seen || fp.transition || steady != was || full[metricnames.OTelGPUTime] != (pmetric.Metric{})
 			if changed {
 				require.True(t, sent, "batch %d, %s: a change must be sent", i, id)
 			}
@@ -77,11 +77,11 @@ type fingerprint struct {
 
 func fingerprintOf(m map[string]pmetric.Metric) fingerprint {
 	fp := fingerprint{class: classOf(m), hint: hintOf(m), straggler: -1}
-	fp.transition = m[metricnames.NvidiaGPUBottleneckState].Gauge().DataPoints().Len() > 1
-	if s, ok := m[metricnames.NvidiaGPUStragglerState]; ok {
+	fp.transition = m[metricnames.OTelGPUBottleneckState].Gauge().DataPoints().Len() > 1
+	if s, ok := m[metricnames.OTelGPUStragglerState]; ok {
 		fp.straggler = s.Gauge().DataPoints().At(0).IntValue()
 	}
-	if a, ok := m[metricnames.NvidiaGPUAlerts]; ok {
+	if a, ok := m[metricnames.OTelGPUAlerts]; ok {
 		dps := a.Gauge().DataPoints()
 		for i := 0; i < dps.Len(); i++ {
 			n, _ := dps.At(i).Attributes().Get(metricnames.AttrAlertname)

@@ -23,6 +23,7 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames/legacynamestest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/storagetest"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
@@ -279,6 +280,7 @@ func TestAMDSMIEveryMetric(t *testing.T) {
 // TestAMDSMIGolden compares the stand-in node's third scrape, in both
 // naming modes, with golden files.
 func TestAMDSMIGolden(t *testing.T) {
+	legacynamestest.SetGate(t, false) // the golden file shows the new names only
 	for _, naming := range []string{NamingOTel, NamingDeviceMetricsExporter} {
 		t.Run(naming, func(t *testing.T) {
 			lib, _ := amdStandin(t, amdFleet())
@@ -485,7 +487,7 @@ func TestAMDSMIPerProcess(t *testing.T) {
 	lib, _ := amdStandin(t, st)
 	s := newAMDScraper(t, lib, &statusHost{}, func(c *Config) {
 		c.PerProcess = PerProcessConfig{Enabled: true, ProcRoot: proc, ContainerLogsDir: logs}
-		c.Metrics.NvidiaGpuProcessMemoryCopyUtilization.Enabled = true
+		c.Metrics.OtelgpuProcessMemoryCopyUtilization.Enabled = true
 		require.NoError(t, confmap.Validate(c))
 	})
 
@@ -493,7 +495,7 @@ func TestAMDSMIPerProcess(t *testing.T) {
 		procs, _ := splits(md)
 		got := map[string]pmetric.ResourceMetrics{}
 		for _, p := range procs {
-			key := attr(p, "hw.id") + "/" + attr(p, metricnames.AttrNvidiaGPUProcessOwner) + "/" + attr(p, "k8s.pod.name")
+			key := attr(p, "hw.id") + "/" + attr(p, metricnames.AttrOTelGPUProcessOwner) + "/" + attr(p, "k8s.pod.name")
 			require.NotContains(t, got, key)
 			got[key] = p
 		}
@@ -507,7 +509,7 @@ func TestAMDSMIPerProcess(t *testing.T) {
 		for key, rm := range got {
 			if strings.HasSuffix(key, "/unknown/") {
 				n++
-				require.False(t, hasMetric(rm, "nvidia.gpu.process.utilization"), key)
+				require.False(t, hasMetric(rm, "otelgpu.process.utilization"), key)
 			}
 		}
 		require.Equal(t, 8, n, "seven CPX partitions and the MI250")
@@ -517,8 +519,8 @@ func TestAMDSMIPerProcess(t *testing.T) {
 	others(first)
 	a := first[amdSPX+"/pod/train-a"]
 	require.Equal(t, uidA, attr(a, "k8s.pod.uid"))
-	require.Equal(t, int64(40<<30), point(t, a, "nvidia.gpu.process.memory.usage", nil).IntValue())
-	require.False(t, hasMetric(a, "nvidia.gpu.process.utilization"), "first sight: no interval yet")
+	require.Equal(t, int64(40<<30), point(t, a, "otelgpu.process.memory.usage", nil).IntValue())
+	require.False(t, hasMetric(a, "otelgpu.process.utilization"), "first sight: no interval yet")
 
 	got := byOwner(scrapeAt(t, s, 1))
 	require.Len(t, got, 4+8)
@@ -526,15 +528,15 @@ func TestAMDSMIPerProcess(t *testing.T) {
 	a, b := got[amdSPX+"/pod/train-a"], got[amdSPX+"/pod/train-b"]
 	require.Equal(t, "main", attr(a, "k8s.container.name"))
 	require.Equal(t, "ml", attr(b, "k8s.namespace.name"))
-	require.InDelta(t, 0.3, num(point(t, a, "nvidia.gpu.process.utilization", general)), 1e-9)
-	require.InDelta(t, 0.2, num(point(t, b, "nvidia.gpu.process.utilization", general)), 1e-9)
-	require.Equal(t, int64(20<<30), point(t, b, "nvidia.gpu.process.memory.usage", nil).IntValue())
-	require.False(t, hasMetric(a, "nvidia.gpu.process.memory_copy.utilization"), "AMD SMI has no per-process memory activity")
+	require.InDelta(t, 0.3, num(point(t, a, "otelgpu.process.utilization", general)), 1e-9)
+	require.InDelta(t, 0.2, num(point(t, b, "otelgpu.process.utilization", general)), 1e-9)
+	require.Equal(t, int64(20<<30), point(t, b, "otelgpu.process.memory.usage", nil).IntValue())
+	require.False(t, hasMetric(a, "otelgpu.process.memory_copy.utilization"), "AMD SMI has no per-process memory activity")
 	host := got[amdSPX+"/host/"]
-	require.Zero(t, num(point(t, host, "nvidia.gpu.process.utilization", general)), "busy once, idle over this interval")
+	require.Zero(t, num(point(t, host, "otelgpu.process.utilization", general)), "busy once, idle over this interval")
 	part := got[amdCPX5+"/pod/train-b"]
-	require.Equal(t, int64(1<<30), point(t, part, "nvidia.gpu.process.memory.usage", nil).IntValue())
-	require.False(t, hasMetric(part, "nvidia.gpu.process.utilization"), "no engine time ever: not a reading of idle")
+	require.Equal(t, int64(1<<30), point(t, part, "otelgpu.process.memory.usage", nil).IntValue())
+	require.False(t, hasMetric(part, "otelgpu.process.utilization"), "no engine time ever: not a reading of idle")
 }
 
 func hasMetric(rm pmetric.ResourceMetrics, name string) bool {

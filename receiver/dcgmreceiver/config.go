@@ -79,6 +79,10 @@ type Config struct {
 	// Simulated configures the simulated fleet.
 	Simulated simulated.Config `mapstructure:"simulated"`
 
+	// legacyKeys are the warnings for the deprecated names among the
+	// metrics and resource_attributes keys (legacynames.go).
+	legacyKeys []string
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }

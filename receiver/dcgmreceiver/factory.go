@@ -66,6 +66,9 @@ func createDefaultConfig() component.Config {
 
 func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
 	c := cfg.(*Config)
+	for _, w := range c.legacyKeys {
+		set.Logger.Warn(w)
+	}
 	s := newGPUScraper(c, set)
 	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 	if err != nil {

@@ -83,8 +83,8 @@ func TestNeededFieldsKeepEveryMetric(t *testing.T) {
 	// the backends read apart from the DCGM fields (per_process), not from
 	// any field.
 	perProcess := map[string]bool{
-		metricnames.NvidiaGPUProcessCount: true, metricnames.NvidiaGPUProcessMemoryUsage: true,
-		metricnames.NvidiaGPUProcessMemoryCopyUtilization: true, metricnames.NvidiaGPUProcessUtilization: true,
+		metricnames.OTelGPUProcessCount: true, metricnames.OTelGPUProcessMemoryUsage: true,
+		metricnames.OTelGPUProcessMemoryCopyUtilization: true, metricnames.OTelGPUProcessUtilization: true,
 	}
 	n := reflect.TypeFor[metadata.MetricsConfig]().NumField()
 	for i := range n {

@@ -12,16 +12,18 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames/legacynamestest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 
 // TestGoldenSharedGPUs pins the attributes of shared GPUs, in both naming
 // modes: a GPU time-sliced between three pods (the GPU's resource and one
-// per pod, marked nvidia.gpu.process.owner), a GPU split into three MIG
+// per pod, marked otelgpu.process.owner), a GPU split into three MIG
 // instances (each under its MIG UUID, with its parent, GI.CI and profile),
 // and a GPU held through a DRA claim (k8s.resourceclaim.name).
 func TestGoldenSharedGPUs(t *testing.T) {
+	legacynamestest.SetGate(t, false) // the golden file shows the new names only
 	cfg := simulated.Config{
 		Seed: 9, Hosts: 1, GPUsPerHost: 3, HostPrefix: "node-", Models: []string{"h100"},
 		Workloads: []simulated.Workload{

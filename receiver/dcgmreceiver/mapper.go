@@ -10,6 +10,7 @@ import (
 
 	f "github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
 
@@ -75,6 +76,9 @@ func (m *mapper) Append(s *gpu.Sample) {
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		cs.setStartTimes(rms.At(i))
+		if s.Device.IsAMD() {
+			legacynames.AppendOldResource(rms.At(i)) // otelgpu.process.count's deprecated name
+		}
 	}
 	rms.MoveAndAppendTo(m.out.ResourceMetrics())
 	if len(s.Processes) > 0 {
@@ -88,7 +92,11 @@ func (m *mapper) Emit() pmetric.Metrics {
 	m.out = pmetric.NewMetrics()
 	if m.processes {
 		m.processes = false
-		m.pmb.Emit().ResourceMetrics().MoveAndAppendTo(out.ResourceMetrics())
+		rms := m.pmb.Emit().ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			legacynames.AppendOldResource(rms.At(i))
+		}
+		rms.MoveAndAppendTo(out.ResourceMetrics())
 	}
 	return out
 }

@@ -140,7 +140,7 @@ func (m *mapper) recordAMD(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp
 		mb.RecordAmdGpuPcieReplaysDataPoint(ts, int64(cs.amdCount(&cs.amd.replays, v, ts)))
 	}
 	if v, ok := a.Get(gpu.AMDProcesses); ok {
-		mb.RecordAmdGpuProcessCountDataPoint(ts, int64(v))
+		mb.RecordOtelgpuProcessCountDataPoint(ts, int64(v))
 	}
 
 	cs.countCPER(a.CPER)

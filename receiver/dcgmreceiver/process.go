@@ -10,7 +10,7 @@ import (
 // Per-process series (per_process). A GPU's processes are grouped by
 // whose they are, and each group becomes a resource of its own beside the
 // GPU's: the GPU's hw.id, hw.name and host.name, the pod's k8s.*
-// attributes, and nvidia.gpu.process.owner, which marks the resource as a
+// attributes, and otelgpu.process.owner, which marks the resource as a
 // split of the GPU's readings, not a device. Only what can be split is
 // there (utilization, memory-controller utilization, memory); what cannot
 // (profiling fields, clocks, power, temperature, errors) stays on the
@@ -83,38 +83,38 @@ func (m *mapper) appendProcesses(s *gpu.Sample, cs *counterState, name string) {
 	mb, rb := m.pmb, m.rb
 	d := s.Device
 	for _, g := range m.groupProcesses(s.Processes) {
-		mb.RecordNvidiaGpuProcessCountDataPoint(ts, g.n)
+		mb.RecordOtelgpuProcessCountDataPoint(ts, g.n)
 		// A group's memory is known if any of its processes' is: one
 		// that exited during the interval holds none.
 		if g.hasMem {
-			mb.RecordNvidiaGpuProcessMemoryUsageDataPoint(ts, int64(min(g.mem, 1<<62)))
+			mb.RecordOtelgpuProcessMemoryUsageDataPoint(ts, int64(min(g.mem, 1<<62)))
 		}
 		if g.hasUtil {
 			// Several processes of one owner each report their own part;
 			// under MPS their kernels overlap and the parts can add up to
 			// more than the interval: the whole GPU is the most.
-			mb.RecordNvidiaGpuProcessUtilizationDataPoint(ts, fraction(g.sm), metadata.AttributeHwGpuTaskGeneral)
+			mb.RecordOtelgpuProcessUtilizationDataPoint(ts, fraction(g.sm), metadata.AttributeHwGpuTaskGeneral)
 			// The video engines only where the owner used them during the
 			// interval: every pod of every GPU would otherwise have two
 			// series of zeros, and cardinality is what a per-pod split
 			// costs.
 			if g.enc > 0 {
-				mb.RecordNvidiaGpuProcessUtilizationDataPoint(ts, fraction(g.enc), metadata.AttributeHwGpuTaskEncoder)
+				mb.RecordOtelgpuProcessUtilizationDataPoint(ts, fraction(g.enc), metadata.AttributeHwGpuTaskEncoder)
 			}
 			if g.dec > 0 {
-				mb.RecordNvidiaGpuProcessUtilizationDataPoint(ts, fraction(g.dec), metadata.AttributeHwGpuTaskDecoder)
+				mb.RecordOtelgpuProcessUtilizationDataPoint(ts, fraction(g.dec), metadata.AttributeHwGpuTaskDecoder)
 			}
 			// AMD SMI has no per-process memory activity: no series
 			// rather than a zero.
 			if !d.IsAMD() {
-				mb.RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint(ts, fraction(g.mc))
+				mb.RecordOtelgpuProcessMemoryCopyUtilizationDataPoint(ts, fraction(g.mc))
 			}
 		}
 		rb.EnsureCapacity(processAttributes)
 		rb.SetHwID(d.UUID)
 		rb.SetHwName(name)
 		setIf(rb.SetHostName, d.Host)
-		rb.SetNvidiaGpuProcessOwner(g.owner.String())
+		rb.SetOtelgpuProcessOwner(g.owner.String())
 		setIf(rb.SetK8sPodUID, g.uid)
 		setIf(rb.SetK8sNamespaceName, g.pod.Namespace)
 		setIf(rb.SetK8sPodName, g.pod.Name)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/backend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames/legacynamestest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlbackend"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nvmlmock"
@@ -68,6 +69,7 @@ func mapPerProcess(t *testing.T, mbc metadata.MetricsBuilderConfig) pmetric.Metr
 // TestGoldenPerProcess: the receiver's output with per-process series,
 // against testdata/golden/otel_per_process.yaml (-update rewrites it).
 func TestGoldenPerProcess(t *testing.T) {
+	legacynamestest.SetGate(t, false) // the golden file shows the new names only
 	got := mapPerProcess(t, metadata.NewDefaultMetricsBuilderConfig())
 	path := filepath.Join("testdata", "golden", "otel_per_process.yaml")
 	if *update {
@@ -87,7 +89,7 @@ func splits(md pmetric.Metrics) (procs []pmetric.ResourceMetrics, devices map[st
 	devices = map[string]pmetric.ResourceMetrics{}
 	for i := 0; i < md.ResourceMetrics().Len(); i++ {
 		rm := md.ResourceMetrics().At(i)
-		if _, ok := rm.Resource().Attributes().Get(metricnames.AttrNvidiaGPUProcessOwner); ok {
+		if _, ok := rm.Resource().Attributes().Get(metricnames.AttrOTelGPUProcessOwner); ok {
 			procs = append(procs, rm)
 			continue
 		}
@@ -129,7 +131,7 @@ func TestPerProcessSplit(t *testing.T) {
 	var sumMem int64
 	seen := map[float64]bool{}
 	for _, p := range procs {
-		require.Equal(t, "pod", attr(p, metricnames.AttrNvidiaGPUProcessOwner))
+		require.Equal(t, "pod", attr(p, metricnames.AttrOTelGPUProcessOwner))
 		require.Regexp(t, `^[0-9a-f-]{36}$`, attr(p, "k8s.pod.uid"))
 		require.Equal(t, "main", attr(p, "k8s.container.name"))
 		require.Equal(t, "node-0", attr(p, "host.name"))
@@ -138,13 +140,12 @@ func TestPerProcessSplit(t *testing.T) {
 			_, has := metric(p, name)
 			require.Falsef(t, has, "%s is the device's", name)
 		}
-		for _, name := range []string{"nvidia.gpu.process.count", "nvidia.gpu.process.memory_copy.utilization"} {
-			_, has := metric(p, name)
-			require.Falsef(t, has, "%s is off by default", name)
-		}
-		u := num(point(t, p, "nvidia.gpu.process.utilization", general))
-		mem := point(t, p, "nvidia.gpu.process.memory.usage", nil).IntValue()
-		m, _ := metric(p, "nvidia.gpu.process.utilization")
+		_, has := metric(p, "otelgpu.process.memory_copy.utilization")
+		require.False(t, has, "otelgpu.process.memory_copy.utilization is off by default")
+		require.Equal(t, int64(1), point(t, p, "otelgpu.process.count", nil).IntValue(), "on by default, as the AMD GPU's own count")
+		u := num(point(t, p, "otelgpu.process.utilization", general))
+		mem := point(t, p, "otelgpu.process.memory.usage", nil).IntValue()
+		m, _ := metric(p, "otelgpu.process.utilization")
 		require.Equal(t, 1, m.Gauge().DataPoints().Len(), "no encoder or decoder series for pods that do not use them")
 		switch attr(p, "hw.id") {
 		case attr(exclusive, "hw.id"):
@@ -165,14 +166,12 @@ func TestPerProcessSplit(t *testing.T) {
 	require.InDelta(t, num(point(t, shared, "hw.gpu.utilization", general)), sumUtil, 1e-9, "the pods' parts add up to the GPU's")
 	require.InDelta(t, point(t, shared, "hw.gpu.memory.usage", nil).IntValue(), sumMem, 3, "to the byte's rounding")
 
-	// The counts and the memory controller's part, when enabled.
+	// The memory controller's part, when enabled.
 	mbc := metadata.NewDefaultMetricsBuilderConfig()
-	mbc.Metrics.NvidiaGpuProcessCount.Enabled = true
-	mbc.Metrics.NvidiaGpuProcessMemoryCopyUtilization.Enabled = true
+	mbc.Metrics.OtelgpuProcessMemoryCopyUtilization.Enabled = true
 	procs, _ = splits(mapPerProcess(t, mbc))
 	for _, p := range procs {
-		require.Equal(t, int64(1), point(t, p, "nvidia.gpu.process.count", nil).IntValue())
-		require.Positive(t, num(point(t, p, "nvidia.gpu.process.memory_copy.utilization", nil)))
+		require.Positive(t, num(point(t, p, "otelgpu.process.memory_copy.utilization", nil)))
 	}
 }
 
@@ -253,7 +252,7 @@ func TestPerProcessNVML(t *testing.T) {
 
 	got := map[string]pmetric.ResourceMetrics{}
 	for _, p := range procs {
-		key := attr(p, "hw.id") + "/" + attr(p, metricnames.AttrNvidiaGPUProcessOwner) + "/" + attr(p, "k8s.pod.uid")
+		key := attr(p, "hw.id") + "/" + attr(p, metricnames.AttrOTelGPUProcessOwner) + "/" + attr(p, "k8s.pod.uid")
 		require.NotContains(t, got, key)
 		got[key] = p
 	}
@@ -261,21 +260,21 @@ func TestPerProcessNVML(t *testing.T) {
 	a, bb := got[d0.UUID+"/pod/"+uidA], got[d0.UUID+"/pod/"+uidB]
 	require.Equal(t, []string{"research", "nb-a", "jupyter"}, []string{attr(a, "k8s.namespace.name"), attr(a, "k8s.pod.name"), attr(a, "k8s.container.name")})
 	require.Equal(t, "nb-b", attr(bb, "k8s.pod.name"))
-	require.InDelta(t, 0.5, num(point(t, a, "nvidia.gpu.process.utilization", general)), 1e-9)
-	require.InDelta(t, 0.1, num(point(t, a, "nvidia.gpu.process.utilization", map[string]any{metricnames.AttrHWGPUTask: metricnames.AttrHWGPUTaskEncoder})), 1e-9, "the encoder of a pod that used it")
-	require.InDelta(t, 0.2, num(point(t, bb, "nvidia.gpu.process.utilization", general)), 1e-9)
-	require.Equal(t, int64(6<<30), point(t, a, "nvidia.gpu.process.memory.usage", nil).IntValue())
+	require.InDelta(t, 0.5, num(point(t, a, "otelgpu.process.utilization", general)), 1e-9)
+	require.InDelta(t, 0.1, num(point(t, a, "otelgpu.process.utilization", map[string]any{metricnames.AttrHWGPUTask: metricnames.AttrHWGPUTaskEncoder})), 1e-9, "the encoder of a pod that used it")
+	require.InDelta(t, 0.2, num(point(t, bb, "otelgpu.process.utilization", general)), 1e-9)
+	require.Equal(t, int64(6<<30), point(t, a, "otelgpu.process.memory.usage", nil).IntValue())
 
 	host := got[d0.UUID+"/host/"]
 	require.Empty(t, attr(host, "k8s.pod.name"))
-	require.Zero(t, num(point(t, host, "nvidia.gpu.process.utilization", general)), "busy processes only are sampled: the host's was idle")
-	require.Equal(t, int64(1<<30), point(t, host, "nvidia.gpu.process.memory.usage", nil).IntValue())
+	require.Zero(t, num(point(t, host, "otelgpu.process.utilization", general)), "busy processes only are sampled: the host's was idle")
+	require.Equal(t, int64(1<<30), point(t, host, "otelgpu.process.memory.usage", nil).IntValue())
 	unknown := got[d0.UUID+"/unknown/"]
-	require.Equal(t, int64(1<<20), point(t, unknown, "nvidia.gpu.process.memory.usage", nil).IntValue())
+	require.Equal(t, int64(1<<20), point(t, unknown, "otelgpu.process.memory.usage", nil).IntValue())
 
 	c := got[d1.UUID+"/pod/"+uidC]
 	require.Empty(t, attr(c, "k8s.pod.name"), "its container has no log link")
-	require.Equal(t, int64(20<<30), point(t, c, "nvidia.gpu.process.memory.usage", nil).IntValue())
+	require.Equal(t, int64(20<<30), point(t, c, "otelgpu.process.memory.usage", nil).IntValue())
 	require.Equal(t, 1, observed.FilterMessageSnippet("named by k8s.pod.uid only").Len())
 
 	// Another scrape: nothing new from NVML's utilization (the mock's
@@ -368,7 +367,7 @@ func TestLocalExample(t *testing.T) {
 		}
 		pods++
 		require.True(t, strings.HasPrefix(attr(p, "k8s.pod.name"), "shared-notebook-1-7-"))
-		values[num(point(t, p, "nvidia.gpu.process.utilization", general))] = true
+		values[num(point(t, p, "otelgpu.process.utilization", general))] = true
 	}
 	require.Equal(t, 3, pods)
 	require.Len(t, values, 3, "distinct values")
@@ -379,8 +378,8 @@ func TestLocalExample(t *testing.T) {
 			continue
 		}
 		amd++
-		require.Positive(t, point(t, p, "nvidia.gpu.process.memory.usage", nil).IntValue())
-		_, ok := metric(p, "nvidia.gpu.process.utilization")
+		require.Positive(t, point(t, p, "otelgpu.process.memory.usage", nil).IntValue())
+		_, ok := metric(p, "otelgpu.process.utilization")
 		require.False(t, ok, "HIP work counts no engine time in AMD SMI")
 	}
 	require.Equal(t, 15, amd)

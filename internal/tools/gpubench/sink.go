@@ -73,7 +73,7 @@ func (s *sink) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetric
 						s.firstData = t
 					}
 				}
-				if m.Name() != metricnames.NvidiaGPUAlerts || !s.alertAt.IsZero() {
+				if m.Name() != metricnames.OTelGPUAlerts || !s.alertAt.IsZero() {
 					continue
 				}
 				dps := m.Gauge().DataPoints()

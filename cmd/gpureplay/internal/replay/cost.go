@@ -173,7 +173,7 @@ func (c *CostTally) add(md pmetric.Metrics) {
 		if classes != (pmetric.Metric{}) {
 			cdps := classes.Sum().DataPoints()
 			for j := 0; j < cdps.Len(); j++ {
-				name, _ := cdps.At(j).Attributes().Get(metricnames.AttrNvidiaGPUBottleneckClass)
+				name, _ := cdps.At(j).Attributes().Get(metricnames.AttrOTelGPUBottleneckClass)
 				d := cdps.At(j).DoubleValue() - g.class[name.Str()]
 				g.class[name.Str()] = cdps.At(j).DoubleValue()
 				u.Class[name.Str()] += d
@@ -185,7 +185,7 @@ func (c *CostTally) add(md pmetric.Metrics) {
 }
 
 func stateIndex(attrs pcommon.Map) int {
-	v, _ := attrs.Get(metricnames.AttrNvidiaGPUUsageState)
+	v, _ := attrs.Get(metricnames.AttrOTelGPUUsageState)
 	return slices.Index(usageStates[:], v.Str())
 }
 
@@ -197,11 +197,11 @@ func usageMetrics(rm pmetric.ResourceMetrics) (spent, cost, classes pmetric.Metr
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			switch m := ms.At(j); m.Name() {
-			case metricnames.NvidiaGPUTime:
+			case metricnames.OTelGPUTime:
 				spent, ok = m, m.Sum().DataPoints().Len() > 0
-			case metricnames.NvidiaGPUCost:
+			case metricnames.OTelGPUCost:
 				cost = m
-			case metricnames.NvidiaGPUBottleneckTime:
+			case metricnames.OTelGPUBottleneckTime:
 				classes = m
 			}
 		}

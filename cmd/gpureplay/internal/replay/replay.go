@@ -330,38 +330,38 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 		for j := 0; j < ms.Len(); j++ {
 			m := ms.At(j)
 			switch m.Name() {
-			case metricnames.NvidiaGPUBottleneckState:
+			case metricnames.OTelGPUBottleneckState:
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					if dps.At(k).IntValue() != 1 {
 						continue // the class, hint or evidence the GPU just left
 					}
 					a := dps.At(k).Attributes()
-					c, _ := a.Get(metricnames.AttrNvidiaGPUBottleneckClass)
+					c, _ := a.Get(metricnames.AttrOTelGPUBottleneckClass)
 					v.bottleneck = c.Str()
-					if h, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckHint); ok {
+					if h, ok := a.Get(metricnames.AttrOTelGPUBottleneckHint); ok {
 						v.hint = h.Str()
 					}
-					if e, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckEvidence); ok {
+					if e, ok := a.Get(metricnames.AttrOTelGPUBottleneckEvidence); ok {
 						v.evidence = e.Str()
 					}
-					if sc, ok := a.Get(metricnames.AttrNvidiaGPUBottleneckScope); ok {
+					if sc, ok := a.Get(metricnames.AttrOTelGPUBottleneckScope); ok {
 						v.scope = sc.Str()
 					}
 				}
-			case metricnames.NvidiaGPUTime:
+			case metricnames.OTelGPUTime:
 				// The state the GPU is in comes first (the state it left, if
 				// it just changed, second).
-				if st, ok := m.Sum().DataPoints().At(0).Attributes().Get(metricnames.AttrNvidiaGPUUsageState); ok {
+				if st, ok := m.Sum().DataPoints().At(0).Attributes().Get(metricnames.AttrOTelGPUUsageState); ok {
 					v.usage = st.Str()
 				}
 			case metricnames.HWStatus:
 				v.health = healthOf(m)
-			case metricnames.NvidiaGPUStragglerState:
+			case metricnames.OTelGPUStragglerState:
 				v.straggler = m.Gauge().DataPoints().At(0).IntValue() == 1
-			case metricnames.NvidiaGPUStragglerScore:
+			case metricnames.OTelGPUStragglerScore:
 				v.score = m.Gauge().DataPoints().At(0).DoubleValue()
-			case metricnames.NvidiaGPUAlerts:
+			case metricnames.OTelGPUAlerts:
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
 					a := dps.At(k).Attributes()

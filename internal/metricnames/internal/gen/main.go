@@ -253,6 +253,7 @@ func generate(root string, files []string) ([]byte, error) {
 var initialisms = map[string]string{
 	"id": "ID", "gpu": "GPU", "io": "IO", "xid": "XID", "sm": "SM", "dram": "DRAM", "pcie": "PCIe",
 	"nvlink": "NVLink", "mig": "MIG", "pci": "PCI", "hw": "HW", "k8s": "K8s", "usd": "USD",
+	"otelgpu": "OTelGPU",
 }
 
 // goName makes an identifier of a dotted name: hw.gpu.memory_copy.utilization

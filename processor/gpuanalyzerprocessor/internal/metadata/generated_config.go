@@ -26,13 +26,13 @@ func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-// NvidiaGpuAlertsMetricConfig provides config for the nvidia.gpu.alerts metric.
-type NvidiaGpuAlertsMetricConfig struct {
+// OtelgpuAlertsMetricConfig provides config for the otelgpu.alerts metric.
+type OtelgpuAlertsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *NvidiaGpuAlertsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *OtelgpuAlertsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -46,13 +46,13 @@ func (ms *NvidiaGpuAlertsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-// NvidiaGpuBottleneckStateMetricConfig provides config for the nvidia.gpu.bottleneck.state metric.
-type NvidiaGpuBottleneckStateMetricConfig struct {
+// OtelgpuBottleneckStateMetricConfig provides config for the otelgpu.bottleneck.state metric.
+type OtelgpuBottleneckStateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *NvidiaGpuBottleneckStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *OtelgpuBottleneckStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -66,13 +66,13 @@ func (ms *NvidiaGpuBottleneckStateMetricConfig) Unmarshal(parser *confmap.Conf) 
 	return nil
 }
 
-// NvidiaGpuBottleneckTimeMetricConfig provides config for the nvidia.gpu.bottleneck.time metric.
-type NvidiaGpuBottleneckTimeMetricConfig struct {
+// OtelgpuBottleneckTimeMetricConfig provides config for the otelgpu.bottleneck.time metric.
+type OtelgpuBottleneckTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *NvidiaGpuBottleneckTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *OtelgpuBottleneckTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -86,13 +86,13 @@ func (ms *NvidiaGpuBottleneckTimeMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-// NvidiaGpuCostMetricConfig provides config for the nvidia.gpu.cost metric.
-type NvidiaGpuCostMetricConfig struct {
+// OtelgpuCostMetricConfig provides config for the otelgpu.cost metric.
+type OtelgpuCostMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *NvidiaGpuCostMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *OtelgpuCostMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -106,13 +106,13 @@ func (ms *NvidiaGpuCostMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-// NvidiaGpuStragglerScoreMetricConfig provides config for the nvidia.gpu.straggler.score metric.
-type NvidiaGpuStragglerScoreMetricConfig struct {
+// OtelgpuStragglerScoreMetricConfig provides config for the otelgpu.straggler.score metric.
+type OtelgpuStragglerScoreMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *NvidiaGpuStragglerScoreMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *OtelgpuStragglerScoreMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -126,13 +126,13 @@ func (ms *NvidiaGpuStragglerScoreMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-// NvidiaGpuStragglerStateMetricConfig provides config for the nvidia.gpu.straggler.state metric.
-type NvidiaGpuStragglerStateMetricConfig struct {
+// OtelgpuStragglerStateMetricConfig provides config for the otelgpu.straggler.state metric.
+type OtelgpuStragglerStateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *NvidiaGpuStragglerStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *OtelgpuStragglerStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -146,13 +146,13 @@ func (ms *NvidiaGpuStragglerStateMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-// NvidiaGpuTimeMetricConfig provides config for the nvidia.gpu.time metric.
-type NvidiaGpuTimeMetricConfig struct {
+// OtelgpuTimeMetricConfig provides config for the otelgpu.time metric.
+type OtelgpuTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *NvidiaGpuTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *OtelgpuTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -168,14 +168,14 @@ func (ms *NvidiaGpuTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 
 // MetricsConfig provides config for gpu_analyzer metrics.
 type MetricsConfig struct {
-	HwStatus                 HwStatusMetricConfig                 `mapstructure:"hw.status"`
-	NvidiaGpuAlerts          NvidiaGpuAlertsMetricConfig          `mapstructure:"nvidia.gpu.alerts"`
-	NvidiaGpuBottleneckState NvidiaGpuBottleneckStateMetricConfig `mapstructure:"nvidia.gpu.bottleneck.state"`
-	NvidiaGpuBottleneckTime  NvidiaGpuBottleneckTimeMetricConfig  `mapstructure:"nvidia.gpu.bottleneck.time"`
-	NvidiaGpuCost            NvidiaGpuCostMetricConfig            `mapstructure:"nvidia.gpu.cost"`
-	NvidiaGpuStragglerScore  NvidiaGpuStragglerScoreMetricConfig  `mapstructure:"nvidia.gpu.straggler.score"`
-	NvidiaGpuStragglerState  NvidiaGpuStragglerStateMetricConfig  `mapstructure:"nvidia.gpu.straggler.state"`
-	NvidiaGpuTime            NvidiaGpuTimeMetricConfig            `mapstructure:"nvidia.gpu.time"`
+	HwStatus               HwStatusMetricConfig               `mapstructure:"hw.status"`
+	OtelgpuAlerts          OtelgpuAlertsMetricConfig          `mapstructure:"otelgpu.alerts"`
+	OtelgpuBottleneckState OtelgpuBottleneckStateMetricConfig `mapstructure:"otelgpu.bottleneck.state"`
+	OtelgpuBottleneckTime  OtelgpuBottleneckTimeMetricConfig  `mapstructure:"otelgpu.bottleneck.time"`
+	OtelgpuCost            OtelgpuCostMetricConfig            `mapstructure:"otelgpu.cost"`
+	OtelgpuStragglerScore  OtelgpuStragglerScoreMetricConfig  `mapstructure:"otelgpu.straggler.score"`
+	OtelgpuStragglerState  OtelgpuStragglerStateMetricConfig  `mapstructure:"otelgpu.straggler.state"`
+	OtelgpuTime            OtelgpuTimeMetricConfig            `mapstructure:"otelgpu.time"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -183,25 +183,25 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwStatus: HwStatusMetricConfig{
 			Enabled: true,
 		},
-		NvidiaGpuAlerts: NvidiaGpuAlertsMetricConfig{
+		OtelgpuAlerts: OtelgpuAlertsMetricConfig{
 			Enabled: true,
 		},
-		NvidiaGpuBottleneckState: NvidiaGpuBottleneckStateMetricConfig{
+		OtelgpuBottleneckState: OtelgpuBottleneckStateMetricConfig{
 			Enabled: true,
 		},
-		NvidiaGpuBottleneckTime: NvidiaGpuBottleneckTimeMetricConfig{
+		OtelgpuBottleneckTime: OtelgpuBottleneckTimeMetricConfig{
 			Enabled: true,
 		},
-		NvidiaGpuCost: NvidiaGpuCostMetricConfig{
+		OtelgpuCost: OtelgpuCostMetricConfig{
 			Enabled: true,
 		},
-		NvidiaGpuStragglerScore: NvidiaGpuStragglerScoreMetricConfig{
+		OtelgpuStragglerScore: OtelgpuStragglerScoreMetricConfig{
 			Enabled: true,
 		},
-		NvidiaGpuStragglerState: NvidiaGpuStragglerStateMetricConfig{
+		OtelgpuStragglerState: OtelgpuStragglerStateMetricConfig{
 			Enabled: true,
 		},
-		NvidiaGpuTime: NvidiaGpuTimeMetricConfig{
+		OtelgpuTime: OtelgpuTimeMetricConfig{
 			Enabled: true,
 		},
 	}

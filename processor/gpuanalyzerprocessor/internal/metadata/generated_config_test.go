@@ -29,25 +29,25 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwStatus: HwStatusMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuAlerts: NvidiaGpuAlertsMetricConfig{
+					OtelgpuAlerts: OtelgpuAlertsMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuBottleneckState: NvidiaGpuBottleneckStateMetricConfig{
+					OtelgpuBottleneckState: OtelgpuBottleneckStateMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuBottleneckTime: NvidiaGpuBottleneckTimeMetricConfig{
+					OtelgpuBottleneckTime: OtelgpuBottleneckTimeMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuCost: NvidiaGpuCostMetricConfig{
+					OtelgpuCost: OtelgpuCostMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuStragglerScore: NvidiaGpuStragglerScoreMetricConfig{
+					OtelgpuStragglerScore: OtelgpuStragglerScoreMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuStragglerState: NvidiaGpuStragglerStateMetricConfig{
+					OtelgpuStragglerState: OtelgpuStragglerStateMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuTime: NvidiaGpuTimeMetricConfig{
+					OtelgpuTime: OtelgpuTimeMetricConfig{
 						Enabled: true,
 					},
 				},
@@ -60,25 +60,25 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwStatus: HwStatusMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuAlerts: NvidiaGpuAlertsMetricConfig{
+					OtelgpuAlerts: OtelgpuAlertsMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuBottleneckState: NvidiaGpuBottleneckStateMetricConfig{
+					OtelgpuBottleneckState: OtelgpuBottleneckStateMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuBottleneckTime: NvidiaGpuBottleneckTimeMetricConfig{
+					OtelgpuBottleneckTime: OtelgpuBottleneckTimeMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuCost: NvidiaGpuCostMetricConfig{
+					OtelgpuCost: OtelgpuCostMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuStragglerScore: NvidiaGpuStragglerScoreMetricConfig{
+					OtelgpuStragglerScore: OtelgpuStragglerScoreMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuStragglerState: NvidiaGpuStragglerStateMetricConfig{
+					OtelgpuStragglerState: OtelgpuStragglerStateMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuTime: NvidiaGpuTimeMetricConfig{
+					OtelgpuTime: OtelgpuTimeMetricConfig{
 						Enabled: false,
 					},
 				},
@@ -88,7 +88,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwStatusMetricConfig{}, NvidiaGpuAlertsMetricConfig{}, NvidiaGpuBottleneckStateMetricConfig{}, NvidiaGpuBottleneckTimeMetricConfig{}, NvidiaGpuCostMetricConfig{}, NvidiaGpuStragglerScoreMetricConfig{}, NvidiaGpuStragglerStateMetricConfig{}, NvidiaGpuTimeMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwStatusMetricConfig{}, OtelgpuAlertsMetricConfig{}, OtelgpuBottleneckStateMetricConfig{}, OtelgpuBottleneckTimeMetricConfig{}, OtelgpuCostMetricConfig{}, OtelgpuStragglerScoreMetricConfig{}, OtelgpuStragglerStateMetricConfig{}, OtelgpuTimeMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

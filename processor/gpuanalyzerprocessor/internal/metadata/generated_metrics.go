@@ -122,258 +122,258 @@ var MapAttributeHwState = map[string]AttributeHwState{
 	"predicted_failure": AttributeHwStatePredictedFailure,
 }
 
-// AttributeNvidiaGpuBottleneckClass specifies the value nvidia.gpu.bottleneck.class attribute.
-type AttributeNvidiaGpuBottleneckClass int
+// AttributeOtelgpuBottleneckClass specifies the value otelgpu.bottleneck.class attribute.
+type AttributeOtelgpuBottleneckClass int
 
 const (
-	_ AttributeNvidiaGpuBottleneckClass = iota
-	AttributeNvidiaGpuBottleneckClassUnknown
-	AttributeNvidiaGpuBottleneckClassFaulted
-	AttributeNvidiaGpuBottleneckClassThrottled
-	AttributeNvidiaGpuBottleneckClassIdle
-	AttributeNvidiaGpuBottleneckClassMemoryBound
-	AttributeNvidiaGpuBottleneckClassCommunicationBound
-	AttributeNvidiaGpuBottleneckClassLaunchBound
-	AttributeNvidiaGpuBottleneckClassInputBound
-	AttributeNvidiaGpuBottleneckClassComputeBound
+	_ AttributeOtelgpuBottleneckClass = iota
+	AttributeOtelgpuBottleneckClassUnknown
+	AttributeOtelgpuBottleneckClassFaulted
+	AttributeOtelgpuBottleneckClassThrottled
+	AttributeOtelgpuBottleneckClassIdle
+	AttributeOtelgpuBottleneckClassMemoryBound
+	AttributeOtelgpuBottleneckClassCommunicationBound
+	AttributeOtelgpuBottleneckClassLaunchBound
+	AttributeOtelgpuBottleneckClassInputBound
+	AttributeOtelgpuBottleneckClassComputeBound
 )
 
-// String returns the string representation of the AttributeNvidiaGpuBottleneckClass.
-func (av AttributeNvidiaGpuBottleneckClass) String() string {
+// String returns the string representation of the AttributeOtelgpuBottleneckClass.
+func (av AttributeOtelgpuBottleneckClass) String() string {
 	switch av {
-	case AttributeNvidiaGpuBottleneckClassUnknown:
+	case AttributeOtelgpuBottleneckClassUnknown:
 		return "unknown"
-	case AttributeNvidiaGpuBottleneckClassFaulted:
+	case AttributeOtelgpuBottleneckClassFaulted:
 		return "faulted"
-	case AttributeNvidiaGpuBottleneckClassThrottled:
+	case AttributeOtelgpuBottleneckClassThrottled:
 		return "throttled"
-	case AttributeNvidiaGpuBottleneckClassIdle:
+	case AttributeOtelgpuBottleneckClassIdle:
 		return "idle"
-	case AttributeNvidiaGpuBottleneckClassMemoryBound:
+	case AttributeOtelgpuBottleneckClassMemoryBound:
 		return "memory_bound"
-	case AttributeNvidiaGpuBottleneckClassCommunicationBound:
+	case AttributeOtelgpuBottleneckClassCommunicationBound:
 		return "communication_bound"
-	case AttributeNvidiaGpuBottleneckClassLaunchBound:
+	case AttributeOtelgpuBottleneckClassLaunchBound:
 		return "launch_bound"
-	case AttributeNvidiaGpuBottleneckClassInputBound:
+	case AttributeOtelgpuBottleneckClassInputBound:
 		return "input_bound"
-	case AttributeNvidiaGpuBottleneckClassComputeBound:
+	case AttributeOtelgpuBottleneckClassComputeBound:
 		return "compute_bound"
 	}
 	return ""
 }
 
-// MapAttributeNvidiaGpuBottleneckClass is a helper map of string to AttributeNvidiaGpuBottleneckClass attribute value.
-var MapAttributeNvidiaGpuBottleneckClass = map[string]AttributeNvidiaGpuBottleneckClass{
-	"unknown":             AttributeNvidiaGpuBottleneckClassUnknown,
-	"faulted":             AttributeNvidiaGpuBottleneckClassFaulted,
-	"throttled":           AttributeNvidiaGpuBottleneckClassThrottled,
-	"idle":                AttributeNvidiaGpuBottleneckClassIdle,
-	"memory_bound":        AttributeNvidiaGpuBottleneckClassMemoryBound,
-	"communication_bound": AttributeNvidiaGpuBottleneckClassCommunicationBound,
-	"launch_bound":        AttributeNvidiaGpuBottleneckClassLaunchBound,
-	"input_bound":         AttributeNvidiaGpuBottleneckClassInputBound,
-	"compute_bound":       AttributeNvidiaGpuBottleneckClassComputeBound,
+// MapAttributeOtelgpuBottleneckClass is a helper map of string to AttributeOtelgpuBottleneckClass attribute value.
+var MapAttributeOtelgpuBottleneckClass = map[string]AttributeOtelgpuBottleneckClass{
+	"unknown":             AttributeOtelgpuBottleneckClassUnknown,
+	"faulted":             AttributeOtelgpuBottleneckClassFaulted,
+	"throttled":           AttributeOtelgpuBottleneckClassThrottled,
+	"idle":                AttributeOtelgpuBottleneckClassIdle,
+	"memory_bound":        AttributeOtelgpuBottleneckClassMemoryBound,
+	"communication_bound": AttributeOtelgpuBottleneckClassCommunicationBound,
+	"launch_bound":        AttributeOtelgpuBottleneckClassLaunchBound,
+	"input_bound":         AttributeOtelgpuBottleneckClassInputBound,
+	"compute_bound":       AttributeOtelgpuBottleneckClassComputeBound,
 }
 
-// AttributeNvidiaGpuBottleneckEvidence specifies the value nvidia.gpu.bottleneck.evidence attribute.
-type AttributeNvidiaGpuBottleneckEvidence int
+// AttributeOtelgpuBottleneckEvidence specifies the value otelgpu.bottleneck.evidence attribute.
+type AttributeOtelgpuBottleneckEvidence int
 
 const (
-	_ AttributeNvidiaGpuBottleneckEvidence = iota
-	AttributeNvidiaGpuBottleneckEvidenceErrors
-	AttributeNvidiaGpuBottleneckEvidenceClockReasons
-	AttributeNvidiaGpuBottleneckEvidencePowerCap
-	AttributeNvidiaGpuBottleneckEvidenceThermal
-	AttributeNvidiaGpuBottleneckEvidenceSmActive
-	AttributeNvidiaGpuBottleneckEvidenceGrEngine
-	AttributeNvidiaGpuBottleneckEvidenceDramActive
-	AttributeNvidiaGpuBottleneckEvidenceUmcActivity
-	AttributeNvidiaGpuBottleneckEvidenceNvlink
-	AttributeNvidiaGpuBottleneckEvidenceXgmi
-	AttributeNvidiaGpuBottleneckEvidencePcie
-	AttributeNvidiaGpuBottleneckEvidencePower
-	AttributeNvidiaGpuBottleneckEvidenceUtilization
+	_ AttributeOtelgpuBottleneckEvidence = iota
+	AttributeOtelgpuBottleneckEvidenceErrors
+	AttributeOtelgpuBottleneckEvidenceClockReasons
+	AttributeOtelgpuBottleneckEvidencePowerCap
+	AttributeOtelgpuBottleneckEvidenceThermal
+	AttributeOtelgpuBottleneckEvidenceSmActive
+	AttributeOtelgpuBottleneckEvidenceGrEngine
+	AttributeOtelgpuBottleneckEvidenceDramActive
+	AttributeOtelgpuBottleneckEvidenceUmcActivity
+	AttributeOtelgpuBottleneckEvidenceNvlink
+	AttributeOtelgpuBottleneckEvidenceXgmi
+	AttributeOtelgpuBottleneckEvidencePcie
+	AttributeOtelgpuBottleneckEvidencePower
+	AttributeOtelgpuBottleneckEvidenceUtilization
 )
 
-// String returns the string representation of the AttributeNvidiaGpuBottleneckEvidence.
-func (av AttributeNvidiaGpuBottleneckEvidence) String() string {
+// String returns the string representation of the AttributeOtelgpuBottleneckEvidence.
+func (av AttributeOtelgpuBottleneckEvidence) String() string {
 	switch av {
-	case AttributeNvidiaGpuBottleneckEvidenceErrors:
+	case AttributeOtelgpuBottleneckEvidenceErrors:
 		return "errors"
-	case AttributeNvidiaGpuBottleneckEvidenceClockReasons:
+	case AttributeOtelgpuBottleneckEvidenceClockReasons:
 		return "clock_reasons"
-	case AttributeNvidiaGpuBottleneckEvidencePowerCap:
+	case AttributeOtelgpuBottleneckEvidencePowerCap:
 		return "power_cap"
-	case AttributeNvidiaGpuBottleneckEvidenceThermal:
+	case AttributeOtelgpuBottleneckEvidenceThermal:
 		return "thermal"
-	case AttributeNvidiaGpuBottleneckEvidenceSmActive:
+	case AttributeOtelgpuBottleneckEvidenceSmActive:
 		return "sm_active"
-	case AttributeNvidiaGpuBottleneckEvidenceGrEngine:
+	case AttributeOtelgpuBottleneckEvidenceGrEngine:
 		return "gr_engine"
-	case AttributeNvidiaGpuBottleneckEvidenceDramActive:
+	case AttributeOtelgpuBottleneckEvidenceDramActive:
 		return "dram_active"
-	case AttributeNvidiaGpuBottleneckEvidenceUmcActivity:
+	case AttributeOtelgpuBottleneckEvidenceUmcActivity:
 		return "umc_activity"
-	case AttributeNvidiaGpuBottleneckEvidenceNvlink:
+	case AttributeOtelgpuBottleneckEvidenceNvlink:
 		return "nvlink"
-	case AttributeNvidiaGpuBottleneckEvidenceXgmi:
+	case AttributeOtelgpuBottleneckEvidenceXgmi:
 		return "xgmi"
-	case AttributeNvidiaGpuBottleneckEvidencePcie:
+	case AttributeOtelgpuBottleneckEvidencePcie:
 		return "pcie"
-	case AttributeNvidiaGpuBottleneckEvidencePower:
+	case AttributeOtelgpuBottleneckEvidencePower:
 		return "power"
-	case AttributeNvidiaGpuBottleneckEvidenceUtilization:
+	case AttributeOtelgpuBottleneckEvidenceUtilization:
 		return "utilization"
 	}
 	return ""
 }
 
-// MapAttributeNvidiaGpuBottleneckEvidence is a helper map of string to AttributeNvidiaGpuBottleneckEvidence attribute value.
-var MapAttributeNvidiaGpuBottleneckEvidence = map[string]AttributeNvidiaGpuBottleneckEvidence{
-	"errors":        AttributeNvidiaGpuBottleneckEvidenceErrors,
-	"clock_reasons": AttributeNvidiaGpuBottleneckEvidenceClockReasons,
-	"power_cap":     AttributeNvidiaGpuBottleneckEvidencePowerCap,
-	"thermal":       AttributeNvidiaGpuBottleneckEvidenceThermal,
-	"sm_active":     AttributeNvidiaGpuBottleneckEvidenceSmActive,
-	"gr_engine":     AttributeNvidiaGpuBottleneckEvidenceGrEngine,
-	"dram_active":   AttributeNvidiaGpuBottleneckEvidenceDramActive,
-	"umc_activity":  AttributeNvidiaGpuBottleneckEvidenceUmcActivity,
-	"nvlink":        AttributeNvidiaGpuBottleneckEvidenceNvlink,
-	"xgmi":          AttributeNvidiaGpuBottleneckEvidenceXgmi,
-	"pcie":          AttributeNvidiaGpuBottleneckEvidencePcie,
-	"power":         AttributeNvidiaGpuBottleneckEvidencePower,
-	"utilization":   AttributeNvidiaGpuBottleneckEvidenceUtilization,
+// MapAttributeOtelgpuBottleneckEvidence is a helper map of string to AttributeOtelgpuBottleneckEvidence attribute value.
+var MapAttributeOtelgpuBottleneckEvidence = map[string]AttributeOtelgpuBottleneckEvidence{
+	"errors":        AttributeOtelgpuBottleneckEvidenceErrors,
+	"clock_reasons": AttributeOtelgpuBottleneckEvidenceClockReasons,
+	"power_cap":     AttributeOtelgpuBottleneckEvidencePowerCap,
+	"thermal":       AttributeOtelgpuBottleneckEvidenceThermal,
+	"sm_active":     AttributeOtelgpuBottleneckEvidenceSmActive,
+	"gr_engine":     AttributeOtelgpuBottleneckEvidenceGrEngine,
+	"dram_active":   AttributeOtelgpuBottleneckEvidenceDramActive,
+	"umc_activity":  AttributeOtelgpuBottleneckEvidenceUmcActivity,
+	"nvlink":        AttributeOtelgpuBottleneckEvidenceNvlink,
+	"xgmi":          AttributeOtelgpuBottleneckEvidenceXgmi,
+	"pcie":          AttributeOtelgpuBottleneckEvidencePcie,
+	"power":         AttributeOtelgpuBottleneckEvidencePower,
+	"utilization":   AttributeOtelgpuBottleneckEvidenceUtilization,
 }
 
-// AttributeNvidiaGpuBottleneckHint specifies the value nvidia.gpu.bottleneck.hint attribute.
-type AttributeNvidiaGpuBottleneckHint int
+// AttributeOtelgpuBottleneckHint specifies the value otelgpu.bottleneck.hint attribute.
+type AttributeOtelgpuBottleneckHint int
 
 const (
-	_ AttributeNvidiaGpuBottleneckHint = iota
-	AttributeNvidiaGpuBottleneckHintIncreaseBatchSize
-	AttributeNvidiaGpuBottleneckHintEnableMixedPrecision
-	AttributeNvidiaGpuBottleneckHintFixDataLoading
-	AttributeNvidiaGpuBottleneckHintFixHostPreprocessing
-	AttributeNvidiaGpuBottleneckHintUseCudaGraphs
-	AttributeNvidiaGpuBottleneckHintOverlapCommunication
-	AttributeNvidiaGpuBottleneckHintReduceMemoryTraffic
-	AttributeNvidiaGpuBottleneckHintReplaceOrDrain
-	AttributeNvidiaGpuBottleneckHintCheckCoolingOrPower
-	AttributeNvidiaGpuBottleneckHintReduceHostWork
-	AttributeNvidiaGpuBottleneckHintFixStraggler
+	_ AttributeOtelgpuBottleneckHint = iota
+	AttributeOtelgpuBottleneckHintIncreaseBatchSize
+	AttributeOtelgpuBottleneckHintEnableMixedPrecision
+	AttributeOtelgpuBottleneckHintFixDataLoading
+	AttributeOtelgpuBottleneckHintFixHostPreprocessing
+	AttributeOtelgpuBottleneckHintUseCudaGraphs
+	AttributeOtelgpuBottleneckHintOverlapCommunication
+	AttributeOtelgpuBottleneckHintReduceMemoryTraffic
+	AttributeOtelgpuBottleneckHintReplaceOrDrain
+	AttributeOtelgpuBottleneckHintCheckCoolingOrPower
+	AttributeOtelgpuBottleneckHintReduceHostWork
+	AttributeOtelgpuBottleneckHintFixStraggler
 )
 
-// String returns the string representation of the AttributeNvidiaGpuBottleneckHint.
-func (av AttributeNvidiaGpuBottleneckHint) String() string {
+// String returns the string representation of the AttributeOtelgpuBottleneckHint.
+func (av AttributeOtelgpuBottleneckHint) String() string {
 	switch av {
-	case AttributeNvidiaGpuBottleneckHintIncreaseBatchSize:
+	case AttributeOtelgpuBottleneckHintIncreaseBatchSize:
 		return "increase_batch_size"
-	case AttributeNvidiaGpuBottleneckHintEnableMixedPrecision:
+	case AttributeOtelgpuBottleneckHintEnableMixedPrecision:
 		return "enable_mixed_precision"
-	case AttributeNvidiaGpuBottleneckHintFixDataLoading:
+	case AttributeOtelgpuBottleneckHintFixDataLoading:
 		return "fix_data_loading"
-	case AttributeNvidiaGpuBottleneckHintFixHostPreprocessing:
+	case AttributeOtelgpuBottleneckHintFixHostPreprocessing:
 		return "fix_host_preprocessing"
-	case AttributeNvidiaGpuBottleneckHintUseCudaGraphs:
+	case AttributeOtelgpuBottleneckHintUseCudaGraphs:
 		return "use_cuda_graphs"
-	case AttributeNvidiaGpuBottleneckHintOverlapCommunication:
+	case AttributeOtelgpuBottleneckHintOverlapCommunication:
 		return "overlap_communication"
-	case AttributeNvidiaGpuBottleneckHintReduceMemoryTraffic:
+	case AttributeOtelgpuBottleneckHintReduceMemoryTraffic:
 		return "reduce_memory_traffic"
-	case AttributeNvidiaGpuBottleneckHintReplaceOrDrain:
+	case AttributeOtelgpuBottleneckHintReplaceOrDrain:
 		return "replace_or_drain"
-	case AttributeNvidiaGpuBottleneckHintCheckCoolingOrPower:
+	case AttributeOtelgpuBottleneckHintCheckCoolingOrPower:
 		return "check_cooling_or_power"
-	case AttributeNvidiaGpuBottleneckHintReduceHostWork:
+	case AttributeOtelgpuBottleneckHintReduceHostWork:
 		return "reduce_host_work"
-	case AttributeNvidiaGpuBottleneckHintFixStraggler:
+	case AttributeOtelgpuBottleneckHintFixStraggler:
 		return "fix_straggler"
 	}
 	return ""
 }
 
-// MapAttributeNvidiaGpuBottleneckHint is a helper map of string to AttributeNvidiaGpuBottleneckHint attribute value.
-var MapAttributeNvidiaGpuBottleneckHint = map[string]AttributeNvidiaGpuBottleneckHint{
-	"increase_batch_size":    AttributeNvidiaGpuBottleneckHintIncreaseBatchSize,
-	"enable_mixed_precision": AttributeNvidiaGpuBottleneckHintEnableMixedPrecision,
-	"fix_data_loading":       AttributeNvidiaGpuBottleneckHintFixDataLoading,
-	"fix_host_preprocessing": AttributeNvidiaGpuBottleneckHintFixHostPreprocessing,
-	"use_cuda_graphs":        AttributeNvidiaGpuBottleneckHintUseCudaGraphs,
-	"overlap_communication":  AttributeNvidiaGpuBottleneckHintOverlapCommunication,
-	"reduce_memory_traffic":  AttributeNvidiaGpuBottleneckHintReduceMemoryTraffic,
-	"replace_or_drain":       AttributeNvidiaGpuBottleneckHintReplaceOrDrain,
-	"check_cooling_or_power": AttributeNvidiaGpuBottleneckHintCheckCoolingOrPower,
-	"reduce_host_work":       AttributeNvidiaGpuBottleneckHintReduceHostWork,
-	"fix_straggler":          AttributeNvidiaGpuBottleneckHintFixStraggler,
+// MapAttributeOtelgpuBottleneckHint is a helper map of string to AttributeOtelgpuBottleneckHint attribute value.
+var MapAttributeOtelgpuBottleneckHint = map[string]AttributeOtelgpuBottleneckHint{
+	"increase_batch_size":    AttributeOtelgpuBottleneckHintIncreaseBatchSize,
+	"enable_mixed_precision": AttributeOtelgpuBottleneckHintEnableMixedPrecision,
+	"fix_data_loading":       AttributeOtelgpuBottleneckHintFixDataLoading,
+	"fix_host_preprocessing": AttributeOtelgpuBottleneckHintFixHostPreprocessing,
+	"use_cuda_graphs":        AttributeOtelgpuBottleneckHintUseCudaGraphs,
+	"overlap_communication":  AttributeOtelgpuBottleneckHintOverlapCommunication,
+	"reduce_memory_traffic":  AttributeOtelgpuBottleneckHintReduceMemoryTraffic,
+	"replace_or_drain":       AttributeOtelgpuBottleneckHintReplaceOrDrain,
+	"check_cooling_or_power": AttributeOtelgpuBottleneckHintCheckCoolingOrPower,
+	"reduce_host_work":       AttributeOtelgpuBottleneckHintReduceHostWork,
+	"fix_straggler":          AttributeOtelgpuBottleneckHintFixStraggler,
 }
 
-// AttributeNvidiaGpuBottleneckScope specifies the value nvidia.gpu.bottleneck.scope attribute.
-type AttributeNvidiaGpuBottleneckScope int
+// AttributeOtelgpuBottleneckScope specifies the value otelgpu.bottleneck.scope attribute.
+type AttributeOtelgpuBottleneckScope int
 
 const (
-	_ AttributeNvidiaGpuBottleneckScope = iota
-	AttributeNvidiaGpuBottleneckScopeNvlink
-	AttributeNvidiaGpuBottleneckScopeNetwork
-	AttributeNvidiaGpuBottleneckScopeXgmi
+	_ AttributeOtelgpuBottleneckScope = iota
+	AttributeOtelgpuBottleneckScopeNvlink
+	AttributeOtelgpuBottleneckScopeNetwork
+	AttributeOtelgpuBottleneckScopeXgmi
 )
 
-// String returns the string representation of the AttributeNvidiaGpuBottleneckScope.
-func (av AttributeNvidiaGpuBottleneckScope) String() string {
+// String returns the string representation of the AttributeOtelgpuBottleneckScope.
+func (av AttributeOtelgpuBottleneckScope) String() string {
 	switch av {
-	case AttributeNvidiaGpuBottleneckScopeNvlink:
+	case AttributeOtelgpuBottleneckScopeNvlink:
 		return "nvlink"
-	case AttributeNvidiaGpuBottleneckScopeNetwork:
+	case AttributeOtelgpuBottleneckScopeNetwork:
 		return "network"
-	case AttributeNvidiaGpuBottleneckScopeXgmi:
+	case AttributeOtelgpuBottleneckScopeXgmi:
 		return "xgmi"
 	}
 	return ""
 }
 
-// MapAttributeNvidiaGpuBottleneckScope is a helper map of string to AttributeNvidiaGpuBottleneckScope attribute value.
-var MapAttributeNvidiaGpuBottleneckScope = map[string]AttributeNvidiaGpuBottleneckScope{
-	"nvlink":  AttributeNvidiaGpuBottleneckScopeNvlink,
-	"network": AttributeNvidiaGpuBottleneckScopeNetwork,
-	"xgmi":    AttributeNvidiaGpuBottleneckScopeXgmi,
+// MapAttributeOtelgpuBottleneckScope is a helper map of string to AttributeOtelgpuBottleneckScope attribute value.
+var MapAttributeOtelgpuBottleneckScope = map[string]AttributeOtelgpuBottleneckScope{
+	"nvlink":  AttributeOtelgpuBottleneckScopeNvlink,
+	"network": AttributeOtelgpuBottleneckScopeNetwork,
+	"xgmi":    AttributeOtelgpuBottleneckScopeXgmi,
 }
 
-// AttributeNvidiaGpuUsageState specifies the value nvidia.gpu.usage.state attribute.
-type AttributeNvidiaGpuUsageState int
+// AttributeOtelgpuUsageState specifies the value otelgpu.usage.state attribute.
+type AttributeOtelgpuUsageState int
 
 const (
-	_ AttributeNvidiaGpuUsageState = iota
-	AttributeNvidiaGpuUsageStateUsed
-	AttributeNvidiaGpuUsageStateWaiting
-	AttributeNvidiaGpuUsageStateWorkloadIdle
-	AttributeNvidiaGpuUsageStateClusterIdle
-	AttributeNvidiaGpuUsageStateUnknown
+	_ AttributeOtelgpuUsageState = iota
+	AttributeOtelgpuUsageStateUsed
+	AttributeOtelgpuUsageStateWaiting
+	AttributeOtelgpuUsageStateWorkloadIdle
+	AttributeOtelgpuUsageStateClusterIdle
+	AttributeOtelgpuUsageStateUnknown
 )
 
-// String returns the string representation of the AttributeNvidiaGpuUsageState.
-func (av AttributeNvidiaGpuUsageState) String() string {
+// String returns the string representation of the AttributeOtelgpuUsageState.
+func (av AttributeOtelgpuUsageState) String() string {
 	switch av {
-	case AttributeNvidiaGpuUsageStateUsed:
+	case AttributeOtelgpuUsageStateUsed:
 		return "used"
-	case AttributeNvidiaGpuUsageStateWaiting:
+	case AttributeOtelgpuUsageStateWaiting:
 		return "waiting"
-	case AttributeNvidiaGpuUsageStateWorkloadIdle:
+	case AttributeOtelgpuUsageStateWorkloadIdle:
 		return "workload_idle"
-	case AttributeNvidiaGpuUsageStateClusterIdle:
+	case AttributeOtelgpuUsageStateClusterIdle:
 		return "cluster_idle"
-	case AttributeNvidiaGpuUsageStateUnknown:
+	case AttributeOtelgpuUsageStateUnknown:
 		return "unknown"
 	}
 	return ""
 }
 
-// MapAttributeNvidiaGpuUsageState is a helper map of string to AttributeNvidiaGpuUsageState attribute value.
-var MapAttributeNvidiaGpuUsageState = map[string]AttributeNvidiaGpuUsageState{
-	"used":          AttributeNvidiaGpuUsageStateUsed,
-	"waiting":       AttributeNvidiaGpuUsageStateWaiting,
-	"workload_idle": AttributeNvidiaGpuUsageStateWorkloadIdle,
-	"cluster_idle":  AttributeNvidiaGpuUsageStateClusterIdle,
-	"unknown":       AttributeNvidiaGpuUsageStateUnknown,
+// MapAttributeOtelgpuUsageState is a helper map of string to AttributeOtelgpuUsageState attribute value.
+var MapAttributeOtelgpuUsageState = map[string]AttributeOtelgpuUsageState{
+	"used":          AttributeOtelgpuUsageStateUsed,
+	"waiting":       AttributeOtelgpuUsageStateWaiting,
+	"workload_idle": AttributeOtelgpuUsageStateWorkloadIdle,
+	"cluster_idle":  AttributeOtelgpuUsageStateClusterIdle,
+	"unknown":       AttributeOtelgpuUsageStateUnknown,
 }
 
 var MetricsInfo = metricsInfo{
@@ -381,43 +381,43 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.status",
 		Attributes: []string{"hw.state"},
 	},
-	NvidiaGpuAlerts: metricInfo{
-		Name:       "nvidia.gpu.alerts",
+	OtelgpuAlerts: metricInfo{
+		Name:       "otelgpu.alerts",
 		Attributes: []string{"alertname", "alertstate", "severity"},
 	},
-	NvidiaGpuBottleneckState: metricInfo{
-		Name:       "nvidia.gpu.bottleneck.state",
-		Attributes: []string{"nvidia.gpu.bottleneck.class", "nvidia.gpu.bottleneck.hint", "nvidia.gpu.bottleneck.evidence", "nvidia.gpu.bottleneck.scope"},
+	OtelgpuBottleneckState: metricInfo{
+		Name:       "otelgpu.bottleneck.state",
+		Attributes: []string{"otelgpu.bottleneck.class", "otelgpu.bottleneck.hint", "otelgpu.bottleneck.evidence", "otelgpu.bottleneck.scope"},
 	},
-	NvidiaGpuBottleneckTime: metricInfo{
-		Name:       "nvidia.gpu.bottleneck.time",
-		Attributes: []string{"nvidia.gpu.bottleneck.class"},
+	OtelgpuBottleneckTime: metricInfo{
+		Name:       "otelgpu.bottleneck.time",
+		Attributes: []string{"otelgpu.bottleneck.class"},
 	},
-	NvidiaGpuCost: metricInfo{
-		Name:       "nvidia.gpu.cost",
-		Attributes: []string{"nvidia.gpu.usage.state"},
+	OtelgpuCost: metricInfo{
+		Name:       "otelgpu.cost",
+		Attributes: []string{"otelgpu.usage.state"},
 	},
-	NvidiaGpuStragglerScore: metricInfo{
-		Name: "nvidia.gpu.straggler.score",
+	OtelgpuStragglerScore: metricInfo{
+		Name: "otelgpu.straggler.score",
 	},
-	NvidiaGpuStragglerState: metricInfo{
-		Name: "nvidia.gpu.straggler.state",
+	OtelgpuStragglerState: metricInfo{
+		Name: "otelgpu.straggler.state",
 	},
-	NvidiaGpuTime: metricInfo{
-		Name:       "nvidia.gpu.time",
-		Attributes: []string{"nvidia.gpu.usage.state"},
+	OtelgpuTime: metricInfo{
+		Name:       "otelgpu.time",
+		Attributes: []string{"otelgpu.usage.state"},
 	},
 }
 
 type metricsInfo struct {
-	HwStatus                 metricInfo
-	NvidiaGpuAlerts          metricInfo
-	NvidiaGpuBottleneckState metricInfo
-	NvidiaGpuBottleneckTime  metricInfo
-	NvidiaGpuCost            metricInfo
-	NvidiaGpuStragglerScore  metricInfo
-	NvidiaGpuStragglerState  metricInfo
-	NvidiaGpuTime            metricInfo
+	HwStatus               metricInfo
+	OtelgpuAlerts          metricInfo
+	OtelgpuBottleneckState metricInfo
+	OtelgpuBottleneckTime  metricInfo
+	OtelgpuCost            metricInfo
+	OtelgpuStragglerScore  metricInfo
+	OtelgpuStragglerState  metricInfo
+	OtelgpuTime            metricInfo
 }
 
 type metricInfo struct {
@@ -435,21 +435,21 @@ func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
 	maof(dp)
 }
 
-func WithNvidiaGpuBottleneckEvidenceMetricAttribute(nvidiaGpuBottleneckEvidenceAttributeValue string) MetricAttributeOption {
+func WithOtelgpuBottleneckEvidenceMetricAttribute(otelgpuBottleneckEvidenceAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
-		dp.Attributes().PutStr("nvidia.gpu.bottleneck.evidence", nvidiaGpuBottleneckEvidenceAttributeValue)
+		dp.Attributes().PutStr("otelgpu.bottleneck.evidence", otelgpuBottleneckEvidenceAttributeValue)
 	})
 }
 
-func WithNvidiaGpuBottleneckHintMetricAttribute(nvidiaGpuBottleneckHintAttributeValue string) MetricAttributeOption {
+func WithOtelgpuBottleneckHintMetricAttribute(otelgpuBottleneckHintAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
-		dp.Attributes().PutStr("nvidia.gpu.bottleneck.hint", nvidiaGpuBottleneckHintAttributeValue)
+		dp.Attributes().PutStr("otelgpu.bottleneck.hint", otelgpuBottleneckHintAttributeValue)
 	})
 }
 
-func WithNvidiaGpuBottleneckScopeMetricAttribute(nvidiaGpuBottleneckScopeAttributeValue string) MetricAttributeOption {
+func WithOtelgpuBottleneckScopeMetricAttribute(otelgpuBottleneckScopeAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
-		dp.Attributes().PutStr("nvidia.gpu.bottleneck.scope", nvidiaGpuBottleneckScopeAttributeValue)
+		dp.Attributes().PutStr("otelgpu.bottleneck.scope", otelgpuBottleneckScopeAttributeValue)
 	})
 }
 
@@ -507,22 +507,22 @@ func newMetricHwStatus(cfg HwStatusMetricConfig) metricHwStatus {
 	return m
 }
 
-type metricNvidiaGpuAlerts struct {
-	data     pmetric.Metric              // data buffer for generated metric.
-	config   NvidiaGpuAlertsMetricConfig // metric config provided by user.
-	capacity int                         // max observed number of data points added to the metric.
+type metricOtelgpuAlerts struct {
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   OtelgpuAlertsMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
 }
 
-// init fills nvidia.gpu.alerts metric with initial data.
-func (m *metricNvidiaGpuAlerts) init() {
-	m.data.SetName("nvidia.gpu.alerts")
+// init fills otelgpu.alerts metric with initial data.
+func (m *metricOtelgpuAlerts) init() {
+	m.data.SetName("otelgpu.alerts")
 	m.data.SetDescription("1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.")
 	m.data.SetUnit("{alert}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricNvidiaGpuAlerts) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, alertnameAttributeValue string, alertstateAttributeValue string, severityAttributeValue string) {
+func (m *metricOtelgpuAlerts) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, alertnameAttributeValue string, alertstateAttributeValue string, severityAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -536,14 +536,14 @@ func (m *metricNvidiaGpuAlerts) recordDataPoint(start pcommon.Timestamp, ts pcom
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuAlerts) updateCapacity() {
+func (m *metricOtelgpuAlerts) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuAlerts) emit(metrics pmetric.MetricSlice) {
+func (m *metricOtelgpuAlerts) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
@@ -551,8 +551,8 @@ func (m *metricNvidiaGpuAlerts) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricNvidiaGpuAlerts(cfg NvidiaGpuAlertsMetricConfig) metricNvidiaGpuAlerts {
-	m := metricNvidiaGpuAlerts{config: cfg}
+func newMetricOtelgpuAlerts(cfg OtelgpuAlertsMetricConfig) metricOtelgpuAlerts {
+	m := metricOtelgpuAlerts{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -561,22 +561,22 @@ func newMetricNvidiaGpuAlerts(cfg NvidiaGpuAlertsMetricConfig) metricNvidiaGpuAl
 	return m
 }
 
-type metricNvidiaGpuBottleneckState struct {
-	data     pmetric.Metric                       // data buffer for generated metric.
-	config   NvidiaGpuBottleneckStateMetricConfig // metric config provided by user.
-	capacity int                                  // max observed number of data points added to the metric.
+type metricOtelgpuBottleneckState struct {
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   OtelgpuBottleneckStateMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
 }
 
-// init fills nvidia.gpu.bottleneck.state metric with initial data.
-func (m *metricNvidiaGpuBottleneckState) init() {
-	m.data.SetName("nvidia.gpu.bottleneck.state")
+// init fills otelgpu.bottleneck.state metric with initial data.
+func (m *metricOtelgpuBottleneckState) init() {
+	m.data.SetName("otelgpu.bottleneck.state")
 	m.data.SetDescription("1 for the GPU's current bottleneck class (with the next step as hint, and the evidence it rests on); 0 for the class it just left.")
 	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricNvidiaGpuBottleneckState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, nvidiaGpuBottleneckClassAttributeValue string, options ...MetricAttributeOption) {
+func (m *metricOtelgpuBottleneckState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, otelgpuBottleneckClassAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -584,21 +584,21 @@ func (m *metricNvidiaGpuBottleneckState) recordDataPoint(start pcommon.Timestamp
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
-	dp.Attributes().PutStr("nvidia.gpu.bottleneck.class", nvidiaGpuBottleneckClassAttributeValue)
+	dp.Attributes().PutStr("otelgpu.bottleneck.class", otelgpuBottleneckClassAttributeValue)
 	for _, op := range options {
 		op.apply(dp)
 	}
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuBottleneckState) updateCapacity() {
+func (m *metricOtelgpuBottleneckState) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuBottleneckState) emit(metrics pmetric.MetricSlice) {
+func (m *metricOtelgpuBottleneckState) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
@@ -606,8 +606,8 @@ func (m *metricNvidiaGpuBottleneckState) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricNvidiaGpuBottleneckState(cfg NvidiaGpuBottleneckStateMetricConfig) metricNvidiaGpuBottleneckState {
-	m := metricNvidiaGpuBottleneckState{config: cfg}
+func newMetricOtelgpuBottleneckState(cfg OtelgpuBottleneckStateMetricConfig) metricOtelgpuBottleneckState {
+	m := metricOtelgpuBottleneckState{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -616,15 +616,15 @@ func newMetricNvidiaGpuBottleneckState(cfg NvidiaGpuBottleneckStateMetricConfig)
 	return m
 }
 
-type metricNvidiaGpuBottleneckTime struct {
-	data     pmetric.Metric                      // data buffer for generated metric.
-	config   NvidiaGpuBottleneckTimeMetricConfig // metric config provided by user.
-	capacity int                                 // max observed number of data points added to the metric.
+type metricOtelgpuBottleneckTime struct {
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   OtelgpuBottleneckTimeMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
 }
 
-// init fills nvidia.gpu.bottleneck.time metric with initial data.
-func (m *metricNvidiaGpuBottleneckTime) init() {
-	m.data.SetName("nvidia.gpu.bottleneck.time")
+// init fills otelgpu.bottleneck.time metric with initial data.
+func (m *metricOtelgpuBottleneckTime) init() {
+	m.data.SetName("otelgpu.bottleneck.time")
 	m.data.SetDescription("Time the GPU spent in each bottleneck class.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
@@ -633,7 +633,7 @@ func (m *metricNvidiaGpuBottleneckTime) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricNvidiaGpuBottleneckTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, nvidiaGpuBottleneckClassAttributeValue string) {
+func (m *metricOtelgpuBottleneckTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, otelgpuBottleneckClassAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -641,18 +641,18 @@ func (m *metricNvidiaGpuBottleneckTime) recordDataPoint(start pcommon.Timestamp,
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
-	dp.Attributes().PutStr("nvidia.gpu.bottleneck.class", nvidiaGpuBottleneckClassAttributeValue)
+	dp.Attributes().PutStr("otelgpu.bottleneck.class", otelgpuBottleneckClassAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuBottleneckTime) updateCapacity() {
+func (m *metricOtelgpuBottleneckTime) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuBottleneckTime) emit(metrics pmetric.MetricSlice) {
+func (m *metricOtelgpuBottleneckTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
@@ -660,8 +660,8 @@ func (m *metricNvidiaGpuBottleneckTime) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricNvidiaGpuBottleneckTime(cfg NvidiaGpuBottleneckTimeMetricConfig) metricNvidiaGpuBottleneckTime {
-	m := metricNvidiaGpuBottleneckTime{config: cfg}
+func newMetricOtelgpuBottleneckTime(cfg OtelgpuBottleneckTimeMetricConfig) metricOtelgpuBottleneckTime {
+	m := metricOtelgpuBottleneckTime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -670,15 +670,15 @@ func newMetricNvidiaGpuBottleneckTime(cfg NvidiaGpuBottleneckTimeMetricConfig) m
 	return m
 }
 
-type metricNvidiaGpuCost struct {
-	data     pmetric.Metric            // data buffer for generated metric.
-	config   NvidiaGpuCostMetricConfig // metric config provided by user.
-	capacity int                       // max observed number of data points added to the metric.
+type metricOtelgpuCost struct {
+	data     pmetric.Metric          // data buffer for generated metric.
+	config   OtelgpuCostMetricConfig // metric config provided by user.
+	capacity int                     // max observed number of data points added to the metric.
 }
 
-// init fills nvidia.gpu.cost metric with initial data.
-func (m *metricNvidiaGpuCost) init() {
-	m.data.SetName("nvidia.gpu.cost")
+// init fills otelgpu.cost metric with initial data.
+func (m *metricOtelgpuCost) init() {
+	m.data.SetName("otelgpu.cost")
 	m.data.SetDescription("Cost of the GPU's time in each usage state, at the configured price per GPU-hour.")
 	m.data.SetUnit("{USD}")
 	m.data.SetEmptySum()
@@ -687,7 +687,7 @@ func (m *metricNvidiaGpuCost) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricNvidiaGpuCost) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, nvidiaGpuUsageStateAttributeValue string) {
+func (m *metricOtelgpuCost) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, otelgpuUsageStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -695,18 +695,18 @@ func (m *metricNvidiaGpuCost) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
-	dp.Attributes().PutStr("nvidia.gpu.usage.state", nvidiaGpuUsageStateAttributeValue)
+	dp.Attributes().PutStr("otelgpu.usage.state", otelgpuUsageStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuCost) updateCapacity() {
+func (m *metricOtelgpuCost) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuCost) emit(metrics pmetric.MetricSlice) {
+func (m *metricOtelgpuCost) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
@@ -714,8 +714,8 @@ func (m *metricNvidiaGpuCost) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricNvidiaGpuCost(cfg NvidiaGpuCostMetricConfig) metricNvidiaGpuCost {
-	m := metricNvidiaGpuCost{config: cfg}
+func newMetricOtelgpuCost(cfg OtelgpuCostMetricConfig) metricOtelgpuCost {
+	m := metricOtelgpuCost{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -724,21 +724,21 @@ func newMetricNvidiaGpuCost(cfg NvidiaGpuCostMetricConfig) metricNvidiaGpuCost {
 	return m
 }
 
-type metricNvidiaGpuStragglerScore struct {
-	data     pmetric.Metric                      // data buffer for generated metric.
-	config   NvidiaGpuStragglerScoreMetricConfig // metric config provided by user.
-	capacity int                                 // max observed number of data points added to the metric.
+type metricOtelgpuStragglerScore struct {
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   OtelgpuStragglerScoreMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
 }
 
-// init fills nvidia.gpu.straggler.score metric with initial data.
-func (m *metricNvidiaGpuStragglerScore) init() {
-	m.data.SetName("nvidia.gpu.straggler.score")
+// init fills otelgpu.straggler.score metric with initial data.
+func (m *metricOtelgpuStragglerScore) init() {
+	m.data.SetName("otelgpu.straggler.score")
 	m.data.SetDescription("The GPU's largest deviation from its peers; 1 is the straggler threshold.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 }
 
-func (m *metricNvidiaGpuStragglerScore) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricOtelgpuStragglerScore) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -749,14 +749,14 @@ func (m *metricNvidiaGpuStragglerScore) recordDataPoint(start pcommon.Timestamp,
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuStragglerScore) updateCapacity() {
+func (m *metricOtelgpuStragglerScore) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuStragglerScore) emit(metrics pmetric.MetricSlice) {
+func (m *metricOtelgpuStragglerScore) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
@@ -764,8 +764,8 @@ func (m *metricNvidiaGpuStragglerScore) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricNvidiaGpuStragglerScore(cfg NvidiaGpuStragglerScoreMetricConfig) metricNvidiaGpuStragglerScore {
-	m := metricNvidiaGpuStragglerScore{config: cfg}
+func newMetricOtelgpuStragglerScore(cfg OtelgpuStragglerScoreMetricConfig) metricOtelgpuStragglerScore {
+	m := metricOtelgpuStragglerScore{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -774,21 +774,21 @@ func newMetricNvidiaGpuStragglerScore(cfg NvidiaGpuStragglerScoreMetricConfig) m
 	return m
 }
 
-type metricNvidiaGpuStragglerState struct {
-	data     pmetric.Metric                      // data buffer for generated metric.
-	config   NvidiaGpuStragglerStateMetricConfig // metric config provided by user.
-	capacity int                                 // max observed number of data points added to the metric.
+type metricOtelgpuStragglerState struct {
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   OtelgpuStragglerStateMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
 }
 
-// init fills nvidia.gpu.straggler.state metric with initial data.
-func (m *metricNvidiaGpuStragglerState) init() {
-	m.data.SetName("nvidia.gpu.straggler.state")
+// init fills otelgpu.straggler.state metric with initial data.
+func (m *metricOtelgpuStragglerState) init() {
+	m.data.SetName("otelgpu.straggler.state")
 	m.data.SetDescription("1 while the GPU is a straggler among its peers.")
 	m.data.SetUnit("{state}")
 	m.data.SetEmptyGauge()
 }
 
-func (m *metricNvidiaGpuStragglerState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricOtelgpuStragglerState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -799,14 +799,14 @@ func (m *metricNvidiaGpuStragglerState) recordDataPoint(start pcommon.Timestamp,
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuStragglerState) updateCapacity() {
+func (m *metricOtelgpuStragglerState) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuStragglerState) emit(metrics pmetric.MetricSlice) {
+func (m *metricOtelgpuStragglerState) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
@@ -814,8 +814,8 @@ func (m *metricNvidiaGpuStragglerState) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricNvidiaGpuStragglerState(cfg NvidiaGpuStragglerStateMetricConfig) metricNvidiaGpuStragglerState {
-	m := metricNvidiaGpuStragglerState{config: cfg}
+func newMetricOtelgpuStragglerState(cfg OtelgpuStragglerStateMetricConfig) metricOtelgpuStragglerState {
+	m := metricOtelgpuStragglerState{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -824,15 +824,15 @@ func newMetricNvidiaGpuStragglerState(cfg NvidiaGpuStragglerStateMetricConfig) m
 	return m
 }
 
-type metricNvidiaGpuTime struct {
-	data     pmetric.Metric            // data buffer for generated metric.
-	config   NvidiaGpuTimeMetricConfig // metric config provided by user.
-	capacity int                       // max observed number of data points added to the metric.
+type metricOtelgpuTime struct {
+	data     pmetric.Metric          // data buffer for generated metric.
+	config   OtelgpuTimeMetricConfig // metric config provided by user.
+	capacity int                     // max observed number of data points added to the metric.
 }
 
-// init fills nvidia.gpu.time metric with initial data.
-func (m *metricNvidiaGpuTime) init() {
-	m.data.SetName("nvidia.gpu.time")
+// init fills otelgpu.time metric with initial data.
+func (m *metricOtelgpuTime) init() {
+	m.data.SetName("otelgpu.time")
 	m.data.SetDescription("Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
@@ -841,7 +841,7 @@ func (m *metricNvidiaGpuTime) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricNvidiaGpuTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, nvidiaGpuUsageStateAttributeValue string) {
+func (m *metricOtelgpuTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, otelgpuUsageStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -849,18 +849,18 @@ func (m *metricNvidiaGpuTime) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
-	dp.Attributes().PutStr("nvidia.gpu.usage.state", nvidiaGpuUsageStateAttributeValue)
+	dp.Attributes().PutStr("otelgpu.usage.state", otelgpuUsageStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuTime) updateCapacity() {
+func (m *metricOtelgpuTime) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuTime) emit(metrics pmetric.MetricSlice) {
+func (m *metricOtelgpuTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
@@ -868,8 +868,8 @@ func (m *metricNvidiaGpuTime) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricNvidiaGpuTime(cfg NvidiaGpuTimeMetricConfig) metricNvidiaGpuTime {
-	m := metricNvidiaGpuTime{config: cfg}
+func newMetricOtelgpuTime(cfg OtelgpuTimeMetricConfig) metricOtelgpuTime {
+	m := metricOtelgpuTime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -881,19 +881,19 @@ func newMetricNvidiaGpuTime(cfg NvidiaGpuTimeMetricConfig) metricNvidiaGpuTime {
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                         MetricsBuilderConfig // config of the metrics builder.
-	startTime                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                int                  // maximum observed number of metrics per resource.
-	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                      component.BuildInfo  // contains version information.
-	metricHwStatus                 metricHwStatus
-	metricNvidiaGpuAlerts          metricNvidiaGpuAlerts
-	metricNvidiaGpuBottleneckState metricNvidiaGpuBottleneckState
-	metricNvidiaGpuBottleneckTime  metricNvidiaGpuBottleneckTime
-	metricNvidiaGpuCost            metricNvidiaGpuCost
-	metricNvidiaGpuStragglerScore  metricNvidiaGpuStragglerScore
-	metricNvidiaGpuStragglerState  metricNvidiaGpuStragglerState
-	metricNvidiaGpuTime            metricNvidiaGpuTime
+	config                       MetricsBuilderConfig // config of the metrics builder.
+	startTime                    pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity              int                  // maximum observed number of metrics per resource.
+	metricsBuffer                pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                    component.BuildInfo  // contains version information.
+	metricHwStatus               metricHwStatus
+	metricOtelgpuAlerts          metricOtelgpuAlerts
+	metricOtelgpuBottleneckState metricOtelgpuBottleneckState
+	metricOtelgpuBottleneckTime  metricOtelgpuBottleneckTime
+	metricOtelgpuCost            metricOtelgpuCost
+	metricOtelgpuStragglerScore  metricOtelgpuStragglerScore
+	metricOtelgpuStragglerState  metricOtelgpuStragglerState
+	metricOtelgpuTime            metricOtelgpuTime
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -972,13 +972,13 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
 	mb.metricHwStatus.emit(ils.Metrics())
-	mb.metricNvidiaGpuAlerts.emit(ils.Metrics())
-	mb.metricNvidiaGpuBottleneckState.emit(ils.Metrics())
-	mb.metricNvidiaGpuBottleneckTime.emit(ils.Metrics())
-	mb.metricNvidiaGpuCost.emit(ils.Metrics())
-	mb.metricNvidiaGpuStragglerScore.emit(ils.Metrics())
-	mb.metricNvidiaGpuStragglerState.emit(ils.Metrics())
-	mb.metricNvidiaGpuTime.emit(ils.Metrics())
+	mb.metricOtelgpuAlerts.emit(ils.Metrics())
+	mb.metricOtelgpuBottleneckState.emit(ils.Metrics())
+	mb.metricOtelgpuBottleneckTime.emit(ils.Metrics())
+	mb.metricOtelgpuCost.emit(ils.Metrics())
+	mb.metricOtelgpuStragglerScore.emit(ils.Metrics())
+	mb.metricOtelgpuStragglerState.emit(ils.Metrics())
+	mb.metricOtelgpuTime.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -1005,39 +1005,39 @@ func (mb *MetricsBuilder) RecordHwStatusDataPoint(ts pcommon.Timestamp, val int6
 	mb.metricHwStatus.recordDataPoint(mb.startTime, ts, val, hwStateAttributeValue.String())
 }
 
-// RecordNvidiaGpuAlertsDataPoint adds a data point to nvidia.gpu.alerts metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuAlertsDataPoint(ts pcommon.Timestamp, val int64, alertnameAttributeValue AttributeAlertname, alertstateAttributeValue AttributeAlertstate, severityAttributeValue string) {
-	mb.metricNvidiaGpuAlerts.recordDataPoint(mb.startTime, ts, val, alertnameAttributeValue.String(), alertstateAttributeValue.String(), severityAttributeValue)
+// RecordOtelgpuAlertsDataPoint adds a data point to otelgpu.alerts metric.
+func (mb *MetricsBuilder) RecordOtelgpuAlertsDataPoint(ts pcommon.Timestamp, val int64, alertnameAttributeValue AttributeAlertname, alertstateAttributeValue AttributeAlertstate, severityAttributeValue string) {
+	mb.metricOtelgpuAlerts.recordDataPoint(mb.startTime, ts, val, alertnameAttributeValue.String(), alertstateAttributeValue.String(), severityAttributeValue)
 }
 
-// RecordNvidiaGpuBottleneckStateDataPoint adds a data point to nvidia.gpu.bottleneck.state metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuBottleneckStateDataPoint(ts pcommon.Timestamp, val int64, nvidiaGpuBottleneckClassAttributeValue AttributeNvidiaGpuBottleneckClass, options ...MetricAttributeOption) {
-	mb.metricNvidiaGpuBottleneckState.recordDataPoint(mb.startTime, ts, val, nvidiaGpuBottleneckClassAttributeValue.String(), options...)
+// RecordOtelgpuBottleneckStateDataPoint adds a data point to otelgpu.bottleneck.state metric.
+func (mb *MetricsBuilder) RecordOtelgpuBottleneckStateDataPoint(ts pcommon.Timestamp, val int64, otelgpuBottleneckClassAttributeValue AttributeOtelgpuBottleneckClass, options ...MetricAttributeOption) {
+	mb.metricOtelgpuBottleneckState.recordDataPoint(mb.startTime, ts, val, otelgpuBottleneckClassAttributeValue.String(), options...)
 }
 
-// RecordNvidiaGpuBottleneckTimeDataPoint adds a data point to nvidia.gpu.bottleneck.time metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuBottleneckTimeDataPoint(ts pcommon.Timestamp, val float64, nvidiaGpuBottleneckClassAttributeValue AttributeNvidiaGpuBottleneckClass) {
-	mb.metricNvidiaGpuBottleneckTime.recordDataPoint(mb.startTime, ts, val, nvidiaGpuBottleneckClassAttributeValue.String())
+// RecordOtelgpuBottleneckTimeDataPoint adds a data point to otelgpu.bottleneck.time metric.
+func (mb *MetricsBuilder) RecordOtelgpuBottleneckTimeDataPoint(ts pcommon.Timestamp, val float64, otelgpuBottleneckClassAttributeValue AttributeOtelgpuBottleneckClass) {
+	mb.metricOtelgpuBottleneckTime.recordDataPoint(mb.startTime, ts, val, otelgpuBottleneckClassAttributeValue.String())
 }
 
-// RecordNvidiaGpuCostDataPoint adds a data point to nvidia.gpu.cost metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuCostDataPoint(ts pcommon.Timestamp, val float64, nvidiaGpuUsageStateAttributeValue AttributeNvidiaGpuUsageState) {
-	mb.metricNvidiaGpuCost.recordDataPoint(mb.startTime, ts, val, nvidiaGpuUsageStateAttributeValue.String())
+// RecordOtelgpuCostDataPoint adds a data point to otelgpu.cost metric.
+func (mb *MetricsBuilder) RecordOtelgpuCostDataPoint(ts pcommon.Timestamp, val float64, otelgpuUsageStateAttributeValue AttributeOtelgpuUsageState) {
+	mb.metricOtelgpuCost.recordDataPoint(mb.startTime, ts, val, otelgpuUsageStateAttributeValue.String())
 }
 
-// RecordNvidiaGpuStragglerScoreDataPoint adds a data point to nvidia.gpu.straggler.score metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuStragglerScoreDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricNvidiaGpuStragglerScore.recordDataPoint(mb.startTime, ts, val)
+// RecordOtelgpuStragglerScoreDataPoint adds a data point to otelgpu.straggler.score metric.
+func (mb *MetricsBuilder) RecordOtelgpuStragglerScoreDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricOtelgpuStragglerScore.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordNvidiaGpuStragglerStateDataPoint adds a data point to nvidia.gpu.straggler.state metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuStragglerStateDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricNvidiaGpuStragglerState.recordDataPoint(mb.startTime, ts, val)
+// RecordOtelgpuStragglerStateDataPoint adds a data point to otelgpu.straggler.state metric.
+func (mb *MetricsBuilder) RecordOtelgpuStragglerStateDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricOtelgpuStragglerState.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordNvidiaGpuTimeDataPoint adds a data point to nvidia.gpu.time metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuTimeDataPoint(ts pcommon.Timestamp, val float64, nvidiaGpuUsageStateAttributeValue AttributeNvidiaGpuUsageState) {
-	mb.metricNvidiaGpuTime.recordDataPoint(mb.startTime, ts, val, nvidiaGpuUsageStateAttributeValue.String())
+// RecordOtelgpuTimeDataPoint adds a data point to otelgpu.time metric.
+func (mb *MetricsBuilder) RecordOtelgpuTimeDataPoint(ts pcommon.Timestamp, val float64, otelgpuUsageStateAttributeValue AttributeOtelgpuUsageState) {
+	mb.metricOtelgpuTime.recordDataPoint(mb.startTime, ts, val, otelgpuUsageStateAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

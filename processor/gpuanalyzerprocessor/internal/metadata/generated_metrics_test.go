@@ -60,25 +60,25 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwStatusDataPoint(ts, 1, AttributeHwStateOk)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNvidiaGpuAlertsDataPoint(ts, 1, AttributeAlertnameGPUFaulted, AttributeAlertstatePending, "severity-val")
+			mb.RecordOtelgpuAlertsDataPoint(ts, 1, AttributeAlertnameGPUFaulted, AttributeAlertstatePending, "severity-val")
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, 1, AttributeNvidiaGpuBottleneckClassUnknown, WithNvidiaGpuBottleneckHintMetricAttribute(AttributeNvidiaGpuBottleneckHintIncreaseBatchSize.String()), WithNvidiaGpuBottleneckEvidenceMetricAttribute(AttributeNvidiaGpuBottleneckEvidenceErrors.String()), WithNvidiaGpuBottleneckScopeMetricAttribute(AttributeNvidiaGpuBottleneckScopeNvlink.String()))
+			mb.RecordOtelgpuBottleneckStateDataPoint(ts, 1, AttributeOtelgpuBottleneckClassUnknown, WithOtelgpuBottleneckHintMetricAttribute(AttributeOtelgpuBottleneckHintIncreaseBatchSize.String()), WithOtelgpuBottleneckEvidenceMetricAttribute(AttributeOtelgpuBottleneckEvidenceErrors.String()), WithOtelgpuBottleneckScopeMetricAttribute(AttributeOtelgpuBottleneckScopeNvlink.String()))
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, 1, AttributeNvidiaGpuBottleneckClassUnknown)
+			mb.RecordOtelgpuBottleneckTimeDataPoint(ts, 1, AttributeOtelgpuBottleneckClassUnknown)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNvidiaGpuCostDataPoint(ts, 1, AttributeNvidiaGpuUsageStateUsed)
+			mb.RecordOtelgpuCostDataPoint(ts, 1, AttributeOtelgpuUsageStateUsed)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNvidiaGpuStragglerScoreDataPoint(ts, 1)
+			mb.RecordOtelgpuStragglerScoreDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNvidiaGpuStragglerStateDataPoint(ts, 1)
+			mb.RecordOtelgpuStragglerStateDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordNvidiaGpuTimeDataPoint(ts, 1, AttributeNvidiaGpuUsageStateUsed)
+			mb.RecordOtelgpuTimeDataPoint(ts, 1, AttributeOtelgpuUsageStateUsed)
 
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
@@ -125,9 +125,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwStateAttrVal, ok := dp.Attributes().Get("hw.state")
 					assert.True(t, ok)
 					assert.Equal(t, "ok", hwStateAttrVal.Str())
-				case "nvidia.gpu.alerts":
-					assert.False(t, validatedMetrics["nvidia.gpu.alerts"], "Found a duplicate in the metrics slice: nvidia.gpu.alerts")
-					validatedMetrics["nvidia.gpu.alerts"] = true
+				case "otelgpu.alerts":
+					assert.False(t, validatedMetrics["otelgpu.alerts"], "Found a duplicate in the metrics slice: otelgpu.alerts")
+					validatedMetrics["otelgpu.alerts"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 					assert.Equal(t, "1 for each pending or firing alert of the GPU, like Prometheus' ALERTS.", mi.Description())
@@ -146,9 +146,9 @@ func TestMetricsBuilder(t *testing.T) {
 					severityAttrVal, ok := dp.Attributes().Get("severity")
 					assert.True(t, ok)
 					assert.Equal(t, "severity-val", severityAttrVal.Str())
-				case "nvidia.gpu.bottleneck.state":
-					assert.False(t, validatedMetrics["nvidia.gpu.bottleneck.state"], "Found a duplicate in the metrics slice: nvidia.gpu.bottleneck.state")
-					validatedMetrics["nvidia.gpu.bottleneck.state"] = true
+				case "otelgpu.bottleneck.state":
+					assert.False(t, validatedMetrics["otelgpu.bottleneck.state"], "Found a duplicate in the metrics slice: otelgpu.bottleneck.state")
+					validatedMetrics["otelgpu.bottleneck.state"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 					assert.Equal(t, "1 for the GPU's current bottleneck class (with the next step as hint, and the evidence it rests on); 0 for the class it just left.", mi.Description())
@@ -158,21 +158,21 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-					nvidiaGpuBottleneckClassAttrVal, ok := dp.Attributes().Get("nvidia.gpu.bottleneck.class")
+					otelgpuBottleneckClassAttrVal, ok := dp.Attributes().Get("otelgpu.bottleneck.class")
 					assert.True(t, ok)
-					assert.Equal(t, "unknown", nvidiaGpuBottleneckClassAttrVal.Str())
-					nvidiaGpuBottleneckHintAttrVal, ok := dp.Attributes().Get("nvidia.gpu.bottleneck.hint")
+					assert.Equal(t, "unknown", otelgpuBottleneckClassAttrVal.Str())
+					otelgpuBottleneckHintAttrVal, ok := dp.Attributes().Get("otelgpu.bottleneck.hint")
 					assert.True(t, ok)
-					assert.Equal(t, "increase_batch_size", nvidiaGpuBottleneckHintAttrVal.Str())
-					nvidiaGpuBottleneckEvidenceAttrVal, ok := dp.Attributes().Get("nvidia.gpu.bottleneck.evidence")
+					assert.Equal(t, "increase_batch_size", otelgpuBottleneckHintAttrVal.Str())
+					otelgpuBottleneckEvidenceAttrVal, ok := dp.Attributes().Get("otelgpu.bottleneck.evidence")
 					assert.True(t, ok)
-					assert.Equal(t, "errors", nvidiaGpuBottleneckEvidenceAttrVal.Str())
-					nvidiaGpuBottleneckScopeAttrVal, ok := dp.Attributes().Get("nvidia.gpu.bottleneck.scope")
+					assert.Equal(t, "errors", otelgpuBottleneckEvidenceAttrVal.Str())
+					otelgpuBottleneckScopeAttrVal, ok := dp.Attributes().Get("otelgpu.bottleneck.scope")
 					assert.True(t, ok)
-					assert.Equal(t, "nvlink", nvidiaGpuBottleneckScopeAttrVal.Str())
-				case "nvidia.gpu.bottleneck.time":
-					assert.False(t, validatedMetrics["nvidia.gpu.bottleneck.time"], "Found a duplicate in the metrics slice: nvidia.gpu.bottleneck.time")
-					validatedMetrics["nvidia.gpu.bottleneck.time"] = true
+					assert.Equal(t, "nvlink", otelgpuBottleneckScopeAttrVal.Str())
+				case "otelgpu.bottleneck.time":
+					assert.False(t, validatedMetrics["otelgpu.bottleneck.time"], "Found a duplicate in the metrics slice: otelgpu.bottleneck.time")
+					validatedMetrics["otelgpu.bottleneck.time"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Time the GPU spent in each bottleneck class.", mi.Description())
@@ -184,12 +184,12 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-					nvidiaGpuBottleneckClassAttrVal, ok := dp.Attributes().Get("nvidia.gpu.bottleneck.class")
+					otelgpuBottleneckClassAttrVal, ok := dp.Attributes().Get("otelgpu.bottleneck.class")
 					assert.True(t, ok)
-					assert.Equal(t, "unknown", nvidiaGpuBottleneckClassAttrVal.Str())
-				case "nvidia.gpu.cost":
-					assert.False(t, validatedMetrics["nvidia.gpu.cost"], "Found a duplicate in the metrics slice: nvidia.gpu.cost")
-					validatedMetrics["nvidia.gpu.cost"] = true
+					assert.Equal(t, "unknown", otelgpuBottleneckClassAttrVal.Str())
+				case "otelgpu.cost":
+					assert.False(t, validatedMetrics["otelgpu.cost"], "Found a duplicate in the metrics slice: otelgpu.cost")
+					validatedMetrics["otelgpu.cost"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Cost of the GPU's time in each usage state, at the configured price per GPU-hour.", mi.Description())
@@ -201,12 +201,12 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-					nvidiaGpuUsageStateAttrVal, ok := dp.Attributes().Get("nvidia.gpu.usage.state")
+					otelgpuUsageStateAttrVal, ok := dp.Attributes().Get("otelgpu.usage.state")
 					assert.True(t, ok)
-					assert.Equal(t, "used", nvidiaGpuUsageStateAttrVal.Str())
-				case "nvidia.gpu.straggler.score":
-					assert.False(t, validatedMetrics["nvidia.gpu.straggler.score"], "Found a duplicate in the metrics slice: nvidia.gpu.straggler.score")
-					validatedMetrics["nvidia.gpu.straggler.score"] = true
+					assert.Equal(t, "used", otelgpuUsageStateAttrVal.Str())
+				case "otelgpu.straggler.score":
+					assert.False(t, validatedMetrics["otelgpu.straggler.score"], "Found a duplicate in the metrics slice: otelgpu.straggler.score")
+					validatedMetrics["otelgpu.straggler.score"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 					assert.Equal(t, "The GPU's largest deviation from its peers; 1 is the straggler threshold.", mi.Description())
@@ -216,9 +216,9 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "nvidia.gpu.straggler.state":
-					assert.False(t, validatedMetrics["nvidia.gpu.straggler.state"], "Found a duplicate in the metrics slice: nvidia.gpu.straggler.state")
-					validatedMetrics["nvidia.gpu.straggler.state"] = true
+				case "otelgpu.straggler.state":
+					assert.False(t, validatedMetrics["otelgpu.straggler.state"], "Found a duplicate in the metrics slice: otelgpu.straggler.state")
+					validatedMetrics["otelgpu.straggler.state"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 					assert.Equal(t, "1 while the GPU is a straggler among its peers.", mi.Description())
@@ -228,9 +228,9 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "nvidia.gpu.time":
-					assert.False(t, validatedMetrics["nvidia.gpu.time"], "Found a duplicate in the metrics slice: nvidia.gpu.time")
-					validatedMetrics["nvidia.gpu.time"] = true
+				case "otelgpu.time":
+					assert.False(t, validatedMetrics["otelgpu.time"], "Found a duplicate in the metrics slice: otelgpu.time")
+					validatedMetrics["otelgpu.time"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.", mi.Description())
@@ -242,9 +242,9 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-					nvidiaGpuUsageStateAttrVal, ok := dp.Attributes().Get("nvidia.gpu.usage.state")
+					otelgpuUsageStateAttrVal, ok := dp.Attributes().Get("otelgpu.usage.state")
 					assert.True(t, ok)
-					assert.Equal(t, "used", nvidiaGpuUsageStateAttrVal.Str())
+					assert.Equal(t, "used", otelgpuUsageStateAttrVal.Str())
 				}
 			}
 		})

@@ -18,18 +18,18 @@ import (
 // NewMetricsBuilder is the constructor mdatagen writes for a receiver.
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings processor.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                         mbc,
-		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                  pmetric.NewMetrics(),
-		buildInfo:                      settings.BuildInfo,
-		metricHwStatus:                 newMetricHwStatus(mbc.Metrics.HwStatus),
-		metricNvidiaGpuAlerts:          newMetricNvidiaGpuAlerts(mbc.Metrics.NvidiaGpuAlerts),
-		metricNvidiaGpuBottleneckState: newMetricNvidiaGpuBottleneckState(mbc.Metrics.NvidiaGpuBottleneckState),
-		metricNvidiaGpuBottleneckTime:  newMetricNvidiaGpuBottleneckTime(mbc.Metrics.NvidiaGpuBottleneckTime),
-		metricNvidiaGpuCost:            newMetricNvidiaGpuCost(mbc.Metrics.NvidiaGpuCost),
-		metricNvidiaGpuStragglerScore:  newMetricNvidiaGpuStragglerScore(mbc.Metrics.NvidiaGpuStragglerScore),
-		metricNvidiaGpuStragglerState:  newMetricNvidiaGpuStragglerState(mbc.Metrics.NvidiaGpuStragglerState),
-		metricNvidiaGpuTime:            newMetricNvidiaGpuTime(mbc.Metrics.NvidiaGpuTime),
+		config:                       mbc,
+		startTime:                    pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                pmetric.NewMetrics(),
+		buildInfo:                    settings.BuildInfo,
+		metricHwStatus:               newMetricHwStatus(mbc.Metrics.HwStatus),
+		metricOtelgpuAlerts:          newMetricOtelgpuAlerts(mbc.Metrics.OtelgpuAlerts),
+		metricOtelgpuBottleneckState: newMetricOtelgpuBottleneckState(mbc.Metrics.OtelgpuBottleneckState),
+		metricOtelgpuBottleneckTime:  newMetricOtelgpuBottleneckTime(mbc.Metrics.OtelgpuBottleneckTime),
+		metricOtelgpuCost:            newMetricOtelgpuCost(mbc.Metrics.OtelgpuCost),
+		metricOtelgpuStragglerScore:  newMetricOtelgpuStragglerScore(mbc.Metrics.OtelgpuStragglerScore),
+		metricOtelgpuStragglerState:  newMetricOtelgpuStragglerState(mbc.Metrics.OtelgpuStragglerState),
+		metricOtelgpuTime:            newMetricOtelgpuTime(mbc.Metrics.OtelgpuTime),
 	}
 	for _, op := range options {
 		op.apply(mb)
@@ -47,12 +47,12 @@ func (mb *MetricsBuilder) SetStartTime(start pcommon.Timestamp) { mb.startTime =
 // would build a new resource. The order is the one the analyzer has always
 // sent, the verdict first, not EmitForResource's alphabetical one.
 func (mb *MetricsBuilder) EmitTo(ms pmetric.MetricSlice) {
-	mb.metricNvidiaGpuBottleneckState.emit(ms)
-	mb.metricNvidiaGpuBottleneckTime.emit(ms)
-	mb.metricNvidiaGpuTime.emit(ms)
-	mb.metricNvidiaGpuCost.emit(ms)
-	mb.metricNvidiaGpuStragglerState.emit(ms)
-	mb.metricNvidiaGpuStragglerScore.emit(ms)
-	mb.metricNvidiaGpuAlerts.emit(ms)
+	mb.metricOtelgpuBottleneckState.emit(ms)
+	mb.metricOtelgpuBottleneckTime.emit(ms)
+	mb.metricOtelgpuTime.emit(ms)
+	mb.metricOtelgpuCost.emit(ms)
+	mb.metricOtelgpuStragglerState.emit(ms)
+	mb.metricOtelgpuStragglerScore.emit(ms)
+	mb.metricOtelgpuAlerts.emit(ms)
 	mb.metricHwStatus.emit(ms)
 }

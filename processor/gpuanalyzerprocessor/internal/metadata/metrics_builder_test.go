@@ -20,14 +20,14 @@ func TestEmitToEmitsEveryMetric(t *testing.T) {
 	mb := NewMetricsBuilder(NewDefaultMetricsBuilderConfig(), settings)
 	ts := pcommon.Timestamp(1_000_001_000)
 	mb.SetStartTime(0)
-	mb.RecordNvidiaGpuBottleneckStateDataPoint(ts, 1, AttributeNvidiaGpuBottleneckClassInputBound, WithNvidiaGpuBottleneckHintMetricAttribute(AttributeNvidiaGpuBottleneckHintFixDataLoading.String()))
-	mb.RecordNvidiaGpuStragglerStateDataPoint(ts, 0)
-	mb.RecordNvidiaGpuStragglerScoreDataPoint(ts, 0.5)
-	mb.RecordNvidiaGpuAlertsDataPoint(ts, 1, AttributeAlertnameGPUIdle, AttributeAlertstatePending, "info")
+	mb.RecordOtelgpuBottleneckStateDataPoint(ts, 1, AttributeOtelgpuBottleneckClassInputBound, WithOtelgpuBottleneckHintMetricAttribute(AttributeOtelgpuBottleneckHintFixDataLoading.String()))
+	mb.RecordOtelgpuStragglerStateDataPoint(ts, 0)
+	mb.RecordOtelgpuStragglerScoreDataPoint(ts, 0.5)
+	mb.RecordOtelgpuAlertsDataPoint(ts, 1, AttributeAlertnameGPUIdle, AttributeAlertstatePending, "info")
 	mb.SetStartTime(1_000_000_000)
-	mb.RecordNvidiaGpuBottleneckTimeDataPoint(ts, 1, AttributeNvidiaGpuBottleneckClassInputBound)
-	mb.RecordNvidiaGpuTimeDataPoint(ts, 1, AttributeNvidiaGpuUsageStateUsed)
-	mb.RecordNvidiaGpuCostDataPoint(ts, 1, AttributeNvidiaGpuUsageStateUsed)
+	mb.RecordOtelgpuBottleneckTimeDataPoint(ts, 1, AttributeOtelgpuBottleneckClassInputBound)
+	mb.RecordOtelgpuTimeDataPoint(ts, 1, AttributeOtelgpuUsageStateUsed)
+	mb.RecordOtelgpuCostDataPoint(ts, 1, AttributeOtelgpuUsageStateUsed)
 	mb.RecordHwStatusDataPoint(ts, 1, AttributeHwStateOk)
 
 	ms := pmetric.NewMetricSlice()
@@ -44,9 +44,9 @@ func TestEmitToEmitsEveryMetric(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{
-		MetricsInfo.NvidiaGpuBottleneckState.Name, MetricsInfo.NvidiaGpuBottleneckTime.Name, MetricsInfo.NvidiaGpuTime.Name,
-		MetricsInfo.NvidiaGpuCost.Name, MetricsInfo.NvidiaGpuStragglerState.Name, MetricsInfo.NvidiaGpuStragglerScore.Name,
-		MetricsInfo.NvidiaGpuAlerts.Name, MetricsInfo.HwStatus.Name,
+		MetricsInfo.OtelgpuBottleneckState.Name, MetricsInfo.OtelgpuBottleneckTime.Name, MetricsInfo.OtelgpuTime.Name,
+		MetricsInfo.OtelgpuCost.Name, MetricsInfo.OtelgpuStragglerState.Name, MetricsInfo.OtelgpuStragglerScore.Name,
+		MetricsInfo.OtelgpuAlerts.Name, MetricsInfo.HwStatus.Name,
 	}, names)
 
 	// Emitted once: the next call starts empty.

@@ -207,7 +207,7 @@ func TestDRAAttribution(t *testing.T) {
 	attrs := func() map[string]map[string]any {
 		out := map[string]map[string]any{}
 		for id, rm := range latest() {
-			if _, split := rm.Resource().Attributes().Get("nvidia.gpu.process.owner"); split {
+			if _, split := rm.Resource().Attributes().Get("otelgpu.process.owner"); split {
 				continue
 			}
 			out[id] = rm.Resource().Attributes().AsRaw()

@@ -283,26 +283,6 @@ func (ms *AmdGpuPowerCapMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-// AmdGpuProcessCountMetricConfig provides config for the amd.gpu.process.count metric.
-type AmdGpuProcessCountMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *AmdGpuProcessCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
 // AmdGpuTemperatureMetricAttributeKey specifies the key of an attribute for the amd.gpu.temperature metric.
 type AmdGpuTemperatureMetricAttributeKey string
 
@@ -1257,114 +1237,6 @@ func (ms *NvidiaGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error
 	return nil
 }
 
-// NvidiaGpuProcessCountMetricConfig provides config for the nvidia.gpu.process.count metric.
-type NvidiaGpuProcessCountMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *NvidiaGpuProcessCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// NvidiaGpuProcessMemoryUsageMetricConfig provides config for the nvidia.gpu.process.memory.usage metric.
-type NvidiaGpuProcessMemoryUsageMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *NvidiaGpuProcessMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// NvidiaGpuProcessMemoryCopyUtilizationMetricConfig provides config for the nvidia.gpu.process.memory_copy.utilization metric.
-type NvidiaGpuProcessMemoryCopyUtilizationMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *NvidiaGpuProcessMemoryCopyUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// NvidiaGpuProcessUtilizationMetricAttributeKey specifies the key of an attribute for the nvidia.gpu.process.utilization metric.
-type NvidiaGpuProcessUtilizationMetricAttributeKey string
-
-const (
-	NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask NvidiaGpuProcessUtilizationMetricAttributeKey = "hw.gpu.task"
-)
-
-// NvidiaGpuProcessUtilizationMetricConfig provides config for the nvidia.gpu.process.utilization metric.
-type NvidiaGpuProcessUtilizationMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NvidiaGpuProcessUtilizationMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NvidiaGpuProcessUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NvidiaGpuProcessUtilizationMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask:
-		default:
-			return fmt.Errorf("metric nvidia.gpu.process.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // NvidiaGpuRecoveryActionMetricConfig provides config for the nvidia.gpu.recovery_action metric.
 type NvidiaGpuRecoveryActionMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -1589,56 +1461,163 @@ func (ms *NvidiaGpuXidErrorsMetricConfig) Validate() error {
 	return nil
 }
 
+// OtelgpuProcessCountMetricConfig provides config for the otelgpu.process.count metric.
+type OtelgpuProcessCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *OtelgpuProcessCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// OtelgpuProcessMemoryUsageMetricConfig provides config for the otelgpu.process.memory.usage metric.
+type OtelgpuProcessMemoryUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *OtelgpuProcessMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// OtelgpuProcessMemoryCopyUtilizationMetricConfig provides config for the otelgpu.process.memory_copy.utilization metric.
+type OtelgpuProcessMemoryCopyUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *OtelgpuProcessMemoryCopyUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// OtelgpuProcessUtilizationMetricAttributeKey specifies the key of an attribute for the otelgpu.process.utilization metric.
+type OtelgpuProcessUtilizationMetricAttributeKey string
+
+const (
+	OtelgpuProcessUtilizationMetricAttributeKeyHwGpuTask OtelgpuProcessUtilizationMetricAttributeKey = "hw.gpu.task"
+)
+
+// OtelgpuProcessUtilizationMetricConfig provides config for the otelgpu.process.utilization metric.
+type OtelgpuProcessUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []OtelgpuProcessUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *OtelgpuProcessUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *OtelgpuProcessUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case OtelgpuProcessUtilizationMetricAttributeKeyHwGpuTask:
+		default:
+			return fmt.Errorf("metric otelgpu.process.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // MetricsConfig provides config for dcgm metrics.
 type MetricsConfig struct {
-	AmdGpuBadPages                        AmdGpuBadPagesMetricConfig                        `mapstructure:"amd.gpu.bad_pages"`
-	AmdGpuBadPagesThreshold               AmdGpuBadPagesThresholdMetricConfig               `mapstructure:"amd.gpu.bad_pages.threshold"`
-	AmdGpuClockFrequency                  AmdGpuClockFrequencyMetricConfig                  `mapstructure:"amd.gpu.clock.frequency"`
-	AmdGpuCperRecords                     AmdGpuCperRecordsMetricConfig                     `mapstructure:"amd.gpu.cper.records"`
-	AmdGpuEccErrors                       AmdGpuEccErrorsMetricConfig                       `mapstructure:"amd.gpu.ecc.errors"`
-	AmdGpuMmActivity                      AmdGpuMmActivityMetricConfig                      `mapstructure:"amd.gpu.mm.activity"`
-	AmdGpuPcieReplays                     AmdGpuPcieReplaysMetricConfig                     `mapstructure:"amd.gpu.pcie.replays"`
-	AmdGpuPowerCap                        AmdGpuPowerCapMetricConfig                        `mapstructure:"amd.gpu.power.cap"`
-	AmdGpuProcessCount                    AmdGpuProcessCountMetricConfig                    `mapstructure:"amd.gpu.process.count"`
-	AmdGpuTemperature                     AmdGpuTemperatureMetricConfig                     `mapstructure:"amd.gpu.temperature"`
-	AmdGpuUmcActivity                     AmdGpuUmcActivityMetricConfig                     `mapstructure:"amd.gpu.umc.activity"`
-	AmdGpuViolationResidency              AmdGpuViolationResidencyMetricConfig              `mapstructure:"amd.gpu.violation.residency"`
-	AmdGpuXgmiBandwidth                   AmdGpuXgmiBandwidthMetricConfig                   `mapstructure:"amd.gpu.xgmi.bandwidth"`
-	AmdGpuXgmiIo                          AmdGpuXgmiIoMetricConfig                          `mapstructure:"amd.gpu.xgmi.io"`
-	AmdGpuXgmiLinkBandwidth               AmdGpuXgmiLinkBandwidthMetricConfig               `mapstructure:"amd.gpu.xgmi.link.bandwidth"`
-	AmdGpuXgmiLinkIo                      AmdGpuXgmiLinkIoMetricConfig                      `mapstructure:"amd.gpu.xgmi.link.io"`
-	HwEnergy                              HwEnergyMetricConfig                              `mapstructure:"hw.energy"`
-	HwErrors                              HwErrorsMetricConfig                              `mapstructure:"hw.errors"`
-	HwGpuIo                               HwGpuIoMetricConfig                               `mapstructure:"hw.gpu.io"`
-	HwGpuMemoryLimit                      HwGpuMemoryLimitMetricConfig                      `mapstructure:"hw.gpu.memory.limit"`
-	HwGpuMemoryUsage                      HwGpuMemoryUsageMetricConfig                      `mapstructure:"hw.gpu.memory.usage"`
-	HwGpuMemoryUtilization                HwGpuMemoryUtilizationMetricConfig                `mapstructure:"hw.gpu.memory.utilization"`
-	HwGpuUtilization                      HwGpuUtilizationMetricConfig                      `mapstructure:"hw.gpu.utilization"`
-	HwPower                               HwPowerMetricConfig                               `mapstructure:"hw.power"`
-	HwTemperature                         HwTemperatureMetricConfig                         `mapstructure:"hw.temperature"`
-	HwTemperatureLimit                    HwTemperatureLimitMetricConfig                    `mapstructure:"hw.temperature.limit"`
-	NvidiaGpuClockEventActive             NvidiaGpuClockEventActiveMetricConfig             `mapstructure:"nvidia.gpu.clock.event.active"`
-	NvidiaGpuClockEventReasons            NvidiaGpuClockEventReasonsMetricConfig            `mapstructure:"nvidia.gpu.clock.event_reasons"`
-	NvidiaGpuClockFrequency               NvidiaGpuClockFrequencyMetricConfig               `mapstructure:"nvidia.gpu.clock.frequency"`
-	NvidiaGpuDramActive                   NvidiaGpuDramActiveMetricConfig                   `mapstructure:"nvidia.gpu.dram.active"`
-	NvidiaGpuGraphicsEngineActive         NvidiaGpuGraphicsEngineActiveMetricConfig         `mapstructure:"nvidia.gpu.graphics_engine.active"`
-	NvidiaGpuMemoryTemperature            NvidiaGpuMemoryTemperatureMetricConfig            `mapstructure:"nvidia.gpu.memory.temperature"`
-	NvidiaGpuMemoryCopyUtilization        NvidiaGpuMemoryCopyUtilizationMetricConfig        `mapstructure:"nvidia.gpu.memory_copy.utilization"`
-	NvidiaGpuNvlinkIo                     NvidiaGpuNvlinkIoMetricConfig                     `mapstructure:"nvidia.gpu.nvlink.io"`
-	NvidiaGpuPcieReplays                  NvidiaGpuPcieReplaysMetricConfig                  `mapstructure:"nvidia.gpu.pcie.replays"`
-	NvidiaGpuPipeActive                   NvidiaGpuPipeActiveMetricConfig                   `mapstructure:"nvidia.gpu.pipe.active"`
-	NvidiaGpuPowerLimit                   NvidiaGpuPowerLimitMetricConfig                   `mapstructure:"nvidia.gpu.power.limit"`
-	NvidiaGpuProcessCount                 NvidiaGpuProcessCountMetricConfig                 `mapstructure:"nvidia.gpu.process.count"`
-	NvidiaGpuProcessMemoryUsage           NvidiaGpuProcessMemoryUsageMetricConfig           `mapstructure:"nvidia.gpu.process.memory.usage"`
-	NvidiaGpuProcessMemoryCopyUtilization NvidiaGpuProcessMemoryCopyUtilizationMetricConfig `mapstructure:"nvidia.gpu.process.memory_copy.utilization"`
-	NvidiaGpuProcessUtilization           NvidiaGpuProcessUtilizationMetricConfig           `mapstructure:"nvidia.gpu.process.utilization"`
-	NvidiaGpuRecoveryAction               NvidiaGpuRecoveryActionMetricConfig               `mapstructure:"nvidia.gpu.recovery_action"`
-	NvidiaGpuRowRemapFailure              NvidiaGpuRowRemapFailureMetricConfig              `mapstructure:"nvidia.gpu.row_remap.failure"`
-	NvidiaGpuRowRemapRows                 NvidiaGpuRowRemapRowsMetricConfig                 `mapstructure:"nvidia.gpu.row_remap.rows"`
-	NvidiaGpuSmActive                     NvidiaGpuSmActiveMetricConfig                     `mapstructure:"nvidia.gpu.sm.active"`
-	NvidiaGpuSmOccupancy                  NvidiaGpuSmOccupancyMetricConfig                  `mapstructure:"nvidia.gpu.sm.occupancy"`
-	NvidiaGpuThrottleTime                 NvidiaGpuThrottleTimeMetricConfig                 `mapstructure:"nvidia.gpu.throttle.time"`
-	NvidiaGpuXidErrors                    NvidiaGpuXidErrorsMetricConfig                    `mapstructure:"nvidia.gpu.xid.errors"`
+	AmdGpuBadPages                      AmdGpuBadPagesMetricConfig                      `mapstructure:"amd.gpu.bad_pages"`
+	AmdGpuBadPagesThreshold             AmdGpuBadPagesThresholdMetricConfig             `mapstructure:"amd.gpu.bad_pages.threshold"`
+	AmdGpuClockFrequency                AmdGpuClockFrequencyMetricConfig                `mapstructure:"amd.gpu.clock.frequency"`
+	AmdGpuCperRecords                   AmdGpuCperRecordsMetricConfig                   `mapstructure:"amd.gpu.cper.records"`
+	AmdGpuEccErrors                     AmdGpuEccErrorsMetricConfig                     `mapstructure:"amd.gpu.ecc.errors"`
+	AmdGpuMmActivity                    AmdGpuMmActivityMetricConfig                    `mapstructure:"amd.gpu.mm.activity"`
+	AmdGpuPcieReplays                   AmdGpuPcieReplaysMetricConfig                   `mapstructure:"amd.gpu.pcie.replays"`
+	AmdGpuPowerCap                      AmdGpuPowerCapMetricConfig                      `mapstructure:"amd.gpu.power.cap"`
+	AmdGpuTemperature                   AmdGpuTemperatureMetricConfig                   `mapstructure:"amd.gpu.temperature"`
+	AmdGpuUmcActivity                   AmdGpuUmcActivityMetricConfig                   `mapstructure:"amd.gpu.umc.activity"`
+	AmdGpuViolationResidency            AmdGpuViolationResidencyMetricConfig            `mapstructure:"amd.gpu.violation.residency"`
+	AmdGpuXgmiBandwidth                 AmdGpuXgmiBandwidthMetricConfig                 `mapstructure:"amd.gpu.xgmi.bandwidth"`
+	AmdGpuXgmiIo                        AmdGpuXgmiIoMetricConfig                        `mapstructure:"amd.gpu.xgmi.io"`
+	AmdGpuXgmiLinkBandwidth             AmdGpuXgmiLinkBandwidthMetricConfig             `mapstructure:"amd.gpu.xgmi.link.bandwidth"`
+	AmdGpuXgmiLinkIo                    AmdGpuXgmiLinkIoMetricConfig                    `mapstructure:"amd.gpu.xgmi.link.io"`
+	HwEnergy                            HwEnergyMetricConfig                            `mapstructure:"hw.energy"`
+	HwErrors                            HwErrorsMetricConfig                            `mapstructure:"hw.errors"`
+	HwGpuIo                             HwGpuIoMetricConfig                             `mapstructure:"hw.gpu.io"`
+	HwGpuMemoryLimit                    HwGpuMemoryLimitMetricConfig                    `mapstructure:"hw.gpu.memory.limit"`
+	HwGpuMemoryUsage                    HwGpuMemoryUsageMetricConfig                    `mapstructure:"hw.gpu.memory.usage"`
+	HwGpuMemoryUtilization              HwGpuMemoryUtilizationMetricConfig              `mapstructure:"hw.gpu.memory.utilization"`
+	HwGpuUtilization                    HwGpuUtilizationMetricConfig                    `mapstructure:"hw.gpu.utilization"`
+	HwPower                             HwPowerMetricConfig                             `mapstructure:"hw.power"`
+	HwTemperature                       HwTemperatureMetricConfig                       `mapstructure:"hw.temperature"`
+	HwTemperatureLimit                  HwTemperatureLimitMetricConfig                  `mapstructure:"hw.temperature.limit"`
+	NvidiaGpuClockEventActive           NvidiaGpuClockEventActiveMetricConfig           `mapstructure:"nvidia.gpu.clock.event.active"`
+	NvidiaGpuClockEventReasons          NvidiaGpuClockEventReasonsMetricConfig          `mapstructure:"nvidia.gpu.clock.event_reasons"`
+	NvidiaGpuClockFrequency             NvidiaGpuClockFrequencyMetricConfig             `mapstructure:"nvidia.gpu.clock.frequency"`
+	NvidiaGpuDramActive                 NvidiaGpuDramActiveMetricConfig                 `mapstructure:"nvidia.gpu.dram.active"`
+	NvidiaGpuGraphicsEngineActive       NvidiaGpuGraphicsEngineActiveMetricConfig       `mapstructure:"nvidia.gpu.graphics_engine.active"`
+	NvidiaGpuMemoryTemperature          NvidiaGpuMemoryTemperatureMetricConfig          `mapstructure:"nvidia.gpu.memory.temperature"`
+	NvidiaGpuMemoryCopyUtilization      NvidiaGpuMemoryCopyUtilizationMetricConfig      `mapstructure:"nvidia.gpu.memory_copy.utilization"`
+	NvidiaGpuNvlinkIo                   NvidiaGpuNvlinkIoMetricConfig                   `mapstructure:"nvidia.gpu.nvlink.io"`
+	NvidiaGpuPcieReplays                NvidiaGpuPcieReplaysMetricConfig                `mapstructure:"nvidia.gpu.pcie.replays"`
+	NvidiaGpuPipeActive                 NvidiaGpuPipeActiveMetricConfig                 `mapstructure:"nvidia.gpu.pipe.active"`
+	NvidiaGpuPowerLimit                 NvidiaGpuPowerLimitMetricConfig                 `mapstructure:"nvidia.gpu.power.limit"`
+	NvidiaGpuRecoveryAction             NvidiaGpuRecoveryActionMetricConfig             `mapstructure:"nvidia.gpu.recovery_action"`
+	NvidiaGpuRowRemapFailure            NvidiaGpuRowRemapFailureMetricConfig            `mapstructure:"nvidia.gpu.row_remap.failure"`
+	NvidiaGpuRowRemapRows               NvidiaGpuRowRemapRowsMetricConfig               `mapstructure:"nvidia.gpu.row_remap.rows"`
+	NvidiaGpuSmActive                   NvidiaGpuSmActiveMetricConfig                   `mapstructure:"nvidia.gpu.sm.active"`
+	NvidiaGpuSmOccupancy                NvidiaGpuSmOccupancyMetricConfig                `mapstructure:"nvidia.gpu.sm.occupancy"`
+	NvidiaGpuThrottleTime               NvidiaGpuThrottleTimeMetricConfig               `mapstructure:"nvidia.gpu.throttle.time"`
+	NvidiaGpuXidErrors                  NvidiaGpuXidErrorsMetricConfig                  `mapstructure:"nvidia.gpu.xid.errors"`
+	OtelgpuProcessCount                 OtelgpuProcessCountMetricConfig                 `mapstructure:"otelgpu.process.count"`
+	OtelgpuProcessMemoryUsage           OtelgpuProcessMemoryUsageMetricConfig           `mapstructure:"otelgpu.process.memory.usage"`
+	OtelgpuProcessMemoryCopyUtilization OtelgpuProcessMemoryCopyUtilizationMetricConfig `mapstructure:"otelgpu.process.memory_copy.utilization"`
+	OtelgpuProcessUtilization           OtelgpuProcessUtilizationMetricConfig           `mapstructure:"otelgpu.process.utilization"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -1673,9 +1652,6 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
-			Enabled: true,
-		},
-		AmdGpuProcessCount: AmdGpuProcessCountMetricConfig{
 			Enabled: true,
 		},
 		AmdGpuTemperature: AmdGpuTemperatureMetricConfig{
@@ -1790,20 +1766,6 @@ func DefaultMetricsConfig() MetricsConfig {
 		NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 			Enabled: true,
 		},
-		NvidiaGpuProcessCount: NvidiaGpuProcessCountMetricConfig{
-			Enabled: false,
-		},
-		NvidiaGpuProcessMemoryUsage: NvidiaGpuProcessMemoryUsageMetricConfig{
-			Enabled: true,
-		},
-		NvidiaGpuProcessMemoryCopyUtilization: NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{
-			Enabled: false,
-		},
-		NvidiaGpuProcessUtilization: NvidiaGpuProcessUtilizationMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []NvidiaGpuProcessUtilizationMetricAttributeKey{NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask},
-		},
 		NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 			Enabled: true,
 		},
@@ -1830,6 +1792,20 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []NvidiaGpuXidErrorsMetricAttributeKey{NvidiaGpuXidErrorsMetricAttributeKeyNvidiaGpuXid},
+		},
+		OtelgpuProcessCount: OtelgpuProcessCountMetricConfig{
+			Enabled: true,
+		},
+		OtelgpuProcessMemoryUsage: OtelgpuProcessMemoryUsageMetricConfig{
+			Enabled: true,
+		},
+		OtelgpuProcessMemoryCopyUtilization: OtelgpuProcessMemoryCopyUtilizationMetricConfig{
+			Enabled: false,
+		},
+		OtelgpuProcessUtilization: OtelgpuProcessUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []OtelgpuProcessUtilizationMetricAttributeKey{OtelgpuProcessUtilizationMetricAttributeKeyHwGpuTask},
 		},
 	}
 }
@@ -1888,7 +1864,7 @@ type ResourceAttributesConfig struct {
 	NvidiaGpuMigParentID   ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.parent_id"`
 	NvidiaGpuMigProfile    ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.profile"`
 	NvidiaGpuPciBusID      ResourceAttributeConfig `mapstructure:"nvidia.gpu.pci_bus_id"`
-	NvidiaGpuProcessOwner  ResourceAttributeConfig `mapstructure:"nvidia.gpu.process.owner"`
+	OtelgpuProcessOwner    ResourceAttributeConfig `mapstructure:"otelgpu.process.owner"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
@@ -1971,7 +1947,7 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		NvidiaGpuPciBusID: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		NvidiaGpuProcessOwner: ResourceAttributeConfig{
+		OtelgpuProcessOwner: ResourceAttributeConfig{
 			Enabled: true,
 		},
 	}

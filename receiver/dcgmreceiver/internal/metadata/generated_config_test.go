@@ -58,9 +58,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
 						Enabled: true,
 					},
-					AmdGpuProcessCount: AmdGpuProcessCountMetricConfig{
-						Enabled: true,
-					},
 					AmdGpuTemperature: AmdGpuTemperatureMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -173,20 +170,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 						Enabled: true,
 					},
-					NvidiaGpuProcessCount: NvidiaGpuProcessCountMetricConfig{
-						Enabled: true,
-					},
-					NvidiaGpuProcessMemoryUsage: NvidiaGpuProcessMemoryUsageMetricConfig{
-						Enabled: true,
-					},
-					NvidiaGpuProcessMemoryCopyUtilization: NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{
-						Enabled: true,
-					},
-					NvidiaGpuProcessUtilization: NvidiaGpuProcessUtilizationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NvidiaGpuProcessUtilizationMetricAttributeKey{NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask},
-					},
 					NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 						Enabled: true,
 					},
@@ -213,6 +196,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []NvidiaGpuXidErrorsMetricAttributeKey{NvidiaGpuXidErrorsMetricAttributeKeyNvidiaGpuXid},
+					},
+					OtelgpuProcessCount: OtelgpuProcessCountMetricConfig{
+						Enabled: true,
+					},
+					OtelgpuProcessMemoryUsage: OtelgpuProcessMemoryUsageMetricConfig{
+						Enabled: true,
+					},
+					OtelgpuProcessMemoryCopyUtilization: OtelgpuProcessMemoryCopyUtilizationMetricConfig{
+						Enabled: true,
+					},
+					OtelgpuProcessUtilization: OtelgpuProcessUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []OtelgpuProcessUtilizationMetricAttributeKey{OtelgpuProcessUtilizationMetricAttributeKeyHwGpuTask},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -242,7 +239,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: true},
 					NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: true},
 					NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: true},
-					NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: true},
+					OtelgpuProcessOwner:    ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -282,9 +279,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					AmdGpuPowerCap: AmdGpuPowerCapMetricConfig{
 						Enabled: false,
 					},
-					AmdGpuProcessCount: AmdGpuProcessCountMetricConfig{
-						Enabled: false,
-					},
 					AmdGpuTemperature: AmdGpuTemperatureMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -397,20 +391,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuPowerLimit: NvidiaGpuPowerLimitMetricConfig{
 						Enabled: false,
 					},
-					NvidiaGpuProcessCount: NvidiaGpuProcessCountMetricConfig{
-						Enabled: false,
-					},
-					NvidiaGpuProcessMemoryUsage: NvidiaGpuProcessMemoryUsageMetricConfig{
-						Enabled: false,
-					},
-					NvidiaGpuProcessMemoryCopyUtilization: NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{
-						Enabled: false,
-					},
-					NvidiaGpuProcessUtilization: NvidiaGpuProcessUtilizationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NvidiaGpuProcessUtilizationMetricAttributeKey{NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask},
-					},
 					NvidiaGpuRecoveryAction: NvidiaGpuRecoveryActionMetricConfig{
 						Enabled: false,
 					},
@@ -437,6 +417,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []NvidiaGpuXidErrorsMetricAttributeKey{NvidiaGpuXidErrorsMetricAttributeKeyNvidiaGpuXid},
+					},
+					OtelgpuProcessCount: OtelgpuProcessCountMetricConfig{
+						Enabled: false,
+					},
+					OtelgpuProcessMemoryUsage: OtelgpuProcessMemoryUsageMetricConfig{
+						Enabled: false,
+					},
+					OtelgpuProcessMemoryCopyUtilization: OtelgpuProcessMemoryCopyUtilizationMetricConfig{
+						Enabled: false,
+					},
+					OtelgpuProcessUtilization: OtelgpuProcessUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []OtelgpuProcessUtilizationMetricAttributeKey{OtelgpuProcessUtilizationMetricAttributeKeyHwGpuTask},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -466,7 +460,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: false},
 					NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: false},
 					NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: false},
-					NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: false},
+					OtelgpuProcessOwner:    ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -474,7 +468,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuProcessCountMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, AmdGpuXgmiLinkBandwidthMetricConfig{}, AmdGpuXgmiLinkIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuProcessCountMetricConfig{}, NvidiaGpuProcessMemoryUsageMetricConfig{}, NvidiaGpuProcessMemoryCopyUtilizationMetricConfig{}, NvidiaGpuProcessUtilizationMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AmdGpuBadPagesMetricConfig{}, AmdGpuBadPagesThresholdMetricConfig{}, AmdGpuClockFrequencyMetricConfig{}, AmdGpuCperRecordsMetricConfig{}, AmdGpuEccErrorsMetricConfig{}, AmdGpuMmActivityMetricConfig{}, AmdGpuPcieReplaysMetricConfig{}, AmdGpuPowerCapMetricConfig{}, AmdGpuTemperatureMetricConfig{}, AmdGpuUmcActivityMetricConfig{}, AmdGpuViolationResidencyMetricConfig{}, AmdGpuXgmiBandwidthMetricConfig{}, AmdGpuXgmiIoMetricConfig{}, AmdGpuXgmiLinkBandwidthMetricConfig{}, AmdGpuXgmiLinkIoMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, NvidiaGpuClockEventActiveMetricConfig{}, NvidiaGpuClockEventReasonsMetricConfig{}, NvidiaGpuClockFrequencyMetricConfig{}, NvidiaGpuDramActiveMetricConfig{}, NvidiaGpuGraphicsEngineActiveMetricConfig{}, NvidiaGpuMemoryTemperatureMetricConfig{}, NvidiaGpuMemoryCopyUtilizationMetricConfig{}, NvidiaGpuNvlinkIoMetricConfig{}, NvidiaGpuPcieReplaysMetricConfig{}, NvidiaGpuPipeActiveMetricConfig{}, NvidiaGpuPowerLimitMetricConfig{}, NvidiaGpuRecoveryActionMetricConfig{}, NvidiaGpuRowRemapFailureMetricConfig{}, NvidiaGpuRowRemapRowsMetricConfig{}, NvidiaGpuSmActiveMetricConfig{}, NvidiaGpuSmOccupancyMetricConfig{}, NvidiaGpuThrottleTimeMetricConfig{}, NvidiaGpuXidErrorsMetricConfig{}, OtelgpuProcessCountMetricConfig{}, OtelgpuProcessMemoryUsageMetricConfig{}, OtelgpuProcessMemoryCopyUtilizationMetricConfig{}, OtelgpuProcessUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -695,18 +689,6 @@ func TestNvidiaGpuPipeActiveMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestNvidiaGpuProcessUtilizationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NvidiaGpuProcessUtilization
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NvidiaGpuProcessUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nvidia.gpu.process.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
-
-	cfg = DefaultMetricsConfig().NvidiaGpuProcessUtilization
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestNvidiaGpuRowRemapRowsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().NvidiaGpuRowRemapRows
 	require.NoError(t, cfg.Validate())
@@ -739,6 +721,18 @@ func TestNvidiaGpuXidErrorsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric nvidia.gpu.xid.errors doesn't have an attribute invalid, valid attributes: [nvidia.gpu.xid]")
 
 	cfg = DefaultMetricsConfig().NvidiaGpuXidErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestOtelgpuProcessUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().OtelgpuProcessUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []OtelgpuProcessUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric otelgpu.process.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
+
+	cfg = DefaultMetricsConfig().OtelgpuProcessUtilization
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -791,7 +785,7 @@ func TestResourceAttributesConfig(t *testing.T) {
 				NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: true},
 				NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: true},
 				NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: true},
-				NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: true},
+				OtelgpuProcessOwner:    ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
@@ -823,7 +817,7 @@ func TestResourceAttributesConfig(t *testing.T) {
 				NvidiaGpuMigParentID:   ResourceAttributeConfig{Enabled: false},
 				NvidiaGpuMigProfile:    ResourceAttributeConfig{Enabled: false},
 				NvidiaGpuPciBusID:      ResourceAttributeConfig{Enabled: false},
-				NvidiaGpuProcessOwner:  ResourceAttributeConfig{Enabled: false},
+				OtelgpuProcessOwner:    ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

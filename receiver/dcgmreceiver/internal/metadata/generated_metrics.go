@@ -488,9 +488,6 @@ var MetricsInfo = metricsInfo{
 	AmdGpuPowerCap: metricInfo{
 		Name: "amd.gpu.power.cap",
 	},
-	AmdGpuProcessCount: metricInfo{
-		Name: "amd.gpu.process.count",
-	},
 	AmdGpuTemperature: metricInfo{
 		Name:       "amd.gpu.temperature",
 		Attributes: []string{"amd.gpu.temperature.sensor"},
@@ -589,19 +586,6 @@ var MetricsInfo = metricsInfo{
 	NvidiaGpuPowerLimit: metricInfo{
 		Name: "nvidia.gpu.power.limit",
 	},
-	NvidiaGpuProcessCount: metricInfo{
-		Name: "nvidia.gpu.process.count",
-	},
-	NvidiaGpuProcessMemoryUsage: metricInfo{
-		Name: "nvidia.gpu.process.memory.usage",
-	},
-	NvidiaGpuProcessMemoryCopyUtilization: metricInfo{
-		Name: "nvidia.gpu.process.memory_copy.utilization",
-	},
-	NvidiaGpuProcessUtilization: metricInfo{
-		Name:       "nvidia.gpu.process.utilization",
-		Attributes: []string{"hw.gpu.task"},
-	},
 	NvidiaGpuRecoveryAction: metricInfo{
 		Name: "nvidia.gpu.recovery_action",
 	},
@@ -626,57 +610,69 @@ var MetricsInfo = metricsInfo{
 		Name:       "nvidia.gpu.xid.errors",
 		Attributes: []string{"nvidia.gpu.xid"},
 	},
+	OtelgpuProcessCount: metricInfo{
+		Name: "otelgpu.process.count",
+	},
+	OtelgpuProcessMemoryUsage: metricInfo{
+		Name: "otelgpu.process.memory.usage",
+	},
+	OtelgpuProcessMemoryCopyUtilization: metricInfo{
+		Name: "otelgpu.process.memory_copy.utilization",
+	},
+	OtelgpuProcessUtilization: metricInfo{
+		Name:       "otelgpu.process.utilization",
+		Attributes: []string{"hw.gpu.task"},
+	},
 }
 
 type metricsInfo struct {
-	AmdGpuBadPages                        metricInfo
-	AmdGpuBadPagesThreshold               metricInfo
-	AmdGpuClockFrequency                  metricInfo
-	AmdGpuCperRecords                     metricInfo
-	AmdGpuEccErrors                       metricInfo
-	AmdGpuMmActivity                      metricInfo
-	AmdGpuPcieReplays                     metricInfo
-	AmdGpuPowerCap                        metricInfo
-	AmdGpuProcessCount                    metricInfo
-	AmdGpuTemperature                     metricInfo
-	AmdGpuUmcActivity                     metricInfo
-	AmdGpuViolationResidency              metricInfo
-	AmdGpuXgmiBandwidth                   metricInfo
-	AmdGpuXgmiIo                          metricInfo
-	AmdGpuXgmiLinkBandwidth               metricInfo
-	AmdGpuXgmiLinkIo                      metricInfo
-	HwEnergy                              metricInfo
-	HwErrors                              metricInfo
-	HwGpuIo                               metricInfo
-	HwGpuMemoryLimit                      metricInfo
-	HwGpuMemoryUsage                      metricInfo
-	HwGpuMemoryUtilization                metricInfo
-	HwGpuUtilization                      metricInfo
-	HwPower                               metricInfo
-	HwTemperature                         metricInfo
-	HwTemperatureLimit                    metricInfo
-	NvidiaGpuClockEventActive             metricInfo
-	NvidiaGpuClockEventReasons            metricInfo
-	NvidiaGpuClockFrequency               metricInfo
-	NvidiaGpuDramActive                   metricInfo
-	NvidiaGpuGraphicsEngineActive         metricInfo
-	NvidiaGpuMemoryTemperature            metricInfo
-	NvidiaGpuMemoryCopyUtilization        metricInfo
-	NvidiaGpuNvlinkIo                     metricInfo
-	NvidiaGpuPcieReplays                  metricInfo
-	NvidiaGpuPipeActive                   metricInfo
-	NvidiaGpuPowerLimit                   metricInfo
-	NvidiaGpuProcessCount                 metricInfo
-	NvidiaGpuProcessMemoryUsage           metricInfo
-	NvidiaGpuProcessMemoryCopyUtilization metricInfo
-	NvidiaGpuProcessUtilization           metricInfo
-	NvidiaGpuRecoveryAction               metricInfo
-	NvidiaGpuRowRemapFailure              metricInfo
-	NvidiaGpuRowRemapRows                 metricInfo
-	NvidiaGpuSmActive                     metricInfo
-	NvidiaGpuSmOccupancy                  metricInfo
-	NvidiaGpuThrottleTime                 metricInfo
-	NvidiaGpuXidErrors                    metricInfo
+	AmdGpuBadPages                      metricInfo
+	AmdGpuBadPagesThreshold             metricInfo
+	AmdGpuClockFrequency                metricInfo
+	AmdGpuCperRecords                   metricInfo
+	AmdGpuEccErrors                     metricInfo
+	AmdGpuMmActivity                    metricInfo
+	AmdGpuPcieReplays                   metricInfo
+	AmdGpuPowerCap                      metricInfo
+	AmdGpuTemperature                   metricInfo
+	AmdGpuUmcActivity                   metricInfo
+	AmdGpuViolationResidency            metricInfo
+	AmdGpuXgmiBandwidth                 metricInfo
+	AmdGpuXgmiIo                        metricInfo
+	AmdGpuXgmiLinkBandwidth             metricInfo
+	AmdGpuXgmiLinkIo                    metricInfo
+	HwEnergy                            metricInfo
+	HwErrors                            metricInfo
+	HwGpuIo                             metricInfo
+	HwGpuMemoryLimit                    metricInfo
+	HwGpuMemoryUsage                    metricInfo
+	HwGpuMemoryUtilization              metricInfo
+	HwGpuUtilization                    metricInfo
+	HwPower                             metricInfo
+	HwTemperature                       metricInfo
+	HwTemperatureLimit                  metricInfo
+	NvidiaGpuClockEventActive           metricInfo
+	NvidiaGpuClockEventReasons          metricInfo
+	NvidiaGpuClockFrequency             metricInfo
+	NvidiaGpuDramActive                 metricInfo
+	NvidiaGpuGraphicsEngineActive       metricInfo
+	NvidiaGpuMemoryTemperature          metricInfo
+	NvidiaGpuMemoryCopyUtilization      metricInfo
+	NvidiaGpuNvlinkIo                   metricInfo
+	NvidiaGpuPcieReplays                metricInfo
+	NvidiaGpuPipeActive                 metricInfo
+	NvidiaGpuPowerLimit                 metricInfo
+	NvidiaGpuRecoveryAction             metricInfo
+	NvidiaGpuRowRemapFailure            metricInfo
+	NvidiaGpuRowRemapRows               metricInfo
+	NvidiaGpuSmActive                   metricInfo
+	NvidiaGpuSmOccupancy                metricInfo
+	NvidiaGpuThrottleTime               metricInfo
+	NvidiaGpuXidErrors                  metricInfo
+	OtelgpuProcessCount                 metricInfo
+	OtelgpuProcessMemoryUsage           metricInfo
+	OtelgpuProcessMemoryCopyUtilization metricInfo
+	OtelgpuProcessUtilization           metricInfo
 }
 
 type metricInfo struct {
@@ -1246,56 +1242,6 @@ func (m *metricAmdGpuPowerCap) emit(metrics pmetric.MetricSlice) {
 
 func newMetricAmdGpuPowerCap(cfg AmdGpuPowerCapMetricConfig) metricAmdGpuPowerCap {
 	m := metricAmdGpuPowerCap{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricAmdGpuProcessCount struct {
-	data     pmetric.Metric                 // data buffer for generated metric.
-	config   AmdGpuProcessCountMetricConfig // metric config provided by user.
-	capacity int                            // max observed number of data points added to the metric.
-}
-
-// init fills amd.gpu.process.count metric with initial data.
-func (m *metricAmdGpuProcessCount) init() {
-	m.data.SetName("amd.gpu.process.count")
-	m.data.SetDescription("Processes using the AMD GPU or partition (amdsmi_get_gpu_process_list).")
-	m.data.SetUnit("{process}")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricAmdGpuProcessCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricAmdGpuProcessCount) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricAmdGpuProcessCount) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricAmdGpuProcessCount(cfg AmdGpuProcessCountMetricConfig) metricAmdGpuProcessCount {
-	m := metricAmdGpuProcessCount{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3274,249 +3220,6 @@ func newMetricNvidiaGpuPowerLimit(cfg NvidiaGpuPowerLimitMetricConfig) metricNvi
 	return m
 }
 
-type metricNvidiaGpuProcessCount struct {
-	data     pmetric.Metric                    // data buffer for generated metric.
-	config   NvidiaGpuProcessCountMetricConfig // metric config provided by user.
-	capacity int                               // max observed number of data points added to the metric.
-}
-
-// init fills nvidia.gpu.process.count metric with initial data.
-func (m *metricNvidiaGpuProcessCount) init() {
-	m.data.SetName("nvidia.gpu.process.count")
-	m.data.SetDescription("Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list).")
-	m.data.SetUnit("{process}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-}
-
-func (m *metricNvidiaGpuProcessCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuProcessCount) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuProcessCount) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNvidiaGpuProcessCount(cfg NvidiaGpuProcessCountMetricConfig) metricNvidiaGpuProcessCount {
-	m := metricNvidiaGpuProcessCount{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNvidiaGpuProcessMemoryUsage struct {
-	data     pmetric.Metric                          // data buffer for generated metric.
-	config   NvidiaGpuProcessMemoryUsageMetricConfig // metric config provided by user.
-	capacity int                                     // max observed number of data points added to the metric.
-}
-
-// init fills nvidia.gpu.process.memory.usage metric with initial data.
-func (m *metricNvidiaGpuProcessMemoryUsage) init() {
-	m.data.SetName("nvidia.gpu.process.memory.usage")
-	m.data.SetDescription("The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-}
-
-func (m *metricNvidiaGpuProcessMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuProcessMemoryUsage) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuProcessMemoryUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNvidiaGpuProcessMemoryUsage(cfg NvidiaGpuProcessMemoryUsageMetricConfig) metricNvidiaGpuProcessMemoryUsage {
-	m := metricNvidiaGpuProcessMemoryUsage{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNvidiaGpuProcessMemoryCopyUtilization struct {
-	data     pmetric.Metric                                    // data buffer for generated metric.
-	config   NvidiaGpuProcessMemoryCopyUtilizationMetricConfig // metric config provided by user.
-	capacity int                                               // max observed number of data points added to the metric.
-}
-
-// init fills nvidia.gpu.process.memory_copy.utilization metric with initial data.
-func (m *metricNvidiaGpuProcessMemoryCopyUtilization) init() {
-	m.data.SetName("nvidia.gpu.process.memory_copy.utilization")
-	m.data.SetDescription("The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricNvidiaGpuProcessMemoryCopyUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuProcessMemoryCopyUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuProcessMemoryCopyUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNvidiaGpuProcessMemoryCopyUtilization(cfg NvidiaGpuProcessMemoryCopyUtilizationMetricConfig) metricNvidiaGpuProcessMemoryCopyUtilization {
-	m := metricNvidiaGpuProcessMemoryCopyUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNvidiaGpuProcessUtilization struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        NvidiaGpuProcessUtilizationMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nvidia.gpu.process.utilization metric with initial data.
-func (m *metricNvidiaGpuProcessUtilization) init() {
-	m.data.SetName("nvidia.gpu.process.utilization")
-	m.data.SetDescription("The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNvidiaGpuProcessUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NvidiaGpuProcessUtilizationMetricAttributeKeyHwGpuTask) {
-		dp.Attributes().PutStr("hw.gpu.task", hwGpuTaskAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNvidiaGpuProcessUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNvidiaGpuProcessUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNvidiaGpuProcessUtilization(cfg NvidiaGpuProcessUtilizationMetricConfig) metricNvidiaGpuProcessUtilization {
-	m := metricNvidiaGpuProcessUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 type metricNvidiaGpuRecoveryAction struct {
 	data     pmetric.Metric                      // data buffer for generated metric.
 	config   NvidiaGpuRecoveryActionMetricConfig // metric config provided by user.
@@ -3990,64 +3693,306 @@ func newMetricNvidiaGpuXidErrors(cfg NvidiaGpuXidErrorsMetricConfig) metricNvidi
 	return m
 }
 
+type metricOtelgpuProcessCount struct {
+	data     pmetric.Metric                  // data buffer for generated metric.
+	config   OtelgpuProcessCountMetricConfig // metric config provided by user.
+	capacity int                             // max observed number of data points added to the metric.
+}
+
+// init fills otelgpu.process.count metric with initial data.
+func (m *metricOtelgpuProcessCount) init() {
+	m.data.SetName("otelgpu.process.count")
+	m.data.SetDescription("Processes on the GPU: on a per-process resource (per_process, otelgpu.process.owner set), the owner's processes during the interval (NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list); on an AMD GPU's or partition's own resource, every process using it (amdsmi_get_gpu_process_list).")
+	m.data.SetUnit("{process}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricOtelgpuProcessCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuProcessCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuProcessCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuProcessCount(cfg OtelgpuProcessCountMetricConfig) metricOtelgpuProcessCount {
+	m := metricOtelgpuProcessCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricOtelgpuProcessMemoryUsage struct {
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   OtelgpuProcessMemoryUsageMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
+}
+
+// init fills otelgpu.process.memory.usage metric with initial data.
+func (m *metricOtelgpuProcessMemoryUsage) init() {
+	m.data.SetName("otelgpu.process.memory.usage")
+	m.data.SetDescription("The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricOtelgpuProcessMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuProcessMemoryUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuProcessMemoryUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuProcessMemoryUsage(cfg OtelgpuProcessMemoryUsageMetricConfig) metricOtelgpuProcessMemoryUsage {
+	m := metricOtelgpuProcessMemoryUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricOtelgpuProcessMemoryCopyUtilization struct {
+	data     pmetric.Metric                                  // data buffer for generated metric.
+	config   OtelgpuProcessMemoryCopyUtilizationMetricConfig // metric config provided by user.
+	capacity int                                             // max observed number of data points added to the metric.
+}
+
+// init fills otelgpu.process.memory_copy.utilization metric with initial data.
+func (m *metricOtelgpuProcessMemoryCopyUtilization) init() {
+	m.data.SetName("otelgpu.process.memory_copy.utilization")
+	m.data.SetDescription("The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricOtelgpuProcessMemoryCopyUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuProcessMemoryCopyUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuProcessMemoryCopyUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuProcessMemoryCopyUtilization(cfg OtelgpuProcessMemoryCopyUtilizationMetricConfig) metricOtelgpuProcessMemoryCopyUtilization {
+	m := metricOtelgpuProcessMemoryCopyUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricOtelgpuProcessUtilization struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        OtelgpuProcessUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []float64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills otelgpu.process.utilization metric with initial data.
+func (m *metricOtelgpuProcessUtilization) init() {
+	m.data.SetName("otelgpu.process.utilization")
+	m.data.SetDescription("The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricOtelgpuProcessUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, OtelgpuProcessUtilizationMetricAttributeKeyHwGpuTask) {
+		dp.Attributes().PutStr("hw.gpu.task", hwGpuTaskAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuProcessUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuProcessUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuProcessUtilization(cfg OtelgpuProcessUtilizationMetricConfig) metricOtelgpuProcessUtilization {
+	m := metricOtelgpuProcessUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                      MetricsBuilderConfig // config of the metrics builder.
-	startTime                                   pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                             int                  // maximum observed number of metrics per resource.
-	metricsBuffer                               pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                   component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter              map[string]filter.Filter
-	resourceAttributeExcludeFilter              map[string]filter.Filter
-	metricAmdGpuBadPages                        metricAmdGpuBadPages
-	metricAmdGpuBadPagesThreshold               metricAmdGpuBadPagesThreshold
-	metricAmdGpuClockFrequency                  metricAmdGpuClockFrequency
-	metricAmdGpuCperRecords                     metricAmdGpuCperRecords
-	metricAmdGpuEccErrors                       metricAmdGpuEccErrors
-	metricAmdGpuMmActivity                      metricAmdGpuMmActivity
-	metricAmdGpuPcieReplays                     metricAmdGpuPcieReplays
-	metricAmdGpuPowerCap                        metricAmdGpuPowerCap
-	metricAmdGpuProcessCount                    metricAmdGpuProcessCount
-	metricAmdGpuTemperature                     metricAmdGpuTemperature
-	metricAmdGpuUmcActivity                     metricAmdGpuUmcActivity
-	metricAmdGpuViolationResidency              metricAmdGpuViolationResidency
-	metricAmdGpuXgmiBandwidth                   metricAmdGpuXgmiBandwidth
-	metricAmdGpuXgmiIo                          metricAmdGpuXgmiIo
-	metricAmdGpuXgmiLinkBandwidth               metricAmdGpuXgmiLinkBandwidth
-	metricAmdGpuXgmiLinkIo                      metricAmdGpuXgmiLinkIo
-	metricHwEnergy                              metricHwEnergy
-	metricHwErrors                              metricHwErrors
-	metricHwGpuIo                               metricHwGpuIo
-	metricHwGpuMemoryLimit                      metricHwGpuMemoryLimit
-	metricHwGpuMemoryUsage                      metricHwGpuMemoryUsage
-	metricHwGpuMemoryUtilization                metricHwGpuMemoryUtilization
-	metricHwGpuUtilization                      metricHwGpuUtilization
-	metricHwPower                               metricHwPower
-	metricHwTemperature                         metricHwTemperature
-	metricHwTemperatureLimit                    metricHwTemperatureLimit
-	metricNvidiaGpuClockEventActive             metricNvidiaGpuClockEventActive
-	metricNvidiaGpuClockEventReasons            metricNvidiaGpuClockEventReasons
-	metricNvidiaGpuClockFrequency               metricNvidiaGpuClockFrequency
-	metricNvidiaGpuDramActive                   metricNvidiaGpuDramActive
-	metricNvidiaGpuGraphicsEngineActive         metricNvidiaGpuGraphicsEngineActive
-	metricNvidiaGpuMemoryTemperature            metricNvidiaGpuMemoryTemperature
-	metricNvidiaGpuMemoryCopyUtilization        metricNvidiaGpuMemoryCopyUtilization
-	metricNvidiaGpuNvlinkIo                     metricNvidiaGpuNvlinkIo
-	metricNvidiaGpuPcieReplays                  metricNvidiaGpuPcieReplays
-	metricNvidiaGpuPipeActive                   metricNvidiaGpuPipeActive
-	metricNvidiaGpuPowerLimit                   metricNvidiaGpuPowerLimit
-	metricNvidiaGpuProcessCount                 metricNvidiaGpuProcessCount
-	metricNvidiaGpuProcessMemoryUsage           metricNvidiaGpuProcessMemoryUsage
-	metricNvidiaGpuProcessMemoryCopyUtilization metricNvidiaGpuProcessMemoryCopyUtilization
-	metricNvidiaGpuProcessUtilization           metricNvidiaGpuProcessUtilization
-	metricNvidiaGpuRecoveryAction               metricNvidiaGpuRecoveryAction
-	metricNvidiaGpuRowRemapFailure              metricNvidiaGpuRowRemapFailure
-	metricNvidiaGpuRowRemapRows                 metricNvidiaGpuRowRemapRows
-	metricNvidiaGpuSmActive                     metricNvidiaGpuSmActive
-	metricNvidiaGpuSmOccupancy                  metricNvidiaGpuSmOccupancy
-	metricNvidiaGpuThrottleTime                 metricNvidiaGpuThrottleTime
-	metricNvidiaGpuXidErrors                    metricNvidiaGpuXidErrors
+	config                                    MetricsBuilderConfig // config of the metrics builder.
+	startTime                                 pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                           int                  // maximum observed number of metrics per resource.
+	metricsBuffer                             pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                 component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter            map[string]filter.Filter
+	resourceAttributeExcludeFilter            map[string]filter.Filter
+	metricAmdGpuBadPages                      metricAmdGpuBadPages
+	metricAmdGpuBadPagesThreshold             metricAmdGpuBadPagesThreshold
+	metricAmdGpuClockFrequency                metricAmdGpuClockFrequency
+	metricAmdGpuCperRecords                   metricAmdGpuCperRecords
+	metricAmdGpuEccErrors                     metricAmdGpuEccErrors
+	metricAmdGpuMmActivity                    metricAmdGpuMmActivity
+	metricAmdGpuPcieReplays                   metricAmdGpuPcieReplays
+	metricAmdGpuPowerCap                      metricAmdGpuPowerCap
+	metricAmdGpuTemperature                   metricAmdGpuTemperature
+	metricAmdGpuUmcActivity                   metricAmdGpuUmcActivity
+	metricAmdGpuViolationResidency            metricAmdGpuViolationResidency
+	metricAmdGpuXgmiBandwidth                 metricAmdGpuXgmiBandwidth
+	metricAmdGpuXgmiIo                        metricAmdGpuXgmiIo
+	metricAmdGpuXgmiLinkBandwidth             metricAmdGpuXgmiLinkBandwidth
+	metricAmdGpuXgmiLinkIo                    metricAmdGpuXgmiLinkIo
+	metricHwEnergy                            metricHwEnergy
+	metricHwErrors                            metricHwErrors
+	metricHwGpuIo                             metricHwGpuIo
+	metricHwGpuMemoryLimit                    metricHwGpuMemoryLimit
+	metricHwGpuMemoryUsage                    metricHwGpuMemoryUsage
+	metricHwGpuMemoryUtilization              metricHwGpuMemoryUtilization
+	metricHwGpuUtilization                    metricHwGpuUtilization
+	metricHwPower                             metricHwPower
+	metricHwTemperature                       metricHwTemperature
+	metricHwTemperatureLimit                  metricHwTemperatureLimit
+	metricNvidiaGpuClockEventActive           metricNvidiaGpuClockEventActive
+	metricNvidiaGpuClockEventReasons          metricNvidiaGpuClockEventReasons
+	metricNvidiaGpuClockFrequency             metricNvidiaGpuClockFrequency
+	metricNvidiaGpuDramActive                 metricNvidiaGpuDramActive
+	metricNvidiaGpuGraphicsEngineActive       metricNvidiaGpuGraphicsEngineActive
+	metricNvidiaGpuMemoryTemperature          metricNvidiaGpuMemoryTemperature
+	metricNvidiaGpuMemoryCopyUtilization      metricNvidiaGpuMemoryCopyUtilization
+	metricNvidiaGpuNvlinkIo                   metricNvidiaGpuNvlinkIo
+	metricNvidiaGpuPcieReplays                metricNvidiaGpuPcieReplays
+	metricNvidiaGpuPipeActive                 metricNvidiaGpuPipeActive
+	metricNvidiaGpuPowerLimit                 metricNvidiaGpuPowerLimit
+	metricNvidiaGpuRecoveryAction             metricNvidiaGpuRecoveryAction
+	metricNvidiaGpuRowRemapFailure            metricNvidiaGpuRowRemapFailure
+	metricNvidiaGpuRowRemapRows               metricNvidiaGpuRowRemapRows
+	metricNvidiaGpuSmActive                   metricNvidiaGpuSmActive
+	metricNvidiaGpuSmOccupancy                metricNvidiaGpuSmOccupancy
+	metricNvidiaGpuThrottleTime               metricNvidiaGpuThrottleTime
+	metricNvidiaGpuXidErrors                  metricNvidiaGpuXidErrors
+	metricOtelgpuProcessCount                 metricOtelgpuProcessCount
+	metricOtelgpuProcessMemoryUsage           metricOtelgpuProcessMemoryUsage
+	metricOtelgpuProcessMemoryCopyUtilization metricOtelgpuProcessMemoryCopyUtilization
+	metricOtelgpuProcessUtilization           metricOtelgpuProcessUtilization
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -4069,60 +4014,59 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                      mbc,
-		startTime:                                   pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                               pmetric.NewMetrics(),
-		buildInfo:                                   settings.BuildInfo,
-		metricAmdGpuBadPages:                        newMetricAmdGpuBadPages(mbc.Metrics.AmdGpuBadPages),
-		metricAmdGpuBadPagesThreshold:               newMetricAmdGpuBadPagesThreshold(mbc.Metrics.AmdGpuBadPagesThreshold),
-		metricAmdGpuClockFrequency:                  newMetricAmdGpuClockFrequency(mbc.Metrics.AmdGpuClockFrequency),
-		metricAmdGpuCperRecords:                     newMetricAmdGpuCperRecords(mbc.Metrics.AmdGpuCperRecords),
-		metricAmdGpuEccErrors:                       newMetricAmdGpuEccErrors(mbc.Metrics.AmdGpuEccErrors),
-		metricAmdGpuMmActivity:                      newMetricAmdGpuMmActivity(mbc.Metrics.AmdGpuMmActivity),
-		metricAmdGpuPcieReplays:                     newMetricAmdGpuPcieReplays(mbc.Metrics.AmdGpuPcieReplays),
-		metricAmdGpuPowerCap:                        newMetricAmdGpuPowerCap(mbc.Metrics.AmdGpuPowerCap),
-		metricAmdGpuProcessCount:                    newMetricAmdGpuProcessCount(mbc.Metrics.AmdGpuProcessCount),
-		metricAmdGpuTemperature:                     newMetricAmdGpuTemperature(mbc.Metrics.AmdGpuTemperature),
-		metricAmdGpuUmcActivity:                     newMetricAmdGpuUmcActivity(mbc.Metrics.AmdGpuUmcActivity),
-		metricAmdGpuViolationResidency:              newMetricAmdGpuViolationResidency(mbc.Metrics.AmdGpuViolationResidency),
-		metricAmdGpuXgmiBandwidth:                   newMetricAmdGpuXgmiBandwidth(mbc.Metrics.AmdGpuXgmiBandwidth),
-		metricAmdGpuXgmiIo:                          newMetricAmdGpuXgmiIo(mbc.Metrics.AmdGpuXgmiIo),
-		metricAmdGpuXgmiLinkBandwidth:               newMetricAmdGpuXgmiLinkBandwidth(mbc.Metrics.AmdGpuXgmiLinkBandwidth),
-		metricAmdGpuXgmiLinkIo:                      newMetricAmdGpuXgmiLinkIo(mbc.Metrics.AmdGpuXgmiLinkIo),
-		metricHwEnergy:                              newMetricHwEnergy(mbc.Metrics.HwEnergy),
-		metricHwErrors:                              newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwGpuIo:                               newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
-		metricHwGpuMemoryLimit:                      newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
-		metricHwGpuMemoryUsage:                      newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
-		metricHwGpuMemoryUtilization:                newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
-		metricHwGpuUtilization:                      newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
-		metricHwPower:                               newMetricHwPower(mbc.Metrics.HwPower),
-		metricHwTemperature:                         newMetricHwTemperature(mbc.Metrics.HwTemperature),
-		metricHwTemperatureLimit:                    newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
-		metricNvidiaGpuClockEventActive:             newMetricNvidiaGpuClockEventActive(mbc.Metrics.NvidiaGpuClockEventActive),
-		metricNvidiaGpuClockEventReasons:            newMetricNvidiaGpuClockEventReasons(mbc.Metrics.NvidiaGpuClockEventReasons),
-		metricNvidiaGpuClockFrequency:               newMetricNvidiaGpuClockFrequency(mbc.Metrics.NvidiaGpuClockFrequency),
-		metricNvidiaGpuDramActive:                   newMetricNvidiaGpuDramActive(mbc.Metrics.NvidiaGpuDramActive),
-		metricNvidiaGpuGraphicsEngineActive:         newMetricNvidiaGpuGraphicsEngineActive(mbc.Metrics.NvidiaGpuGraphicsEngineActive),
-		metricNvidiaGpuMemoryTemperature:            newMetricNvidiaGpuMemoryTemperature(mbc.Metrics.NvidiaGpuMemoryTemperature),
-		metricNvidiaGpuMemoryCopyUtilization:        newMetricNvidiaGpuMemoryCopyUtilization(mbc.Metrics.NvidiaGpuMemoryCopyUtilization),
-		metricNvidiaGpuNvlinkIo:                     newMetricNvidiaGpuNvlinkIo(mbc.Metrics.NvidiaGpuNvlinkIo),
-		metricNvidiaGpuPcieReplays:                  newMetricNvidiaGpuPcieReplays(mbc.Metrics.NvidiaGpuPcieReplays),
-		metricNvidiaGpuPipeActive:                   newMetricNvidiaGpuPipeActive(mbc.Metrics.NvidiaGpuPipeActive),
-		metricNvidiaGpuPowerLimit:                   newMetricNvidiaGpuPowerLimit(mbc.Metrics.NvidiaGpuPowerLimit),
-		metricNvidiaGpuProcessCount:                 newMetricNvidiaGpuProcessCount(mbc.Metrics.NvidiaGpuProcessCount),
-		metricNvidiaGpuProcessMemoryUsage:           newMetricNvidiaGpuProcessMemoryUsage(mbc.Metrics.NvidiaGpuProcessMemoryUsage),
-		metricNvidiaGpuProcessMemoryCopyUtilization: newMetricNvidiaGpuProcessMemoryCopyUtilization(mbc.Metrics.NvidiaGpuProcessMemoryCopyUtilization),
-		metricNvidiaGpuProcessUtilization:           newMetricNvidiaGpuProcessUtilization(mbc.Metrics.NvidiaGpuProcessUtilization),
-		metricNvidiaGpuRecoveryAction:               newMetricNvidiaGpuRecoveryAction(mbc.Metrics.NvidiaGpuRecoveryAction),
-		metricNvidiaGpuRowRemapFailure:              newMetricNvidiaGpuRowRemapFailure(mbc.Metrics.NvidiaGpuRowRemapFailure),
-		metricNvidiaGpuRowRemapRows:                 newMetricNvidiaGpuRowRemapRows(mbc.Metrics.NvidiaGpuRowRemapRows),
-		metricNvidiaGpuSmActive:                     newMetricNvidiaGpuSmActive(mbc.Metrics.NvidiaGpuSmActive),
-		metricNvidiaGpuSmOccupancy:                  newMetricNvidiaGpuSmOccupancy(mbc.Metrics.NvidiaGpuSmOccupancy),
-		metricNvidiaGpuThrottleTime:                 newMetricNvidiaGpuThrottleTime(mbc.Metrics.NvidiaGpuThrottleTime),
-		metricNvidiaGpuXidErrors:                    newMetricNvidiaGpuXidErrors(mbc.Metrics.NvidiaGpuXidErrors),
-		resourceAttributeIncludeFilter:              make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:              make(map[string]filter.Filter),
+		config:                                    mbc,
+		startTime:                                 pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                             pmetric.NewMetrics(),
+		buildInfo:                                 settings.BuildInfo,
+		metricAmdGpuBadPages:                      newMetricAmdGpuBadPages(mbc.Metrics.AmdGpuBadPages),
+		metricAmdGpuBadPagesThreshold:             newMetricAmdGpuBadPagesThreshold(mbc.Metrics.AmdGpuBadPagesThreshold),
+		metricAmdGpuClockFrequency:                newMetricAmdGpuClockFrequency(mbc.Metrics.AmdGpuClockFrequency),
+		metricAmdGpuCperRecords:                   newMetricAmdGpuCperRecords(mbc.Metrics.AmdGpuCperRecords),
+		metricAmdGpuEccErrors:                     newMetricAmdGpuEccErrors(mbc.Metrics.AmdGpuEccErrors),
+		metricAmdGpuMmActivity:                    newMetricAmdGpuMmActivity(mbc.Metrics.AmdGpuMmActivity),
+		metricAmdGpuPcieReplays:                   newMetricAmdGpuPcieReplays(mbc.Metrics.AmdGpuPcieReplays),
+		metricAmdGpuPowerCap:                      newMetricAmdGpuPowerCap(mbc.Metrics.AmdGpuPowerCap),
+		metricAmdGpuTemperature:                   newMetricAmdGpuTemperature(mbc.Metrics.AmdGpuTemperature),
+		metricAmdGpuUmcActivity:                   newMetricAmdGpuUmcActivity(mbc.Metrics.AmdGpuUmcActivity),
+		metricAmdGpuViolationResidency:            newMetricAmdGpuViolationResidency(mbc.Metrics.AmdGpuViolationResidency),
+		metricAmdGpuXgmiBandwidth:                 newMetricAmdGpuXgmiBandwidth(mbc.Metrics.AmdGpuXgmiBandwidth),
+		metricAmdGpuXgmiIo:                        newMetricAmdGpuXgmiIo(mbc.Metrics.AmdGpuXgmiIo),
+		metricAmdGpuXgmiLinkBandwidth:             newMetricAmdGpuXgmiLinkBandwidth(mbc.Metrics.AmdGpuXgmiLinkBandwidth),
+		metricAmdGpuXgmiLinkIo:                    newMetricAmdGpuXgmiLinkIo(mbc.Metrics.AmdGpuXgmiLinkIo),
+		metricHwEnergy:                            newMetricHwEnergy(mbc.Metrics.HwEnergy),
+		metricHwErrors:                            newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwGpuIo:                             newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
+		metricHwGpuMemoryLimit:                    newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
+		metricHwGpuMemoryUsage:                    newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
+		metricHwGpuMemoryUtilization:              newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
+		metricHwGpuUtilization:                    newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
+		metricHwPower:                             newMetricHwPower(mbc.Metrics.HwPower),
+		metricHwTemperature:                       newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricHwTemperatureLimit:                  newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
+		metricNvidiaGpuClockEventActive:           newMetricNvidiaGpuClockEventActive(mbc.Metrics.NvidiaGpuClockEventActive),
+		metricNvidiaGpuClockEventReasons:          newMetricNvidiaGpuClockEventReasons(mbc.Metrics.NvidiaGpuClockEventReasons),
+		metricNvidiaGpuClockFrequency:             newMetricNvidiaGpuClockFrequency(mbc.Metrics.NvidiaGpuClockFrequency),
+		metricNvidiaGpuDramActive:                 newMetricNvidiaGpuDramActive(mbc.Metrics.NvidiaGpuDramActive),
+		metricNvidiaGpuGraphicsEngineActive:       newMetricNvidiaGpuGraphicsEngineActive(mbc.Metrics.NvidiaGpuGraphicsEngineActive),
+		metricNvidiaGpuMemoryTemperature:          newMetricNvidiaGpuMemoryTemperature(mbc.Metrics.NvidiaGpuMemoryTemperature),
+		metricNvidiaGpuMemoryCopyUtilization:      newMetricNvidiaGpuMemoryCopyUtilization(mbc.Metrics.NvidiaGpuMemoryCopyUtilization),
+		metricNvidiaGpuNvlinkIo:                   newMetricNvidiaGpuNvlinkIo(mbc.Metrics.NvidiaGpuNvlinkIo),
+		metricNvidiaGpuPcieReplays:                newMetricNvidiaGpuPcieReplays(mbc.Metrics.NvidiaGpuPcieReplays),
+		metricNvidiaGpuPipeActive:                 newMetricNvidiaGpuPipeActive(mbc.Metrics.NvidiaGpuPipeActive),
+		metricNvidiaGpuPowerLimit:                 newMetricNvidiaGpuPowerLimit(mbc.Metrics.NvidiaGpuPowerLimit),
+		metricNvidiaGpuRecoveryAction:             newMetricNvidiaGpuRecoveryAction(mbc.Metrics.NvidiaGpuRecoveryAction),
+		metricNvidiaGpuRowRemapFailure:            newMetricNvidiaGpuRowRemapFailure(mbc.Metrics.NvidiaGpuRowRemapFailure),
+		metricNvidiaGpuRowRemapRows:               newMetricNvidiaGpuRowRemapRows(mbc.Metrics.NvidiaGpuRowRemapRows),
+		metricNvidiaGpuSmActive:                   newMetricNvidiaGpuSmActive(mbc.Metrics.NvidiaGpuSmActive),
+		metricNvidiaGpuSmOccupancy:                newMetricNvidiaGpuSmOccupancy(mbc.Metrics.NvidiaGpuSmOccupancy),
+		metricNvidiaGpuThrottleTime:               newMetricNvidiaGpuThrottleTime(mbc.Metrics.NvidiaGpuThrottleTime),
+		metricNvidiaGpuXidErrors:                  newMetricNvidiaGpuXidErrors(mbc.Metrics.NvidiaGpuXidErrors),
+		metricOtelgpuProcessCount:                 newMetricOtelgpuProcessCount(mbc.Metrics.OtelgpuProcessCount),
+		metricOtelgpuProcessMemoryUsage:           newMetricOtelgpuProcessMemoryUsage(mbc.Metrics.OtelgpuProcessMemoryUsage),
+		metricOtelgpuProcessMemoryCopyUtilization: newMetricOtelgpuProcessMemoryCopyUtilization(mbc.Metrics.OtelgpuProcessMemoryCopyUtilization),
+		metricOtelgpuProcessUtilization:           newMetricOtelgpuProcessUtilization(mbc.Metrics.OtelgpuProcessUtilization),
+		resourceAttributeIncludeFilter:            make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:            make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.AmdGpuIndex.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["amd.gpu.index"] = filter.CreateFilter(mbc.ResourceAttributes.AmdGpuIndex.MetricsInclude)
@@ -4280,11 +4224,11 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.NvidiaGpuPciBusID.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["nvidia.gpu.pci_bus_id"] = filter.CreateFilter(mbc.ResourceAttributes.NvidiaGpuPciBusID.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.NvidiaGpuProcessOwner.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["nvidia.gpu.process.owner"] = filter.CreateFilter(mbc.ResourceAttributes.NvidiaGpuProcessOwner.MetricsInclude)
+	if mbc.ResourceAttributes.OtelgpuProcessOwner.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["otelgpu.process.owner"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuProcessOwner.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.NvidiaGpuProcessOwner.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["nvidia.gpu.process.owner"] = filter.CreateFilter(mbc.ResourceAttributes.NvidiaGpuProcessOwner.MetricsExclude)
+	if mbc.ResourceAttributes.OtelgpuProcessOwner.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["otelgpu.process.owner"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuProcessOwner.MetricsExclude)
 	}
 
 	for _, op := range options {
@@ -4363,7 +4307,6 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricAmdGpuMmActivity.emit(ils.Metrics())
 	mb.metricAmdGpuPcieReplays.emit(ils.Metrics())
 	mb.metricAmdGpuPowerCap.emit(ils.Metrics())
-	mb.metricAmdGpuProcessCount.emit(ils.Metrics())
 	mb.metricAmdGpuTemperature.emit(ils.Metrics())
 	mb.metricAmdGpuUmcActivity.emit(ils.Metrics())
 	mb.metricAmdGpuViolationResidency.emit(ils.Metrics())
@@ -4392,10 +4335,6 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricNvidiaGpuPcieReplays.emit(ils.Metrics())
 	mb.metricNvidiaGpuPipeActive.emit(ils.Metrics())
 	mb.metricNvidiaGpuPowerLimit.emit(ils.Metrics())
-	mb.metricNvidiaGpuProcessCount.emit(ils.Metrics())
-	mb.metricNvidiaGpuProcessMemoryUsage.emit(ils.Metrics())
-	mb.metricNvidiaGpuProcessMemoryCopyUtilization.emit(ils.Metrics())
-	mb.metricNvidiaGpuProcessUtilization.emit(ils.Metrics())
 	mb.metricNvidiaGpuRecoveryAction.emit(ils.Metrics())
 	mb.metricNvidiaGpuRowRemapFailure.emit(ils.Metrics())
 	mb.metricNvidiaGpuRowRemapRows.emit(ils.Metrics())
@@ -4403,6 +4342,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricNvidiaGpuSmOccupancy.emit(ils.Metrics())
 	mb.metricNvidiaGpuThrottleTime.emit(ils.Metrics())
 	mb.metricNvidiaGpuXidErrors.emit(ils.Metrics())
+	mb.metricOtelgpuProcessCount.emit(ils.Metrics())
+	mb.metricOtelgpuProcessMemoryUsage.emit(ils.Metrics())
+	mb.metricOtelgpuProcessMemoryCopyUtilization.emit(ils.Metrics())
+	mb.metricOtelgpuProcessUtilization.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -4472,11 +4415,6 @@ func (mb *MetricsBuilder) RecordAmdGpuPcieReplaysDataPoint(ts pcommon.Timestamp,
 // RecordAmdGpuPowerCapDataPoint adds a data point to amd.gpu.power.cap metric.
 func (mb *MetricsBuilder) RecordAmdGpuPowerCapDataPoint(ts pcommon.Timestamp, val float64) {
 	mb.metricAmdGpuPowerCap.recordDataPoint(mb.startTime, ts, val)
-}
-
-// RecordAmdGpuProcessCountDataPoint adds a data point to amd.gpu.process.count metric.
-func (mb *MetricsBuilder) RecordAmdGpuProcessCountDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricAmdGpuProcessCount.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordAmdGpuTemperatureDataPoint adds a data point to amd.gpu.temperature metric.
@@ -4619,26 +4557,6 @@ func (mb *MetricsBuilder) RecordNvidiaGpuPowerLimitDataPoint(ts pcommon.Timestam
 	mb.metricNvidiaGpuPowerLimit.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordNvidiaGpuProcessCountDataPoint adds a data point to nvidia.gpu.process.count metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuProcessCountDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricNvidiaGpuProcessCount.recordDataPoint(mb.startTime, ts, val)
-}
-
-// RecordNvidiaGpuProcessMemoryUsageDataPoint adds a data point to nvidia.gpu.process.memory.usage metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuProcessMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricNvidiaGpuProcessMemoryUsage.recordDataPoint(mb.startTime, ts, val)
-}
-
-// RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint adds a data point to nvidia.gpu.process.memory_copy.utilization metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricNvidiaGpuProcessMemoryCopyUtilization.recordDataPoint(mb.startTime, ts, val)
-}
-
-// RecordNvidiaGpuProcessUtilizationDataPoint adds a data point to nvidia.gpu.process.utilization metric.
-func (mb *MetricsBuilder) RecordNvidiaGpuProcessUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask) {
-	mb.metricNvidiaGpuProcessUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String())
-}
-
 // RecordNvidiaGpuRecoveryActionDataPoint adds a data point to nvidia.gpu.recovery_action metric.
 func (mb *MetricsBuilder) RecordNvidiaGpuRecoveryActionDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricNvidiaGpuRecoveryAction.recordDataPoint(mb.startTime, ts, val)
@@ -4672,6 +4590,26 @@ func (mb *MetricsBuilder) RecordNvidiaGpuThrottleTimeDataPoint(ts pcommon.Timest
 // RecordNvidiaGpuXidErrorsDataPoint adds a data point to nvidia.gpu.xid.errors metric.
 func (mb *MetricsBuilder) RecordNvidiaGpuXidErrorsDataPoint(ts pcommon.Timestamp, val int64, nvidiaGpuXidAttributeValue int64) {
 	mb.metricNvidiaGpuXidErrors.recordDataPoint(mb.startTime, ts, val, nvidiaGpuXidAttributeValue)
+}
+
+// RecordOtelgpuProcessCountDataPoint adds a data point to otelgpu.process.count metric.
+func (mb *MetricsBuilder) RecordOtelgpuProcessCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricOtelgpuProcessCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordOtelgpuProcessMemoryUsageDataPoint adds a data point to otelgpu.process.memory.usage metric.
+func (mb *MetricsBuilder) RecordOtelgpuProcessMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricOtelgpuProcessMemoryUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordOtelgpuProcessMemoryCopyUtilizationDataPoint adds a data point to otelgpu.process.memory_copy.utilization metric.
+func (mb *MetricsBuilder) RecordOtelgpuProcessMemoryCopyUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricOtelgpuProcessMemoryCopyUtilization.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordOtelgpuProcessUtilizationDataPoint adds a data point to otelgpu.process.utilization metric.
+func (mb *MetricsBuilder) RecordOtelgpuProcessUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask) {
+	mb.metricOtelgpuProcessUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -85,10 +85,10 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["nvidia.gpu.clock.frequency"] = mb.metricNvidiaGpuClockFrequency.config.AggregationStrategy
 			aggMap["nvidia.gpu.nvlink.io"] = mb.metricNvidiaGpuNvlinkIo.config.AggregationStrategy
 			aggMap["nvidia.gpu.pipe.active"] = mb.metricNvidiaGpuPipeActive.config.AggregationStrategy
-			aggMap["nvidia.gpu.process.utilization"] = mb.metricNvidiaGpuProcessUtilization.config.AggregationStrategy
 			aggMap["nvidia.gpu.row_remap.rows"] = mb.metricNvidiaGpuRowRemapRows.config.AggregationStrategy
 			aggMap["nvidia.gpu.throttle.time"] = mb.metricNvidiaGpuThrottleTime.config.AggregationStrategy
 			aggMap["nvidia.gpu.xid.errors"] = mb.metricNvidiaGpuXidErrors.config.AggregationStrategy
+			aggMap["otelgpu.process.utilization"] = mb.metricOtelgpuProcessUtilization.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -133,9 +133,6 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordAmdGpuPowerCapDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordAmdGpuProcessCountDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordAmdGpuTemperatureDataPoint(ts, 1, AttributeAmdGpuTemperatureSensorEdge)
@@ -262,21 +259,6 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordNvidiaGpuPowerLimitDataPoint(ts, 1)
-
-			allMetricsCount++
-			mb.RecordNvidiaGpuProcessCountDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordNvidiaGpuProcessMemoryUsageDataPoint(ts, 1)
-
-			allMetricsCount++
-			mb.RecordNvidiaGpuProcessMemoryCopyUtilizationDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordNvidiaGpuProcessUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral)
-			if tt.name == "reaggregate_set" {
-				mb.RecordNvidiaGpuProcessUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordNvidiaGpuRecoveryActionDataPoint(ts, 1)
@@ -307,6 +289,21 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordNvidiaGpuXidErrorsDataPoint(ts, 3, 15)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordOtelgpuProcessCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordOtelgpuProcessMemoryUsageDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordOtelgpuProcessMemoryCopyUtilizationDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordOtelgpuProcessUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral)
+			if tt.name == "reaggregate_set" {
+				mb.RecordOtelgpuProcessUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder)
+			}
 
 			rb := mb.NewResourceBuilder()
 			rb.SetAmdGpuIndex(13)
@@ -335,7 +332,7 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetNvidiaGpuMigParentID("nvidia.gpu.mig.parent_id-val")
 			rb.SetNvidiaGpuMigProfile("nvidia.gpu.mig.profile-val")
 			rb.SetNvidiaGpuPciBusID("nvidia.gpu.pci_bus_id-val")
-			rb.SetNvidiaGpuProcessOwner("nvidia.gpu.process.owner-val")
+			rb.SetOtelgpuProcessOwner("otelgpu.process.owner-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
@@ -357,10 +354,10 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricNvidiaGpuClockFrequency.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuNvlinkIo.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuPipeActive.aggDataPoints)
-				assert.Empty(t, mb.metricNvidiaGpuProcessUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuRowRemapRows.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuThrottleTime.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuXidErrors.aggDataPoints)
+				assert.Empty(t, mb.metricOtelgpuProcessUtilization.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -620,18 +617,6 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "amd.gpu.process.count":
-					assert.False(t, validatedMetrics["amd.gpu.process.count"], "Found a duplicate in the metrics slice: amd.gpu.process.count")
-					validatedMetrics["amd.gpu.process.count"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Processes using the AMD GPU or partition (amdsmi_get_gpu_process_list).", mi.Description())
-					assert.Equal(t, "{process}", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
 				case "amd.gpu.temperature":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["amd.gpu.temperature"], "Found a duplicate in the metrics slice: amd.gpu.temperature")
@@ -1398,86 +1383,6 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "nvidia.gpu.process.count":
-					assert.False(t, validatedMetrics["nvidia.gpu.process.count"], "Found a duplicate in the metrics slice: nvidia.gpu.process.count")
-					validatedMetrics["nvidia.gpu.process.count"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Processes of the resource's owner on the GPU during the interval (per_process; NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list).", mi.Description())
-					assert.Equal(t, "{process}", mi.Unit())
-					assert.False(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
-				case "nvidia.gpu.process.memory.usage":
-					assert.False(t, validatedMetrics["nvidia.gpu.process.memory.usage"], "Found a duplicate in the metrics slice: nvidia.gpu.process.memory.usage")
-					validatedMetrics["nvidia.gpu.process.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.", mi.Description())
-					assert.Equal(t, "By", mi.Unit())
-					assert.False(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
-				case "nvidia.gpu.process.memory_copy.utilization":
-					assert.False(t, validatedMetrics["nvidia.gpu.process.memory_copy.utilization"], "Found a duplicate in the metrics slice: nvidia.gpu.process.memory_copy.utilization")
-					validatedMetrics["nvidia.gpu.process.memory_copy.utilization"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "nvidia.gpu.process.utilization":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nvidia.gpu.process.utilization"], "Found a duplicate in the metrics slice: nvidia.gpu.process.utilization")
-						validatedMetrics["nvidia.gpu.process.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwGpuTaskAttrVal, ok := dp.Attributes().Get("hw.gpu.task")
-						assert.True(t, ok)
-						assert.Equal(t, "general", hwGpuTaskAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nvidia.gpu.process.utilization"], "Found a duplicate in the metrics slice: nvidia.gpu.process.utilization")
-						validatedMetrics["nvidia.gpu.process.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["nvidia.gpu.process.utilization"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.gpu.task")
-						assert.False(t, ok)
-					}
 				case "nvidia.gpu.recovery_action":
 					assert.False(t, validatedMetrics["nvidia.gpu.recovery_action"], "Found a duplicate in the metrics slice: nvidia.gpu.recovery_action")
 					validatedMetrics["nvidia.gpu.recovery_action"] = true
@@ -1656,6 +1561,86 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
 						_, ok := dp.Attributes().Get("nvidia.gpu.xid")
+						assert.False(t, ok)
+					}
+				case "otelgpu.process.count":
+					assert.False(t, validatedMetrics["otelgpu.process.count"], "Found a duplicate in the metrics slice: otelgpu.process.count")
+					validatedMetrics["otelgpu.process.count"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Processes on the GPU: on a per-process resource (per_process, otelgpu.process.owner set), the owner's processes during the interval (NVML's running compute and MPS processes, and those that exited after being busy; AMD SMI's process list); on an AMD GPU's or partition's own resource, every process using it (amdsmi_get_gpu_process_list).", mi.Description())
+					assert.Equal(t, "{process}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "otelgpu.process.memory.usage":
+					assert.False(t, validatedMetrics["otelgpu.process.memory.usage"], "Found a duplicate in the metrics slice: otelgpu.process.memory.usage")
+					validatedMetrics["otelgpu.process.memory.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "The part of hw.gpu.memory.usage the resource's processes hold (per_process; NVML's usedGpuMemory, or AMD SMI's VRAM per process, summed over the processes). The device's usage also counts memory no process holds.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "otelgpu.process.memory_copy.utilization":
+					assert.False(t, validatedMetrics["otelgpu.process.memory_copy.utilization"], "Found a duplicate in the metrics slice: otelgpu.process.memory_copy.utilization")
+					validatedMetrics["otelgpu.process.memory_copy.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The part of nvidia.gpu.memory_copy.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process memUtil, summed over the processes, at most 1).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "otelgpu.process.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["otelgpu.process.utilization"], "Found a duplicate in the metrics slice: otelgpu.process.utilization")
+						validatedMetrics["otelgpu.process.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwGpuTaskAttrVal, ok := dp.Attributes().Get("hw.gpu.task")
+						assert.True(t, ok)
+						assert.Equal(t, "general", hwGpuTaskAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["otelgpu.process.utilization"], "Found a duplicate in the metrics slice: otelgpu.process.utilization")
+						validatedMetrics["otelgpu.process.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The part of hw.gpu.utilization due to the resource's processes, over the interval since the previous scrape (per_process; NVML's per-process smUtil, encUtil and decUtil, or the growth of AMD SMI's graphics and encoder engine time, summed over the processes, at most 1). AMD SMI counts no engine time for HIP compute queues, so such a process has none rather than a zero.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["otelgpu.process.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.task")
 						assert.False(t, ok)
 					}
 				}

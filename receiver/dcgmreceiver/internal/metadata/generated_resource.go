@@ -203,10 +203,10 @@ func (rb *ResourceBuilder) SetNvidiaGpuPciBusID(val string) {
 	}
 }
 
-// SetNvidiaGpuProcessOwner sets provided value as "nvidia.gpu.process.owner" attribute.
-func (rb *ResourceBuilder) SetNvidiaGpuProcessOwner(val string) {
-	if rb.config.NvidiaGpuProcessOwner.Enabled {
-		rb.res.Attributes().PutStr("nvidia.gpu.process.owner", val)
+// SetOtelgpuProcessOwner sets provided value as "otelgpu.process.owner" attribute.
+func (rb *ResourceBuilder) SetOtelgpuProcessOwner(val string) {
+	if rb.config.OtelgpuProcessOwner.Enabled {
+		rb.res.Attributes().PutStr("otelgpu.process.owner", val)
 	}
 }
 

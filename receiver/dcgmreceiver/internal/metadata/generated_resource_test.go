@@ -39,7 +39,7 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetNvidiaGpuMigParentID("nvidia.gpu.mig.parent_id-val")
 			rb.SetNvidiaGpuMigProfile("nvidia.gpu.mig.profile-val")
 			rb.SetNvidiaGpuPciBusID("nvidia.gpu.pci_bus_id-val")
-			rb.SetNvidiaGpuProcessOwner("nvidia.gpu.process.owner-val")
+			rb.SetOtelgpuProcessOwner("otelgpu.process.owner-val")
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
@@ -185,10 +185,10 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "nvidia.gpu.pci_bus_id-val", nvidiaGpuPciBusIDAttrVal.Str())
 			}
-			nvidiaGpuProcessOwnerAttrVal, ok := res.Attributes().Get("nvidia.gpu.process.owner")
+			otelgpuProcessOwnerAttrVal, ok := res.Attributes().Get("otelgpu.process.owner")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "nvidia.gpu.process.owner-val", nvidiaGpuProcessOwnerAttrVal.Str())
+				assert.Equal(t, "otelgpu.process.owner-val", otelgpuProcessOwnerAttrVal.Str())
 			}
 		})
 	}
