@@ -27,6 +27,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
@@ -789,6 +790,8 @@ func conditionReason(f policy.Fault) string {
 		return fmt.Sprintf("UncorrectedCPERAFID%d", f.Code)
 	case policy.BadPageThreshold:
 		return "BadPageThreshold"
+	case policy.DCGMHealth:
+		return "DCGMHealth" + camel(gpu.HealthSystem(f.Code).String())
 	}
 	return "GPUFaulted"
 }
