@@ -3,6 +3,7 @@ package gpuanalyzerprocessor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,13 +63,13 @@ func TestDCGMHealth(t *testing.T) {
 		}
 		require.NoError(t, p.ConsumeMetrics(context.Background(), f.rcv.Map(samples)))
 	}
-	var changes string
+	var changes strings.Builder
 	for _, e := range logs.FilterMessage("GPU health changed").All() {
 		m := e.ContextMap()
 		if fmt.Sprint(m["host.name"], "/", m["hw.name"]) != target {
 			continue // the fleet's own faults
 		}
-		changes += fmt.Sprintf("%s>%s(%v) ", m["from"], m["to"], m["reason"])
+		fmt.Fprintf(&changes, "%s>%s(%v) ", m["from"], m["to"], m["reason"])
 	}
-	require.Equal(t, "ok>degraded(dcgm_health_memory) degraded>failed(dcgm_health_memory) failed>ok(<nil>) ", changes)
+	require.Equal(t, "ok>degraded(dcgm_health_memory) degraded>failed(dcgm_health_memory) failed>ok(<nil>) ", changes.String())
 }
