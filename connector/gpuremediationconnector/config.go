@@ -16,6 +16,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 )
 
@@ -85,6 +86,11 @@ type PolicyConfig struct {
 	// actions (gpu_reset, node_reboot, drain_p2p, drain_and_reset, recover_imex_domain), which
 	// XID 154 announces and the nvidia.gpu.recovery_action gauge reads.
 	RecoveryAction map[string]string `mapstructure:"recovery_action"`
+	// DCGMHealth overrides the remediation of a failed subsystem of DCGM's
+	// health watches (the receiver's nvidia.gpu.health: pcie, nvlink,
+	// memory, inforom, thermal, power, nvswitch_fatal, ...); by default
+	// every failure is a drain (internal/gpuhealth).
+	DCGMHealth map[string]string `mapstructure:"dcgm_health"`
 	// IncidentWindow groups evidence of one fault on one GPU into one
 	// incident: a burst of XID lines, or a burst a scrape split in two.
 	IncidentWindow time.Duration    `mapstructure:"incident_window"`
@@ -365,6 +371,21 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 		}
 		p.Actions[code] = parse(key, cfg.Policy.RecoveryAction[k])
 	}
+	p.DCGMHealth = policy.DefaultDCGMHealth()
+	systems := make([]string, 0, len(cfg.Policy.DCGMHealth))
+	for k := range cfg.Policy.DCGMHealth {
+		systems = append(systems, k)
+	}
+	sort.Strings(systems)
+	for _, k := range systems {
+		key := "policy::dcgm_health::" + k
+		sys, ok := gpu.ParseHealthSystem(k)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: unknown health subsystem; want one of %s", key, healthSystemNames()))
+			continue
+		}
+		p.DCGMHealth[sys] = parse(key, cfg.Policy.DCGMHealth[k])
+	}
 	p.AFIDs = map[int]policy.Remediation{}
 	shipped, err := shippedAFIDs()
 	if err != nil {
@@ -430,4 +451,13 @@ func shippedAFIDs() (map[string]string, error) {
 		return nil, fmt.Errorf("afids.yaml: %w", err)
 	}
 	return f.AFID, nil
+}
+
+// healthSystemNames lists the health subsystems for an error message.
+func healthSystemNames() string {
+	names := make([]string, 0, gpu.NumHealthSystems)
+	for _, sys := range gpu.HealthSystems() {
+		names = append(names, sys.String())
+	}
+	return strings.Join(names, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+	gpuhw "github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 )
@@ -28,6 +30,8 @@ const (
 	metricRowRemap  = metricnames.NvidiaGPURowRemapFailure
 	metricVerdict   = metricnames.OTelGPUBottleneckState
 	metricRecovery  = metricnames.NvidiaGPURecoveryAction
+	metricHealth    = metricnames.NvidiaGPUHealth
+	attrHealthSys   = metricnames.AttrNvidiaGPUHealthSystem
 	attrVerdict     = metricnames.AttrOTelGPUBottleneckClass
 	verdictFaulted  = "faulted"
 	attrNode        = metricnames.AttrK8sNodeName
@@ -66,8 +70,10 @@ type gpuState struct {
 	// an AMD GPU's retired pages at the driver's threshold, and whether
 	// that was read
 	badPagesFull, badPagesKnown bool
-	lastFault                   time.Time
-	lastSeen                    time.Time
+	// each DCGM health subsystem's failure, and whether it was read
+	healthFailed, healthKnown [gpuhw.NumHealthSystems]bool
+	lastFault                 time.Time
+	lastSeen                  time.Time
 }
 
 type counter struct {
@@ -244,6 +250,21 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 					}
 					g.recovery, g.recoveryKnown = action, true
 				})
+			case metricHealth:
+				// A failure is a fault, when it starts; a warning calls
+				// for nothing (gpuhealth.DCGMHealth) and is no fault.
+				r.levels(m, g, func(dp pmetric.NumberDataPoint) {
+					sys, ok := gpuhw.ParseHealthSystem(str(dp.Attributes(), attrHealthSys))
+					if !ok {
+						r.bad.invalidValue++
+						return
+					}
+					failed := value(dp) >= float64(gpuhw.HealthFail)
+					if failed && !g.healthFailed[sys] {
+						add(dp.Timestamp(), policy.Fault{Kind: policy.DCGMHealth, Code: int(sys)}, g.healthKnown[sys])
+					}
+					g.healthFailed[sys], g.healthKnown[sys] = failed, true
+				})
 			case metricBadPages, metricBadPageLimit:
 				r.levels(m, g, func(dp pmetric.NumberDataPoint) {
 					if m.Name() == metricBadPageLimit {
@@ -395,7 +416,7 @@ func evidencePoints(rm pmetric.ResourceMetrics) int64 {
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
 			switch m := ms.At(j); m.Name() {
-			case metricXID, metricECC, metricRowRemap, metricRecovery, metricCPER, metricBadPages, metricBadPageLimit:
+			case metricXID, metricECC, metricRowRemap, metricRecovery, metricCPER, metricBadPages, metricBadPageLimit, metricHealth:
 				n += int64(metricpoints.Count(m))
 			}
 		}
@@ -424,6 +445,28 @@ func conditionReason(f policy.Fault) string {
 		return fmt.Sprintf("UncorrectedCPERAFID%d", f.Code)
 	case policy.BadPageThreshold:
 		return "BadPageThreshold"
+	case policy.DCGMHealth:
+		return "DCGMHealth" + camel(gpuhw.HealthSystem(f.Code).String())
 	}
 	return "GPUFaulted"
+}
+
+// camel spells a snake_case name in CamelCase, as a condition's reason
+// is spelled: nvswitch_fatal, NvswitchFatal.
+func camel(s string) string {
+	var b strings.Builder
+	up := true
+	for _, c := range s {
+		switch {
+		case c == '_':
+			up = true
+		case up && c >= 'a' && c <= 'z':
+			b.WriteRune(c - 'a' + 'A')
+			up = false
+		default:
+			b.WriteRune(c)
+			up = false
+		}
+	}
+	return b.String()
 }

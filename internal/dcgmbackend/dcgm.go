@@ -46,6 +46,11 @@ type Options struct {
 	// copies a 150 KB structure, a third more time and memory than a
 	// whole scrape of 32 GPUs.
 	MIGRescan time.Duration
+	// Health sets DCGM's health watches and reports their results
+	// (health.go); HealthEvery is how often they are checked (0 means
+	// 30 s).
+	Health      bool
+	HealthEvery time.Duration
 }
 
 // DCGM field IDs of the identity strings, and of the board's static
@@ -96,6 +101,8 @@ type Backend struct {
 
 	// migChecked is when the MIG instances were last listed.
 	migChecked time.Time
+
+	health healthState
 }
 
 type entity struct {
@@ -117,6 +124,13 @@ func New(opts Options) *Backend {
 	}
 	if opts.MIGRescan <= 0 {
 		opts.MIGRescan = 30 * time.Second
+	}
+	if opts.HealthEvery <= 0 {
+		// DCGM samples what the PCIe, memory, thermal and power watches
+		// read every 30 s at most, and judges the last minute: a check
+		// each 30 s misses nothing, and each answer is a 1 MB structure
+		// (dcgmHealthResponse_v5) copied from the host engine.
+		opts.HealthEvery = 30 * time.Second
 	}
 	b := &Backend{opts: opts, warnedFields: make(map[string]bool)}
 	fields := opts.Fields
@@ -185,6 +199,7 @@ func (b *Backend) discover() error {
 	}
 	b.nameMIGInstances()
 	b.checkProfiling()
+	b.setHealth()
 	return b.watchFields()
 }
 
@@ -526,6 +541,7 @@ func (b *Backend) Collect(_ context.Context, now time.Time, maxAge time.Duration
 			samples[i].XIDs = append(samples[i].XIDs, uint32(code))
 		}
 	}
+	b.checkHealth(now, samples)
 	b.nameProfiles(samples)
 	// A sample with no fresh value says nothing: leave it out.
 	out := samples[:0]
@@ -650,5 +666,6 @@ func (b *Backend) closeLocked() {
 	b.base.close()
 	b.prof.close()
 	b.base, b.prof = nil, nil
+	b.health = healthState{}
 	b.connected = false
 }

@@ -95,6 +95,24 @@ type State struct {
 	Recovery []Recovery
 	// DiagFail lists the GPUs that fail dcgmRunDiagnostic; the others pass.
 	DiagFail []int
+	// Switches is the number of NVSwitches.
+	Switches int
+	// Health lists the incidents dcgmHealthCheck reports, for the groups
+	// that watch their system and hold their entity.
+	Health []Incident
+	// NoHealth makes dcgmHealthSet fail, as a host engine without its
+	// health module does.
+	NoHealth bool
+}
+
+// Incident is a health incident for the stand-in to report: System is
+// one of DCGM's dcgmHealthSystems_t bits, Result DCGM's 10 (warn) or 20
+// (fail); on NVSwitch Entity where Switch is set, else on GPU Entity.
+type Incident struct {
+	Entity int
+	Switch bool
+	System uint
+	Result int
 }
 
 // Recovery is a GPU's recovery action (DCGM_FI_DEV_GPU_RECOVERY_ACTION),
@@ -144,6 +162,19 @@ func (s State) Write(path string) error {
 	for _, i := range s.DiagFail {
 		fmt.Fprintf(&b, "diagfail %d\n", i)
 	}
+	if s.Switches > 0 {
+		fmt.Fprintf(&b, "switches %d\n", s.Switches)
+	}
+	for _, h := range s.Health {
+		key := "health"
+		if h.Switch {
+			key = "switchhealth"
+		}
+		fmt.Fprintf(&b, "%s %d %d %d\n", key, h.Entity, h.System, h.Result)
+	}
+	if s.NoHealth {
+		b.WriteString("nohealth 1\n")
+	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
 		return err
@@ -165,6 +196,11 @@ const WatchLogEnv = "STANDIN_DCGM_WATCHLOG"
 // line per dcgmRunDiagnostic call: "diag LEVEL GPU GPU ...", with DCGM's
 // level (10 for level 1, the short run) and the GPUs of the group.
 const DiagLogEnv = "STANDIN_DCGM_DIAGLOG"
+
+// HealthLogEnv names the file the stand-in logs its health calls to:
+// "healthset SYSTEMS GPU ... [sw SWITCH ...]" (the systems in hex) per
+// dcgmHealthSet, "healthcheck N" (incidents answered) per dcgmHealthCheck.
+const HealthLogEnv = "STANDIN_DCGM_HEALTHLOG"
 
 // ReadWatches reads the watch log at path.
 func ReadWatches(path string) ([]Watch, error) {

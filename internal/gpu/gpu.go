@@ -173,6 +173,9 @@ type Sample struct {
 	// temperature, PCIe, ECC totals) are in Values, in DCGM's units, so
 	// that traces, replay and the analyzer read one set of fields.
 	AMD *AMDValues
+	// Health is what the source's health check says of the device (DCGM's
+	// health watches, NVML's equivalents); zero where it checks none.
+	Health Health
 	// Processes is what each process did on the device over the interval
 	// since the device's previous sample, when the backend reads
 	// per-process data (the receiver's per_process setting); nil

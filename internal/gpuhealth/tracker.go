@@ -11,6 +11,9 @@ const (
 	LevelRecovery
 	// LevelBadPages: an AMD GPU's retired pages against the threshold.
 	LevelBadPages
+	// LevelDCGMHealth: the health check's answer (DCGM's health watches,
+	// NVML's equivalents), its worst subsystem by DCGMHealthState.
+	LevelDCGMHealth
 	// LevelVerdict: the analyzer's class (faulted, or a slowdown); the
 	// last level, as it repeats the others.
 	LevelVerdict

@@ -133,6 +133,9 @@ const (
 	// NvidiaGPUGraphicsEngineActive (receiver/dcgmreceiver): Fraction of time the graphics or compute engine was active (DCGM_FI_PROF_GR_ENGINE_ACTIVE; falls back to GPU_UTIL where profiling is unsupported).
 	NvidiaGPUGraphicsEngineActive     = "nvidia.gpu.graphics_engine.active"
 	NvidiaGPUGraphicsEngineActiveUnit = "1"
+	// NvidiaGPUHealth (receiver/dcgmreceiver): The worst result of the health check per subsystem watched: 0 pass, 1 warn, 2 fail (DCGM's health watches, dcgmHealthCheck, every 30 s, the answer held in between; NVML's equivalents for memory, InfoROM and PCIe). One point per subsystem the source watches; none where it checks no health (AMD SMI, the simulated fleet, a dcgm-exporter).
+	NvidiaGPUHealth     = "nvidia.gpu.health"
+	NvidiaGPUHealthUnit = "{result}"
 	// NvidiaGPUMemoryTemperature (receiver/dcgmreceiver): HBM temperature (DCGM_FI_DEV_MEMORY_TEMP), also hw.temperature with hw.sensor_location memory.
 	NvidiaGPUMemoryTemperature     = "nvidia.gpu.memory.temperature"
 	NvidiaGPUMemoryTemperatureUnit = "Cel"
@@ -372,6 +375,20 @@ const (
 	AttrNvidiaGPUClockEventReasonHWThermal                 = "hw_thermal"
 	AttrNvidiaGPUClockEventReasonHWPowerBrake              = "hw_power_brake"
 	AttrNvidiaGPUClockEventReasonDisplayClocksSetting      = "display_clocks_setting"
+	// AttrNvidiaGPUHealthSystem (attribute, receiver/dcgmreceiver): The subsystem a health check judges: DCGM's health watches that apply to a GPU (dcgmHealthSystems_t), or NVML's equivalents. The NVSwitch subsystems are the node's switches, whose incidents every GPU reports.
+	AttrNvidiaGPUHealthSystem                 = "nvidia.gpu.health.system"
+	AttrNvidiaGPUHealthSystemPCIe             = "pcie"
+	AttrNvidiaGPUHealthSystemNVLink           = "nvlink"
+	AttrNvidiaGPUHealthSystemPmu              = "pmu"
+	AttrNvidiaGPUHealthSystemMcu              = "mcu"
+	AttrNvidiaGPUHealthSystemMemory           = "memory"
+	AttrNvidiaGPUHealthSystemSM               = "sm"
+	AttrNvidiaGPUHealthSystemInforom          = "inforom"
+	AttrNvidiaGPUHealthSystemThermal          = "thermal"
+	AttrNvidiaGPUHealthSystemPower            = "power"
+	AttrNvidiaGPUHealthSystemDriver           = "driver"
+	AttrNvidiaGPUHealthSystemNvswitchNonfatal = "nvswitch_nonfatal"
+	AttrNvidiaGPUHealthSystemNvswitchFatal    = "nvswitch_fatal"
 	// AttrNvidiaGPUIndex (resource attribute, receiver/dcgmreceiver): The GPU's index on its host (the parent's index for a MIG instance).
 	AttrNvidiaGPUIndex = "nvidia.gpu.index"
 	// AttrNvidiaGPUMIGInstance (resource attribute, receiver/dcgmreceiver): For a MIG instance, its GPU instance and compute instance ids as GI.CI.
@@ -496,6 +513,7 @@ var Metrics = [...]Metric{
 	{NvidiaGPUClockFrequency, NvidiaGPUClockFrequencyUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUDRAMActive, NvidiaGPUDRAMActiveUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUGraphicsEngineActive, NvidiaGPUGraphicsEngineActiveUnit, "receiver/dcgmreceiver"},
+	{NvidiaGPUHealth, NvidiaGPUHealthUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUMemoryTemperature, NvidiaGPUMemoryTemperatureUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUMemoryCopyUtilization, NvidiaGPUMemoryCopyUtilizationUnit, "receiver/dcgmreceiver"},
 	{NvidiaGPUNVLinkIO, NvidiaGPUNVLinkIOUnit, "receiver/dcgmreceiver"},
@@ -577,6 +595,7 @@ var Attributes = [...]Attribute{
 	{AttrNetworkIODirection, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUClock, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUClockEventReason, "receiver/dcgmreceiver"},
+	{AttrNvidiaGPUHealthSystem, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUIndex, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUMIGInstance, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUMIGParentID, "receiver/dcgmreceiver"},

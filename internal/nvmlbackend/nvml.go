@@ -33,6 +33,9 @@ type Options struct {
 	// ProcRoot is the host's /proc, where PIDs are placed in pods; empty
 	// means /proc.
 	ProcRoot string
+	// Health judges each GPU's memory, InfoROM and PCIe by DCGM's health
+	// rules (health.go).
+	Health bool
 }
 
 // Backend is the NVML backend.
@@ -71,6 +74,8 @@ type device struct {
 	mig         bool
 	migs        []*device
 	totalMemory uint64
+	// health is what the health check keeps between collections.
+	health healthState
 }
 
 // New returns an unconnected backend.
@@ -198,6 +203,9 @@ func (b *Backend) Collect(_ context.Context, now time.Time, _ time.Duration) ([]
 		if err := b.read(d, &s.Values); err != nil {
 			return nil, err
 		}
+		if b.opts.Health {
+			b.readHealth(d, &s, now)
+		}
 		if b.procs != nil {
 			if err := b.readProcesses(d, &s); err != nil {
 				return nil, err
@@ -278,7 +286,9 @@ func (b *Backend) read(d *device, vs *f.Values) error {
 	if n, ret := h.GetPcieReplayCounter(); check(ret) {
 		vs.Set(f.PCIeReplayCounter, float64(n))
 	}
-	if corr, unc, _, failed, ret := h.GetRemappedRows(); check(ret) {
+	d.health.rowsKnown = false
+	if corr, unc, pending, failed, ret := h.GetRemappedRows(); check(ret) {
+		d.health.rowsPending, d.health.rowsKnown = pending, true
 		vs.Set(f.CorrectableRemappedRows, float64(corr))
 		vs.Set(f.UncorrectableRemappedRows, float64(unc))
 		failure := 0.0

@@ -670,6 +670,9 @@ func TestPromNames(t *testing.T) {
 		// The temperature thresholds are the board's, static: a trace
 		// has columns only for what is sampled.
 		mn.HWTemperatureLimit: true,
+		// The health check's answer is no DCGM field: a trace, whose
+		// columns are DCGM's fields, has none for it.
+		mn.NvidiaGPUHealth: true,
 	}
 	// AMD's own figures (amd.gpu.*) have no column in a trace, whose
 	// columns are DCGM's fields; an AMD GPU's hw.* series are read back.

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
@@ -452,6 +453,16 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 	case metricnames.NvidiaGPURecoveryAction:
 		if ok = in(0, 255); ok {
 			s.Recovery, s.Has = int(v), s.Has|analysis.HasRecovery
+		}
+	case metricnames.NvidiaGPUHealth:
+		sys, known := gpu.ParseHealthSystem(attrStr(dp, metricnames.AttrNvidiaGPUHealthSystem))
+		if !known {
+			used = false
+			break
+		}
+		if ok = in(0, float64(gpu.HealthFail)); ok {
+			s.Health.Watch(sys)
+			s.Health.Report(sys, gpu.HealthResult(v))
 		}
 	case metricnames.HWErrors:
 		if attrStr(dp, metricnames.AttrErrorType) != metricnames.AttrErrorTypeUncorrected {

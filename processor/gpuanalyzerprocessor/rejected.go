@@ -30,6 +30,7 @@ var readings = map[string]bool{
 	metricnames.NvidiaGPUClockEventReasons:  true,
 	metricnames.NvidiaGPURowRemapFailure:    true,
 	metricnames.NvidiaGPURecoveryAction:     true,
+	metricnames.NvidiaGPUHealth:             true,
 	metricnames.HWErrors:                    true,
 	metricnames.NvidiaGPUXIDErrors:          true,
 	metricnames.TrainingStepComputeDuration: true,

@@ -19,11 +19,12 @@ func newBackends(cfg *Config, logger *zap.Logger, cursors amdsmibackend.Cursors)
 		return dcgmbackend.New(dcgmbackend.Options{
 			Address: addr, UnixSocket: unix, Embedded: cfg.Embedded, Hostname: cfg.Hostname, Logger: logger,
 			UpdateEvery: cfg.CollectionInterval, Fields: neededFields(cfg),
+			Health: healthWanted(cfg),
 		})
 	}
 	nvml := func() backend.Backend {
 		return nvmlbackend.New(nvmlbackend.Options{
-			Hostname: cfg.Hostname, Logger: logger,
+			Hostname: cfg.Hostname, Logger: logger, Health: healthWanted(cfg),
 			PerProcess: cfg.PerProcess.Enabled, ProcRoot: cfg.PerProcess.ProcRoot,
 		})
 	}
@@ -55,4 +56,10 @@ func newBackends(cfg *Config, logger *zap.Logger, cursors amdsmibackend.Cursors)
 		// both kinds of node of a mixed fleet.
 		return []backend.Backend{dcgm(), nvml(), amdsmi()}, nil
 	}
+}
+
+// healthWanted says whether a backend should check the GPUs' health: only
+// for nvidia.gpu.health, which the exporter namings do not emit.
+func healthWanted(cfg *Config) bool {
+	return cfg.Metrics.NvidiaGpuHealth.Enabled && !exporterNaming(cfg.Naming)
 }

@@ -50,6 +50,9 @@ func neededFields(cfg *Config) []f.Field {
 	use(m.NvidiaGpuRecoveryAction.Enabled, f.RecoveryAction)
 	use(m.NvidiaGpuRowRemapRows.Enabled, f.CorrectableRemappedRows, f.UncorrectableRemappedRows)
 
+	// nvidia.gpu.health reads no field: the DCGM backend asks DCGM's health
+	// watches, which watch what they read themselves (healthWanted).
+
 	var out []f.Field
 	for _, field := range f.All() {
 		if need[field] {

@@ -101,6 +101,14 @@ func TestNeededFieldsKeepEveryMetric(t *testing.T) {
 				require.Empty(t, need, "the temperature thresholds need no field watched")
 				return
 			}
+			if name == metricnames.NvidiaGPUHealth {
+				// DCGM's health watches watch their own fields
+				// (healthWanted asks for them); TestHealthMetric checks
+				// the metric.
+				require.Empty(t, need, "health needs no field watched")
+				require.True(t, healthWanted(cfg))
+				return
+			}
 			if strings.HasPrefix(name, "amd.gpu.") {
 				// AMD's figures come from AMD SMI, not from DCGM fields:
 				// TestAMDSMIEveryMetric checks that the amdsmi path

@@ -416,7 +416,23 @@ func (m *mapper) recordNVIDIA(s *gpu.Sample, cs *counterState, ts pcommon.Timest
 	if v, ok := value(vs, f.UncorrectableRemappedRows); ok {
 		mb.RecordNvidiaGpuRowRemapRowsDataPoint(ts, int64(v), metadata.AttributeErrorTypeUncorrected)
 	}
+	// A pass is a reading like any other, as the recovery action's 0: it
+	// tells a subsystem checked and found well from one not checked.
+	for _, sys := range gpu.HealthSystems() {
+		if s.Health.Watches(sys) {
+			mb.RecordNvidiaGpuHealthDataPoint(ts, int64(s.Health.Result[sys]), healthSystems[sys])
+		}
+	}
 }
+
+// healthSystems are the nvidia.gpu.health.system of each gpu.HealthSystem,
+// by name (TestHealthSystemsMapped).
+var healthSystems = func() (out [gpu.NumHealthSystems]metadata.AttributeNvidiaGpuHealthSystem) {
+	for _, sys := range gpu.HealthSystems() {
+		out[sys] = metadata.MapAttributeNvidiaGpuHealthSystem[sys.String()]
+	}
+	return out
+}()
 
 var pipes = []struct {
 	field f.Field

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 )
 
@@ -57,6 +58,10 @@ const (
 	CPERFatal
 	CPERUncorrected
 	BadPageThreshold
+	// DCGMHealth: a subsystem of DCGM's health watches (Code, a
+	// gpu.HealthSystem) failed, as the receiver's nvidia.gpu.health says.
+	// A warning is no fault: it calls for no action (gpuhealth.DCGMHealth).
+	DCGMHealth
 )
 
 // The driver's recovery actions, as internal/gpuhealth names them.
@@ -98,10 +103,16 @@ func (f Fault) String() string {
 		return "cper_uncorrected_afid_" + strconv.Itoa(f.Code)
 	case BadPageThreshold:
 		return "bad_page_threshold"
+	case DCGMHealth:
+		return gpuhealth.DCGMHealthFault(gpu.HealthSystem(f.Code))
 	default:
 		return "gpu_faulted"
 	}
 }
+
+// DefaultDCGMHealth returns the catalogue's remediation of each DCGM
+// health subsystem's failure.
+func DefaultDCGMHealth() map[gpu.HealthSystem]Remediation { return gpuhealth.DCGMHealthActions() }
 
 // DefaultXIDs returns a copy of the catalogue's XID map (internal/gpuhealth:
 // NVIDIA's XID catalogue by its immediate-action bucket). An XID absent
@@ -137,6 +148,9 @@ type Policy struct {
 	CPERFatal, CPERUncorrected  Remediation
 	BadPageThreshold            Remediation
 	AFIDs                       map[int]Remediation
+	// DCGMHealth maps a failed DCGM health subsystem to its remediation;
+	// one absent from it is a drain.
+	DCGMHealth map[gpu.HealthSystem]Remediation
 	// IncidentWindow: evidence of the same fault on one GPU within this
 	// long of an incident's first evidence is that incident, not a new one.
 	// A driver logs one application fault as a burst of lines (XID 13
@@ -255,6 +269,11 @@ func (p *Policy) Decide(inc *Incident) Decision {
 		}
 	case BadPageThreshold:
 		r = p.BadPageThreshold
+	case DCGMHealth:
+		var ok bool
+		if r, ok = p.DCGMHealth[gpu.HealthSystem(f.Code)]; !ok {
+			r = Drain
+		}
 	}
 	if f.Kind != XID || r != RestartApp || p.Count <= 0 {
 		return Decision{Remediation: r}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 )
 
@@ -127,4 +128,17 @@ func TestRecoveryActions(t *testing.T) {
 	require.Equal(t, gpuhealth.RecoveryDrainAndReset, c)
 	// A bare XID 154 (no reading of the action) is at least a reset.
 	require.Equal(t, ResetGPU, p.XIDs[154])
+}
+
+// A failed DCGM health subsystem takes its remediation from the map; one
+// absent from it (a subsystem a newer receiver adds) is a drain.
+func TestDCGMHealthFaults(t *testing.T) {
+	p := &Policy{DCGMHealth: map[gpu.HealthSystem]Remediation{gpu.HealthNVLink: ResetGPU}, IncidentWindow: time.Second}
+	t0 := time.Unix(0, 0)
+	require.Equal(t, Decision{Remediation: ResetGPU}, decide(p, "gpu-a", Fault{Kind: DCGMHealth, Code: int(gpu.HealthNVLink)}, t0))
+	require.Equal(t, Decision{Remediation: Drain}, decide(p, "gpu-a", Fault{Kind: DCGMHealth, Code: int(gpu.HealthMemory)}, t0))
+	require.Equal(t, "dcgm_health_memory", Fault{Kind: DCGMHealth, Code: int(gpu.HealthMemory)}.String())
+	for sys, r := range DefaultDCGMHealth() {
+		require.Equal(t, Drain, r, "%s", sys)
+	}
 }

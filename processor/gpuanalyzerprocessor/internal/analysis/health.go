@@ -43,6 +43,13 @@ func (a *Analyzer) ingestHealth(g *gpuState, s *Sample, t int64, dbe, ras bool) 
 	if s.Has&HasRecovery != 0 {
 		g.setLevel(gpuhealth.LevelRecovery, gpuhealth.Recovery(s.Recovery).State, "recovery_"+gpuhealth.RecoveryName(s.Recovery))
 	}
+	// A sample without the health check's answer keeps the last one: the
+	// receiver reports it with every scrape, and a source without it
+	// never sets the level.
+	if s.Health.Watched != 0 {
+		st, why := gpuhealth.DCGMHealthState(s.Health)
+		g.setLevel(gpuhealth.LevelDCGMHealth, st, why)
+	}
 }
 
 // stepHealth adds the verdict's own evidence and returns the GPU's state:

@@ -1,5 +1,7 @@
 package analysis
 
+import "github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+
 // Presence bits of Sample.Has.
 const (
 	HasSMActive uint32 = 1 << iota
@@ -137,6 +139,9 @@ type Sample struct {
 	// BadPages are an AMD GPU's retired and pending pages, BadPageLimit
 	// the count at which its driver marks it bad.
 	BadPages, BadPageLimit float64
+	// Health is the health check's result per subsystem (the receiver's
+	// nvidia.gpu.health); Health.Watched is 0 where none was read.
+	Health gpu.Health
 	// Shares are the parts of a shared GPU (time-slicing, MPS) that its
 	// pods used over the interval this sample closes, one per pod (or the
 	// host's processes); nil for a GPU no one shares. Its usage is split

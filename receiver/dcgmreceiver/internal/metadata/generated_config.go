@@ -1061,6 +1061,54 @@ func (ms *NvidiaGpuGraphicsEngineActiveMetricConfig) Unmarshal(parser *confmap.C
 	return nil
 }
 
+// NvidiaGpuHealthMetricAttributeKey specifies the key of an attribute for the nvidia.gpu.health metric.
+type NvidiaGpuHealthMetricAttributeKey string
+
+const (
+	NvidiaGpuHealthMetricAttributeKeyNvidiaGpuHealthSystem NvidiaGpuHealthMetricAttributeKey = "nvidia.gpu.health.system"
+)
+
+// NvidiaGpuHealthMetricConfig provides config for the nvidia.gpu.health metric.
+type NvidiaGpuHealthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []NvidiaGpuHealthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *NvidiaGpuHealthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *NvidiaGpuHealthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case NvidiaGpuHealthMetricAttributeKeyNvidiaGpuHealthSystem:
+		default:
+			return fmt.Errorf("metric nvidia.gpu.health doesn't have an attribute %v, valid attributes: [nvidia.gpu.health.system]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // NvidiaGpuMemoryTemperatureMetricConfig provides config for the nvidia.gpu.memory.temperature metric.
 type NvidiaGpuMemoryTemperatureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -1601,6 +1649,7 @@ type MetricsConfig struct {
 	NvidiaGpuClockFrequency             NvidiaGpuClockFrequencyMetricConfig             `mapstructure:"nvidia.gpu.clock.frequency"`
 	NvidiaGpuDramActive                 NvidiaGpuDramActiveMetricConfig                 `mapstructure:"nvidia.gpu.dram.active"`
 	NvidiaGpuGraphicsEngineActive       NvidiaGpuGraphicsEngineActiveMetricConfig       `mapstructure:"nvidia.gpu.graphics_engine.active"`
+	NvidiaGpuHealth                     NvidiaGpuHealthMetricConfig                     `mapstructure:"nvidia.gpu.health"`
 	NvidiaGpuMemoryTemperature          NvidiaGpuMemoryTemperatureMetricConfig          `mapstructure:"nvidia.gpu.memory.temperature"`
 	NvidiaGpuMemoryCopyUtilization      NvidiaGpuMemoryCopyUtilizationMetricConfig      `mapstructure:"nvidia.gpu.memory_copy.utilization"`
 	NvidiaGpuNvlinkIo                   NvidiaGpuNvlinkIoMetricConfig                   `mapstructure:"nvidia.gpu.nvlink.io"`
@@ -1743,6 +1792,11 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		NvidiaGpuGraphicsEngineActive: NvidiaGpuGraphicsEngineActiveMetricConfig{
 			Enabled: true,
+		},
+		NvidiaGpuHealth: NvidiaGpuHealthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []NvidiaGpuHealthMetricAttributeKey{NvidiaGpuHealthMetricAttributeKeyNvidiaGpuHealthSystem},
 		},
 		NvidiaGpuMemoryTemperature: NvidiaGpuMemoryTemperatureMetricConfig{
 			Enabled: true,

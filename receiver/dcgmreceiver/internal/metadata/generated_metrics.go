@@ -399,6 +399,72 @@ var MapAttributeNvidiaGpuClockEventReason = map[string]AttributeNvidiaGpuClockEv
 	"display_clocks_setting":      AttributeNvidiaGpuClockEventReasonDisplayClocksSetting,
 }
 
+// AttributeNvidiaGpuHealthSystem specifies the value nvidia.gpu.health.system attribute.
+type AttributeNvidiaGpuHealthSystem int
+
+const (
+	_ AttributeNvidiaGpuHealthSystem = iota
+	AttributeNvidiaGpuHealthSystemPcie
+	AttributeNvidiaGpuHealthSystemNvlink
+	AttributeNvidiaGpuHealthSystemPmu
+	AttributeNvidiaGpuHealthSystemMcu
+	AttributeNvidiaGpuHealthSystemMemory
+	AttributeNvidiaGpuHealthSystemSm
+	AttributeNvidiaGpuHealthSystemInforom
+	AttributeNvidiaGpuHealthSystemThermal
+	AttributeNvidiaGpuHealthSystemPower
+	AttributeNvidiaGpuHealthSystemDriver
+	AttributeNvidiaGpuHealthSystemNvswitchNonfatal
+	AttributeNvidiaGpuHealthSystemNvswitchFatal
+)
+
+// String returns the string representation of the AttributeNvidiaGpuHealthSystem.
+func (av AttributeNvidiaGpuHealthSystem) String() string {
+	switch av {
+	case AttributeNvidiaGpuHealthSystemPcie:
+		return "pcie"
+	case AttributeNvidiaGpuHealthSystemNvlink:
+		return "nvlink"
+	case AttributeNvidiaGpuHealthSystemPmu:
+		return "pmu"
+	case AttributeNvidiaGpuHealthSystemMcu:
+		return "mcu"
+	case AttributeNvidiaGpuHealthSystemMemory:
+		return "memory"
+	case AttributeNvidiaGpuHealthSystemSm:
+		return "sm"
+	case AttributeNvidiaGpuHealthSystemInforom:
+		return "inforom"
+	case AttributeNvidiaGpuHealthSystemThermal:
+		return "thermal"
+	case AttributeNvidiaGpuHealthSystemPower:
+		return "power"
+	case AttributeNvidiaGpuHealthSystemDriver:
+		return "driver"
+	case AttributeNvidiaGpuHealthSystemNvswitchNonfatal:
+		return "nvswitch_nonfatal"
+	case AttributeNvidiaGpuHealthSystemNvswitchFatal:
+		return "nvswitch_fatal"
+	}
+	return ""
+}
+
+// MapAttributeNvidiaGpuHealthSystem is a helper map of string to AttributeNvidiaGpuHealthSystem attribute value.
+var MapAttributeNvidiaGpuHealthSystem = map[string]AttributeNvidiaGpuHealthSystem{
+	"pcie":              AttributeNvidiaGpuHealthSystemPcie,
+	"nvlink":            AttributeNvidiaGpuHealthSystemNvlink,
+	"pmu":               AttributeNvidiaGpuHealthSystemPmu,
+	"mcu":               AttributeNvidiaGpuHealthSystemMcu,
+	"memory":            AttributeNvidiaGpuHealthSystemMemory,
+	"sm":                AttributeNvidiaGpuHealthSystemSm,
+	"inforom":           AttributeNvidiaGpuHealthSystemInforom,
+	"thermal":           AttributeNvidiaGpuHealthSystemThermal,
+	"power":             AttributeNvidiaGpuHealthSystemPower,
+	"driver":            AttributeNvidiaGpuHealthSystemDriver,
+	"nvswitch_nonfatal": AttributeNvidiaGpuHealthSystemNvswitchNonfatal,
+	"nvswitch_fatal":    AttributeNvidiaGpuHealthSystemNvswitchFatal,
+}
+
 // AttributeNvidiaGpuPipe specifies the value nvidia.gpu.pipe attribute.
 type AttributeNvidiaGpuPipe int
 
@@ -566,6 +632,10 @@ var MetricsInfo = metricsInfo{
 	NvidiaGpuGraphicsEngineActive: metricInfo{
 		Name: "nvidia.gpu.graphics_engine.active",
 	},
+	NvidiaGpuHealth: metricInfo{
+		Name:       "nvidia.gpu.health",
+		Attributes: []string{"nvidia.gpu.health.system"},
+	},
 	NvidiaGpuMemoryTemperature: metricInfo{
 		Name: "nvidia.gpu.memory.temperature",
 	},
@@ -656,6 +726,7 @@ type metricsInfo struct {
 	NvidiaGpuClockFrequency             metricInfo
 	NvidiaGpuDramActive                 metricInfo
 	NvidiaGpuGraphicsEngineActive       metricInfo
+	NvidiaGpuHealth                     metricInfo
 	NvidiaGpuMemoryTemperature          metricInfo
 	NvidiaGpuMemoryCopyUtilization      metricInfo
 	NvidiaGpuNvlinkIo                   metricInfo
@@ -2838,6 +2909,95 @@ func newMetricNvidiaGpuGraphicsEngineActive(cfg NvidiaGpuGraphicsEngineActiveMet
 	return m
 }
 
+type metricNvidiaGpuHealth struct {
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        NvidiaGpuHealthMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills nvidia.gpu.health metric with initial data.
+func (m *metricNvidiaGpuHealth) init() {
+	m.data.SetName("nvidia.gpu.health")
+	m.data.SetDescription("The worst result of the health check per subsystem watched: 0 pass, 1 warn, 2 fail (DCGM's health watches, dcgmHealthCheck, every 30 s, the answer held in between; NVML's equivalents for memory, InfoROM and PCIe). One point per subsystem the source watches; none where it checks no health (AMD SMI, the simulated fleet, a dcgm-exporter).")
+	m.data.SetUnit("{result}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricNvidiaGpuHealth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, nvidiaGpuHealthSystemAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, NvidiaGpuHealthMetricAttributeKeyNvidiaGpuHealthSystem) {
+		dp.Attributes().PutStr("nvidia.gpu.health.system", nvidiaGpuHealthSystemAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricNvidiaGpuHealth) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricNvidiaGpuHealth) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricNvidiaGpuHealth(cfg NvidiaGpuHealthMetricConfig) metricNvidiaGpuHealth {
+	m := metricNvidiaGpuHealth{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricNvidiaGpuMemoryTemperature struct {
 	data     pmetric.Metric                         // data buffer for generated metric.
 	config   NvidiaGpuMemoryTemperatureMetricConfig // metric config provided by user.
@@ -3976,6 +4136,7 @@ type MetricsBuilder struct {
 	metricNvidiaGpuClockFrequency             metricNvidiaGpuClockFrequency
 	metricNvidiaGpuDramActive                 metricNvidiaGpuDramActive
 	metricNvidiaGpuGraphicsEngineActive       metricNvidiaGpuGraphicsEngineActive
+	metricNvidiaGpuHealth                     metricNvidiaGpuHealth
 	metricNvidiaGpuMemoryTemperature          metricNvidiaGpuMemoryTemperature
 	metricNvidiaGpuMemoryCopyUtilization      metricNvidiaGpuMemoryCopyUtilization
 	metricNvidiaGpuNvlinkIo                   metricNvidiaGpuNvlinkIo
@@ -4048,6 +4209,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricNvidiaGpuClockFrequency:             newMetricNvidiaGpuClockFrequency(mbc.Metrics.NvidiaGpuClockFrequency),
 		metricNvidiaGpuDramActive:                 newMetricNvidiaGpuDramActive(mbc.Metrics.NvidiaGpuDramActive),
 		metricNvidiaGpuGraphicsEngineActive:       newMetricNvidiaGpuGraphicsEngineActive(mbc.Metrics.NvidiaGpuGraphicsEngineActive),
+		metricNvidiaGpuHealth:                     newMetricNvidiaGpuHealth(mbc.Metrics.NvidiaGpuHealth),
 		metricNvidiaGpuMemoryTemperature:          newMetricNvidiaGpuMemoryTemperature(mbc.Metrics.NvidiaGpuMemoryTemperature),
 		metricNvidiaGpuMemoryCopyUtilization:      newMetricNvidiaGpuMemoryCopyUtilization(mbc.Metrics.NvidiaGpuMemoryCopyUtilization),
 		metricNvidiaGpuNvlinkIo:                   newMetricNvidiaGpuNvlinkIo(mbc.Metrics.NvidiaGpuNvlinkIo),
@@ -4329,6 +4491,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricNvidiaGpuClockFrequency.emit(ils.Metrics())
 	mb.metricNvidiaGpuDramActive.emit(ils.Metrics())
 	mb.metricNvidiaGpuGraphicsEngineActive.emit(ils.Metrics())
+	mb.metricNvidiaGpuHealth.emit(ils.Metrics())
 	mb.metricNvidiaGpuMemoryTemperature.emit(ils.Metrics())
 	mb.metricNvidiaGpuMemoryCopyUtilization.emit(ils.Metrics())
 	mb.metricNvidiaGpuNvlinkIo.emit(ils.Metrics())
@@ -4525,6 +4688,11 @@ func (mb *MetricsBuilder) RecordNvidiaGpuDramActiveDataPoint(ts pcommon.Timestam
 // RecordNvidiaGpuGraphicsEngineActiveDataPoint adds a data point to nvidia.gpu.graphics_engine.active metric.
 func (mb *MetricsBuilder) RecordNvidiaGpuGraphicsEngineActiveDataPoint(ts pcommon.Timestamp, val float64) {
 	mb.metricNvidiaGpuGraphicsEngineActive.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordNvidiaGpuHealthDataPoint adds a data point to nvidia.gpu.health metric.
+func (mb *MetricsBuilder) RecordNvidiaGpuHealthDataPoint(ts pcommon.Timestamp, val int64, nvidiaGpuHealthSystemAttributeValue AttributeNvidiaGpuHealthSystem) {
+	mb.metricNvidiaGpuHealth.recordDataPoint(mb.startTime, ts, val, nvidiaGpuHealthSystemAttributeValue.String())
 }
 
 // RecordNvidiaGpuMemoryTemperatureDataPoint adds a data point to nvidia.gpu.memory.temperature metric.

@@ -83,6 +83,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["hw.temperature.limit"] = mb.metricHwTemperatureLimit.config.AggregationStrategy
 			aggMap["nvidia.gpu.clock.event.active"] = mb.metricNvidiaGpuClockEventActive.config.AggregationStrategy
 			aggMap["nvidia.gpu.clock.frequency"] = mb.metricNvidiaGpuClockFrequency.config.AggregationStrategy
+			aggMap["nvidia.gpu.health"] = mb.metricNvidiaGpuHealth.config.AggregationStrategy
 			aggMap["nvidia.gpu.nvlink.io"] = mb.metricNvidiaGpuNvlinkIo.config.AggregationStrategy
 			aggMap["nvidia.gpu.pipe.active"] = mb.metricNvidiaGpuPipeActive.config.AggregationStrategy
 			aggMap["nvidia.gpu.row_remap.rows"] = mb.metricNvidiaGpuRowRemapRows.config.AggregationStrategy
@@ -237,6 +238,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordNvidiaGpuGraphicsEngineActiveDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordNvidiaGpuHealthDataPoint(ts, 1, AttributeNvidiaGpuHealthSystemPcie)
+			if tt.name == "reaggregate_set" {
+				mb.RecordNvidiaGpuHealthDataPoint(ts, 3, AttributeNvidiaGpuHealthSystemNvlink)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordNvidiaGpuMemoryTemperatureDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -352,6 +359,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricHwTemperatureLimit.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuClockEventActive.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuClockFrequency.aggDataPoints)
+				assert.Empty(t, mb.metricNvidiaGpuHealth.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuNvlinkIo.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuPipeActive.aggDataPoints)
 				assert.Empty(t, mb.metricNvidiaGpuRowRemapRows.aggDataPoints)
@@ -1249,6 +1257,46 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "nvidia.gpu.health":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["nvidia.gpu.health"], "Found a duplicate in the metrics slice: nvidia.gpu.health")
+						validatedMetrics["nvidia.gpu.health"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The worst result of the health check per subsystem watched: 0 pass, 1 warn, 2 fail (DCGM's health watches, dcgmHealthCheck, every 30 s, the answer held in between; NVML's equivalents for memory, InfoROM and PCIe). One point per subsystem the source watches; none where it checks no health (AMD SMI, the simulated fleet, a dcgm-exporter).", mi.Description())
+						assert.Equal(t, "{result}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						nvidiaGpuHealthSystemAttrVal, ok := dp.Attributes().Get("nvidia.gpu.health.system")
+						assert.True(t, ok)
+						assert.Equal(t, "pcie", nvidiaGpuHealthSystemAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["nvidia.gpu.health"], "Found a duplicate in the metrics slice: nvidia.gpu.health")
+						validatedMetrics["nvidia.gpu.health"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The worst result of the health check per subsystem watched: 0 pass, 1 warn, 2 fail (DCGM's health watches, dcgmHealthCheck, every 30 s, the answer held in between; NVML's equivalents for memory, InfoROM and PCIe). One point per subsystem the source watches; none where it checks no health (AMD SMI, the simulated fleet, a dcgm-exporter).", mi.Description())
+						assert.Equal(t, "{result}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["nvidia.gpu.health"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("nvidia.gpu.health.system")
+						assert.False(t, ok)
+					}
 				case "nvidia.gpu.memory.temperature":
 					assert.False(t, validatedMetrics["nvidia.gpu.memory.temperature"], "Found a duplicate in the metrics slice: nvidia.gpu.memory.temperature")
 					validatedMetrics["nvidia.gpu.memory.temperature"] = true

@@ -27,6 +27,15 @@
  *   diagfail G    GPU G fails dcgmRunDiagnostic (pending row remappings, as
  *                 the software tests of level 1 report); may repeat. The
  *                 others pass.
+ *   switches N    number of NVSwitches (default 0)
+ *   health G SYS RES
+ *                 dcgmHealthCheck reports an incident on GPU G: SYS is one
+ *                 dcgmHealthSystems_t bit (decimal), RES a
+ *                 dcgmHealthWatchResults_t (10 warn, 20 fail); may repeat
+ *   switchhealth S SYS RES
+ *                 likewise on NVSwitch S
+ *   nohealth 1    dcgmHealthSet fails (a host engine without its health
+ *                 module): DCGM_ST_MODULE_NOT_LOADED
  *
  * The latest-value reads accept only the handle of the current connection
  * (dcgmConnect_v2 or dcgmStartEmbedded), so that a caller passing DCGM its
@@ -36,7 +45,8 @@
  * one line to it: "watch FREQ_USEC ID ID ...", the field IDs of the group
  * watched, so that tests can check what the receiver asks DCGM to sample.
  * Likewise STANDIN_DCGM_DIAGLOG for dcgmRunDiagnostic: "diag LEVEL GPU GPU
- * ...", the level asked for and the GPUs of the group diagnosed.
+ * ...", the level asked for and the GPUs of the group diagnosed. And
+ * STANDIN_DCGM_HEALTHLOG for the health calls (libdcgm_health.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +58,8 @@
 #include "dcgm_structs.h"
 
 #define MAX_XIDS 64
+#define MAX_HEALTH 64
+#define MAX_SWITCHES 16
 
 struct state {
 	int gpus;
@@ -60,6 +72,10 @@ struct state {
 	struct { int gpu; long long code, ts; } xids[MAX_XIDS];
 	long long recovery[DCGM_MAX_NUM_DEVICES];
 	int diagfail[DCGM_MAX_NUM_DEVICES];
+	int switches;
+	int nohealth;
+	int nhealth;
+	struct { int group; unsigned int entity, system, result; } health[MAX_HEALTH];
 };
 
 static long long calls;      /* device-field reads, a stand-in for time */
@@ -83,6 +99,9 @@ static struct {
 	uintptr_t handle;
 	int n;
 	unsigned int gpus[DCGM_MAX_NUM_DEVICES];
+	int nsw;
+	unsigned int switches[MAX_SWITCHES];
+	unsigned int health; /* dcgmHealthSet's systems */
 } groups[MAX_GROUPS];
 static int ngroups;
 
@@ -117,6 +136,16 @@ static void load(struct state *s)
 			}
 			continue;
 		}
+		if (!strcmp(key, "health") || !strcmp(key, "switchhealth")) {
+			if (fscanf(f, "%lld %lld %lld", &a, &b, &c) == 3 && s->nhealth < MAX_HEALTH) {
+				s->health[s->nhealth].group = key[0] == 'h' ? DCGM_FE_GPU : DCGM_FE_SWITCH;
+				s->health[s->nhealth].entity = (unsigned int)a;
+				s->health[s->nhealth].system = (unsigned int)b;
+				s->health[s->nhealth].result = (unsigned int)c;
+				s->nhealth++;
+			}
+			continue;
+		}
 		if (!strcmp(key, "recovery")) {
 			if (fscanf(f, "%lld %lld", &a, &b) == 2 && a >= 0 && a < DCGM_MAX_NUM_DEVICES)
 				s->recovery[a] = b;
@@ -138,6 +167,10 @@ static void load(struct state *s)
 			s->stale = (int)a;
 		else if (!strcmp(key, "diagfail") && a >= 0 && a < DCGM_MAX_NUM_DEVICES)
 			s->diagfail[a] = 1;
+		else if (!strcmp(key, "switches"))
+			s->switches = a > MAX_SWITCHES ? MAX_SWITCHES : (int)a;
+		else if (!strcmp(key, "nohealth"))
+			s->nohealth = (int)a;
 	}
 	fclose(f);
 }
@@ -277,6 +310,8 @@ dcgmReturn_t dcgmGroupCreate(dcgmHandle_t h, dcgmGroupType_t type, const char *n
 	if (ngroups < MAX_GROUPS) {
 		groups[ngroups].handle = (uintptr_t)*id;
 		groups[ngroups].n = 0;
+		groups[ngroups].nsw = 0;
+		groups[ngroups].health = 0;
 		ngroups++;
 	}
 	return DCGM_ST_OK;
@@ -298,6 +333,10 @@ dcgmReturn_t dcgmGroupAddEntity(dcgmHandle_t h, dcgmGpuGrp_t g, dcgm_field_entit
 	int i = group_index(g);
 	if (eg == DCGM_FE_GPU && i >= 0 && groups[i].n < DCGM_MAX_NUM_DEVICES)
 		groups[i].gpus[groups[i].n++] = e;
+	if (eg == DCGM_FE_SWITCH && e >= (unsigned int)s.switches)
+		return DCGM_ST_BADPARAM;
+	if (eg == DCGM_FE_SWITCH && i >= 0 && groups[i].nsw < MAX_SWITCHES)
+		groups[i].switches[groups[i].nsw++] = e;
 	return DCGM_ST_OK;
 }
 
@@ -827,17 +866,14 @@ dcgmReturn_t dcgmGetEntityGroupEntities(dcgmHandle_t h, dcgm_field_entity_group_
 	(void)h;
 	(void)flags;
 	CONNECTED(s);
-	if (eg != DCGM_FE_GPU) {
-		*n = 0;
-		return DCGM_ST_OK;
-	}
-	if (*n < s.gpus) {
-		*n = s.gpus;
+	int count = eg == DCGM_FE_GPU ? s.gpus : eg == DCGM_FE_SWITCH ? s.switches : 0;
+	if (*n < count) {
+		*n = count;
 		return DCGM_ST_INSUFFICIENT_SIZE;
 	}
-	for (int i = 0; i < s.gpus; i++)
+	for (int i = 0; i < count; i++)
 		entities[i] = (dcgm_field_eid_t)i;
-	*n = s.gpus;
+	*n = count;
 	return DCGM_ST_OK;
 }
 
@@ -940,3 +976,6 @@ dcgmReturn_t dcgmGetNvLinkP2PStatus(dcgmHandle_t h, dcgmNvLinkP2PStatus_v1 *st)
 	(void)st;
 	return DCGM_ST_NOT_SUPPORTED;
 }
+
+/* The health watches, in a file of their own. */
+#include "libdcgm_health.c"
