@@ -205,7 +205,7 @@ func checkFaultFilter(t *testing.T, where string, filter any) {
 		kept = append(kept, m[1])
 	}
 	sort.Strings(kept)
-	want := []string{metricnames.HWErrors, metricnames.NvidiaGPURowRemapFailure, metricnames.NvidiaGPUXIDErrors, metricnames.NvidiaGPURecoveryAction,
+	want := []string{metricnames.HWErrors, metricnames.NvidiaGPURowRemapFailure, metricnames.NvidiaGPUXIDErrors, metricnames.NvidiaGPURecoveryAction, metricnames.NvidiaGPUHealth,
 		metricnames.AmdGPUCperRecords, metricnames.AmdGPUBadPages, metricnames.AmdGPUBadPagesThreshold}
 	sort.Strings(want)
 	if !reflect.DeepEqual(kept, want) {

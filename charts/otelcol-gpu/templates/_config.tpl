@@ -6,7 +6,7 @@ in the chart's tests (the agent's through the binary of the image it runs).
 
 {{/* The fault evidence gpu_remediation reads, and nothing else: NVIDIA's and AMD's. */}}
 {{- define "otelcol-gpu.faultCondition" -}}
-metric.name != "nvidia.gpu.xid.errors" and metric.name != "hw.errors" and metric.name != "nvidia.gpu.row_remap.failure" and metric.name != "nvidia.gpu.recovery_action" and metric.name != "amd.gpu.cper.records" and metric.name != "amd.gpu.bad_pages" and metric.name != "amd.gpu.bad_pages.threshold"
+metric.name != "nvidia.gpu.xid.errors" and metric.name != "hw.errors" and metric.name != "nvidia.gpu.row_remap.failure" and metric.name != "nvidia.gpu.recovery_action" and metric.name != "nvidia.gpu.health" and metric.name != "amd.gpu.cper.records" and metric.name != "amd.gpu.bad_pages" and metric.name != "amd.gpu.bad_pages.threshold"
 {{- end }}
 
 {{/* A queue on disk that retries without end: (dict "size" N "batch" {...}). */}}
