@@ -9,6 +9,11 @@
 // old attribute names. Both components register nothing of their own: the one
 // gate here turns the whole rename's old names on or off.
 //
+// The same gate keeps the receiver's vendor names for what the semantic
+// conventions now name: nvidia.gpu.memory.temperature and
+// amd.gpu.temperature (hw.temperature with hw.sensor_location), and
+// nvidia.gpu.mig.parent_id (hw.parent).
+//
 // The namespace is the product's own because bare gpu.* is used by Datadog,
 // OpenLIT and Beyla with other meanings and may be claimed by the
 // OpenTelemetry semantic conventions, and hw.gpu.* belongs to those
@@ -30,7 +35,8 @@ var Gate = featuregate.GlobalRegistry().MustRegister(
 	featuregate.WithRegisterDescription("When enabled, the gpu_analyzer processor's and the dcgm receiver's "+
 		"renamed metrics are also sent under their deprecated names (nvidia.gpu.bottleneck.*, nvidia.gpu.straggler.*, "+
 		"nvidia.gpu.cost, nvidia.gpu.time, nvidia.gpu.alerts, nvidia.gpu.process.*, amd.gpu.process.count) beside the "+
-		"otelgpu.* names. The deprecated names will be removed."),
+		"otelgpu.* names, and the dcgm receiver sends the vendor duplicates of the conventions' names "+
+		"(nvidia.gpu.memory.temperature, amd.gpu.temperature, nvidia.gpu.mig.parent_id). The deprecated names will be removed."),
 	featuregate.WithRegisterFromVersion("v0.1.0"),
 )
 

@@ -28,7 +28,7 @@ const (
 	// AmdGPUPowerCap (receiver/dcgmreceiver): The power cap the driver enforces, the most the socket may draw (amdsmi_get_power_cap_info).
 	AmdGPUPowerCap     = "amd.gpu.power.cap"
 	AmdGPUPowerCapUnit = "W"
-	// AmdGPUTemperature (receiver/dcgmreceiver): Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.
+	// AmdGPUTemperature (receiver/dcgmreceiver): Temperature per sensor (amdsmi_get_temp_metric). Deprecated: hw.temperature reports it with hw.sensor_location edge, hotspot and memory; sent while the feature gate otelgpu.emitNvidiaNames is enabled (the default in this release). A sensor the GPU lacks (edge on MI300) is absent.
 	AmdGPUTemperature     = "amd.gpu.temperature"
 	AmdGPUTemperatureUnit = "Cel"
 	// AmdGPUUmcActivity (receiver/dcgmreceiver): Fraction of time the memory controllers (UMC) were busy, a measure of memory traffic (amdsmi_get_gpu_activity, umc_activity).
@@ -136,7 +136,7 @@ const (
 	// NvidiaGPUHealth (receiver/dcgmreceiver): The worst result of the health check per subsystem watched: 0 pass, 1 warn, 2 fail (DCGM's health watches, dcgmHealthCheck, every 30 s, the answer held in between; NVML's equivalents for memory, InfoROM and PCIe). One point per subsystem the source watches; none where it checks no health (AMD SMI, the simulated fleet, a dcgm-exporter).
 	NvidiaGPUHealth     = "nvidia.gpu.health"
 	NvidiaGPUHealthUnit = "{result}"
-	// NvidiaGPUMemoryTemperature (receiver/dcgmreceiver): HBM temperature (DCGM_FI_DEV_MEMORY_TEMP), also hw.temperature with hw.sensor_location memory.
+	// NvidiaGPUMemoryTemperature (receiver/dcgmreceiver): HBM temperature (DCGM_FI_DEV_MEMORY_TEMP). Deprecated: hw.temperature with hw.sensor_location memory reports it; sent while the feature gate otelgpu.emitNvidiaNames is enabled (the default in this release).
 	NvidiaGPUMemoryTemperature     = "nvidia.gpu.memory.temperature"
 	NvidiaGPUMemoryTemperatureUnit = "Cel"
 	// NvidiaGPUMemoryCopyUtilization (receiver/dcgmreceiver): Fraction of time the memory controller was busy (DCGM_FI_DEV_MEM_COPY_UTIL).
@@ -393,7 +393,7 @@ const (
 	AttrNvidiaGPUIndex = "nvidia.gpu.index"
 	// AttrNvidiaGPUMIGInstance (resource attribute, receiver/dcgmreceiver): For a MIG instance, its GPU instance and compute instance ids as GI.CI.
 	AttrNvidiaGPUMIGInstance = "nvidia.gpu.mig.instance"
-	// AttrNvidiaGPUMIGParentID (resource attribute, receiver/dcgmreceiver): For a MIG instance, the UUID of the GPU it lives on.
+	// AttrNvidiaGPUMIGParentID (resource attribute, receiver/dcgmreceiver): For a MIG instance, the UUID of the GPU it lives on. Deprecated: hw.parent is the conventions' name; sent while the feature gate otelgpu.emitNvidiaNames is enabled (the default in this release).
 	AttrNvidiaGPUMIGParentID = "nvidia.gpu.mig.parent_id"
 	// AttrNvidiaGPUMIGProfile (resource attribute, receiver/dcgmreceiver): For a MIG instance, its profile (e.g. 1g.10gb).
 	AttrNvidiaGPUMIGProfile = "nvidia.gpu.mig.profile"

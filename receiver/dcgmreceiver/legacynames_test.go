@@ -106,3 +106,49 @@ func TestLegacyConfigKeys(t *testing.T) {
 	require.False(t, cfg.ResourceAttributes.OtelgpuProcessOwner.Enabled)
 	require.Len(t, cfg.legacyKeys, 2)
 }
+
+// TestLegacyVendorDuplicates: the vendor names of what the conventions now
+// name (nvidia.gpu.memory.temperature, amd.gpu.temperature,
+// nvidia.gpu.mig.parent_id) are sent while the gate is enabled and not when
+// it is disabled; hw.temperature's memory point and hw.parent always are.
+func TestLegacyVendorDuplicates(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(map[bool]string{true: "gate on", false: "gate off"}[on], func(t *testing.T) {
+			legacynamestest.SetGate(t, on)
+			md := scrapeSemconvFleet(t)[1]
+			seen := map[string]bool{}
+			rms := md.ResourceMetrics()
+			for i := 0; i < rms.Len(); i++ {
+				res := rms.At(i).Resource().Attributes()
+				if _, ok := res.Get(metricnames.AttrNvidiaGPUMIGParentID); ok {
+					seen[metricnames.AttrNvidiaGPUMIGParentID] = true
+				}
+				if _, ok := res.Get(metricnames.AttrHWParent); ok {
+					seen[metricnames.AttrHWParent] = true
+				}
+				sms := rms.At(i).ScopeMetrics()
+				for j := 0; j < sms.Len(); j++ {
+					ms := sms.At(j).Metrics()
+					for k := 0; k < ms.Len(); k++ {
+						m := ms.At(k)
+						seen[m.Name()] = true
+						if m.Name() != metricnames.HWTemperature {
+							continue
+						}
+						dps := m.Gauge().DataPoints()
+						for d := 0; d < dps.Len(); d++ {
+							if loc, _ := dps.At(d).Attributes().Get(metricnames.AttrHWSensorLocation); loc.Str() == "memory" {
+								seen["hw.temperature{memory}"] = true
+							}
+						}
+					}
+				}
+			}
+			for _, old := range []string{metricnames.NvidiaGPUMemoryTemperature, metricnames.AmdGPUTemperature, metricnames.AttrNvidiaGPUMIGParentID} {
+				require.Equal(t, on, seen[old], old)
+			}
+			require.True(t, seen[metricnames.AttrHWParent])
+			require.True(t, seen["hw.temperature{memory}"])
+		})
+	}
+}

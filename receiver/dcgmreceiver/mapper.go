@@ -152,10 +152,12 @@ func (m *mapper) setResource(d *gpu.Device, name string) {
 		setIf(rb.SetNvidiaGpuPciBusID, d.PCIBusID)
 	}
 	if d.MIG != nil {
-		// hw.parent is the conventions' name for it; the vendor's stays
-		// for the readers that know only it.
+		// hw.parent is the conventions' name for it; the vendor's,
+		// deprecated, while the gate sends the old names.
 		setIf(rb.SetHwParent, d.MIG.ParentUUID)
-		rb.SetNvidiaGpuMigParentID(d.MIG.ParentUUID)
+		if legacynames.Enabled() {
+			rb.SetNvidiaGpuMigParentID(d.MIG.ParentUUID)
+		}
 		rb.SetNvidiaGpuMigInstance(migInstance(d.MIG))
 		setIf(rb.SetNvidiaGpuMigProfile, d.MIG.Profile)
 	}
@@ -322,7 +324,9 @@ func (m *mapper) recordNVIDIA(s *gpu.Sample, cs *counterState, ts pcommon.Timest
 	if v, ok := value(vs, f.EnforcedPowerLimit); ok && v > 0 {
 		mb.RecordNvidiaGpuPowerLimitDataPoint(ts, v)
 	}
-	if v, ok := value(vs, f.MemoryTemp); ok {
+	// hw.temperature{hw.sensor_location=memory} carries it; the vendor's
+	// name, deprecated, while the gate sends the old names.
+	if v, ok := value(vs, f.MemoryTemp); ok && legacynames.Enabled() {
 		mb.RecordNvidiaGpuMemoryTemperatureDataPoint(ts, v)
 	}
 	memCopy, hasMemCopy := value(vs, f.MemCopyUtil)

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
@@ -83,9 +84,13 @@ func (m *mapper) recordAMD(s *gpu.Sample, cs *counterState, ts pcommon.Timestamp
 	if v, ok := a.Get(gpu.AMDPowerCap); ok {
 		mb.RecordAmdGpuPowerCapDataPoint(ts, v)
 	}
-	for _, t := range temperatureSensors {
-		if v, ok := a.Get(t.field); ok {
-			mb.RecordAmdGpuTemperatureDataPoint(ts, v, t.attr)
+	// hw.temperature{hw.sensor_location} carries each; the vendor's name,
+	// deprecated, while the gate sends the old names.
+	if legacynames.Enabled() {
+		for _, t := range temperatureSensors {
+			if v, ok := a.Get(t.field); ok {
+				mb.RecordAmdGpuTemperatureDataPoint(ts, v, t.attr)
+			}
 		}
 	}
 	if v, ok := a.Get(gpu.AMDClockGFX); ok {

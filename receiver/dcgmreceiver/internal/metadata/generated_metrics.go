@@ -1331,7 +1331,7 @@ type metricAmdGpuTemperature struct {
 // init fills amd.gpu.temperature metric with initial data.
 func (m *metricAmdGpuTemperature) init() {
 	m.data.SetName("amd.gpu.temperature")
-	m.data.SetDescription("Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.")
+	m.data.SetDescription("Temperature per sensor (amdsmi_get_temp_metric). Deprecated: hw.temperature reports it with hw.sensor_location edge, hotspot and memory; sent while the feature gate otelgpu.emitNvidiaNames is enabled (the default in this release). A sensor the GPU lacks (edge on MI300) is absent.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -3007,7 +3007,7 @@ type metricNvidiaGpuMemoryTemperature struct {
 // init fills nvidia.gpu.memory.temperature metric with initial data.
 func (m *metricNvidiaGpuMemoryTemperature) init() {
 	m.data.SetName("nvidia.gpu.memory.temperature")
-	m.data.SetDescription("HBM temperature (DCGM_FI_DEV_MEMORY_TEMP), also hw.temperature with hw.sensor_location memory.")
+	m.data.SetDescription("HBM temperature (DCGM_FI_DEV_MEMORY_TEMP). Deprecated: hw.temperature with hw.sensor_location memory reports it; sent while the feature gate otelgpu.emitNvidiaNames is enabled (the default in this release).")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
 }

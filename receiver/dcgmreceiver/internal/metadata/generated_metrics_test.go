@@ -631,7 +631,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["amd.gpu.temperature"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
+						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric). Deprecated: hw.temperature reports it with hw.sensor_location edge, hotspot and memory; sent while the feature gate otelgpu.emitNvidiaNames is enabled (the default in this release). A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -646,7 +646,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["amd.gpu.temperature"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric), as hw.temperature reports it with hw.sensor_location edge, hotspot and memory. A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
+						assert.Equal(t, "Temperature per sensor (amdsmi_get_temp_metric). Deprecated: hw.temperature reports it with hw.sensor_location edge, hotspot and memory; sent while the feature gate otelgpu.emitNvidiaNames is enabled (the default in this release). A sensor the GPU lacks (edge on MI300) is absent.", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1302,7 +1302,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["nvidia.gpu.memory.temperature"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "HBM temperature (DCGM_FI_DEV_MEMORY_TEMP), also hw.temperature with hw.sensor_location memory.", mi.Description())
+					assert.Equal(t, "HBM temperature (DCGM_FI_DEV_MEMORY_TEMP). Deprecated: hw.temperature with hw.sensor_location memory reports it; sent while the feature gate otelgpu.emitNvidiaNames is enabled (the default in this release).", mi.Description())
 					assert.Equal(t, "Cel", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
