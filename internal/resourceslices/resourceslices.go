@@ -354,7 +354,24 @@ func (w *Watcher) reindex() {
 
 // fromObject reads a slice's pool and devices.
 func (w *Watcher) fromObject(o *sliceObject) slice {
-	sl := slice{pool: o.Spec.Pool.Name, generation: o.Spec.Pool.Generation, devices: make(map[string]Device, len(o.Spec.Devices))}
+	devs := o.devices(w.driver)
+	sl := slice{pool: o.Spec.Pool.Name, generation: o.Spec.Pool.Generation, devices: make(map[string]Device, len(devs))}
+	for _, d := range devs {
+		sl.devices[d.Name] = d.Device
+	}
+	return sl
+}
+
+// NamedDevice is a device of a ResourceSlice, by its name in the pool.
+type NamedDevice struct {
+	Name string
+	Device
+}
+
+// devices reads the slice's devices; driver's domain may prefix the names
+// of their attributes.
+func (o *sliceObject) devices(driver string) []NamedDevice {
+	out := make([]NamedDevice, 0, len(o.Spec.Devices))
 	for i := range o.Spec.Devices {
 		d := &o.Spec.Devices[i]
 		attrs := d.Attributes
@@ -365,14 +382,29 @@ func (w *Watcher) fromObject(o *sliceObject) slice {
 			a, ok := attrs[name]
 			if !ok {
 				// The driver's domain may be spelled out.
-				a = attrs[w.driver+"/"+name]
+				a = attrs[driver+"/"+name]
 			}
 			if a.String != nil {
 				return *a.String
 			}
 			return ""
 		}
-		sl.devices[d.Name] = Device{UUID: attr("uuid"), ParentUUID: attr("parentUUID"), Type: attr("type"), Profile: attr("profile")}
+		out = append(out, NamedDevice{d.Name, Device{UUID: attr("uuid"), ParentUUID: attr("parentUUID"), Type: attr("type"), Profile: attr("profile")}})
 	}
-	return sl
+	return out
+}
+
+// ReadSlice reads a ResourceSlice of driver, as the dynamic client decodes
+// it (v1, v1beta2 or v1beta1): its pool, the pool's generation and its
+// devices.
+func ReadSlice(obj map[string]any, driver string) (pool string, generation int64, devices []NamedDevice, err error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	var o sliceObject
+	if err := json.Unmarshal(b, &o); err != nil {
+		return "", 0, nil, err
+	}
+	return o.Spec.Pool.Name, o.Spec.Pool.Generation, o.devices(driver), nil
 }

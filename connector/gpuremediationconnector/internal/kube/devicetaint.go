@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/resourceslices"
 )
 
 const (
@@ -126,38 +127,23 @@ func (c *Client) GPUDevices(ctx context.Context, driver, node, gpu string) ([]De
 	}
 	pools := map[string]sliceDevices{}
 	for i := range list.Items {
-		s, err := readSlice(list.Items[i].Object)
+		pool, generation, devices, err := resourceslices.ReadSlice(list.Items[i].Object, driver)
 		if err != nil {
 			return nil, fmt.Errorf("ResourceSlice %s: %w", list.Items[i].GetName(), err)
 		}
-		p := pools[s.Spec.Pool.Name]
-		if s.Spec.Pool.Generation < p.generation {
+		p := pools[pool]
+		if generation < p.generation {
 			continue // a pool's older generation, left behind until its driver deletes it
 		}
-		if s.Spec.Pool.Generation > p.generation {
-			p = sliceDevices{generation: s.Spec.Pool.Generation}
+		if generation > p.generation {
+			p = sliceDevices{generation: generation}
 		}
-		for _, dev := range s.Spec.Devices {
-			attrs := dev.Attributes
-			if dev.Basic != nil {
-				attrs = dev.Basic.Attributes // v1beta1
-			}
-			attr := func(name string) string {
-				a, ok := attrs[name]
-				if !ok {
-					a = attrs[driver+"/"+name] // the driver's domain spelled out
-				}
-				if a.String != nil {
-					return *a.String
-				}
-				return ""
-			}
-			d := Device{Driver: driver, Pool: s.Spec.Pool.Name, Name: dev.Name, UUID: attr("uuid"), ParentUUID: attr("parentUUID")}
-			if d.UUID == gpu || d.ParentUUID == gpu {
-				p.devices = append(p.devices, d)
+		for _, dev := range devices {
+			if dev.UUID == gpu || dev.ParentUUID == gpu {
+				p.devices = append(p.devices, Device{Driver: driver, Pool: pool, Name: dev.Name, UUID: dev.UUID, ParentUUID: dev.ParentUUID})
 			}
 		}
-		pools[s.Spec.Pool.Name] = p
+		pools[pool] = p
 	}
 	var out []Device
 	for _, p := range pools {
@@ -165,37 +151,6 @@ func (c *Client) GPUDevices(ctx context.Context, driver, node, gpu string) ([]De
 	}
 	slices.SortFunc(out, func(a, b Device) int { return strings.Compare(a.Pool+"/"+a.Name, b.Pool+"/"+b.Name) })
 	return out, nil
-}
-
-// sliceObject is what is read of a ResourceSlice: v1 and v1beta2 devices
-// have their attributes at the top, v1beta1's under basic.
-type sliceObject struct {
-	Spec struct {
-		Pool struct {
-			Name       string `json:"name"`
-			Generation int64  `json:"generation"`
-		} `json:"pool"`
-		Devices []struct {
-			Name       string               `json:"name"`
-			Attributes map[string]attribute `json:"attributes"`
-			Basic      *struct {
-				Attributes map[string]attribute `json:"attributes"`
-			} `json:"basic"`
-		} `json:"devices"`
-	} `json:"spec"`
-}
-
-type attribute struct {
-	String *string `json:"string"`
-}
-
-func readSlice(obj map[string]any) (*sliceObject, error) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	var s sliceObject
-	return &s, json.Unmarshal(b, &s)
 }
 
 // DeviceTaintRuleName is the rule's name for one device of a GPU: the same
