@@ -342,7 +342,7 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 		}
 		return r
 	}
-	p := &policy.Policy{XIDs: policy.DefaultXIDs(), Actions: policy.DefaultActions()}
+	p := &policy.Policy{XIDs: policy.DefaultXIDs(), Actions: gpuhealth.RecoveryActions()}
 	codes := make([]string, 0, len(cfg.Policy.XID))
 	for k := range cfg.Policy.XID {
 		codes = append(codes, k)
@@ -364,7 +364,7 @@ func (cfg *Config) policy() (*policy.Policy, error) {
 	sort.Strings(names)
 	for _, k := range names {
 		key := "policy::recovery_action::" + k
-		code, ok := policy.ParseAction(k)
+		code, ok := gpuhealth.ParseRecovery(k)
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s: unknown recovery action; want gpu_reset, node_reboot, drain_p2p, drain_and_reset or recover_imex_domain", key))
 			continue

@@ -16,6 +16,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
 	gpuhw "github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 )
@@ -245,7 +246,7 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 			case metricRecovery:
 				r.levels(m, g, func(dp pmetric.NumberDataPoint) {
 					action := int(value(dp))
-					if action != policy.ActionNone && action != g.recovery {
+					if action != gpuhealth.RecoveryNone && action != g.recovery {
 						add(dp.Timestamp(), policy.Fault{Kind: policy.RecoveryAction, Code: action}, g.recoveryKnown)
 					}
 					g.recovery, g.recoveryKnown = action, true

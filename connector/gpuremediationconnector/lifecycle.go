@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nodeagent"
 )
 
@@ -306,8 +307,8 @@ func (r *remediator) verify(ctx context.Context, p *plan, now time.Time) (int, s
 	if g == nil || !g.lastSeen.After(p.verifySince) {
 		return r.needsPerson(ctx, p, now, fmt.Sprintf("GPU %s has not reported with its UUID since it was reset or rebooted", p.d.gpu))
 	}
-	if g.recoveryKnown && g.recovery != policy.ActionNone {
-		return r.needsPerson(ctx, p, now, fmt.Sprintf("the driver still asks for a recovery action on GPU %s: %s", p.d.gpu, policy.ActionName(g.recovery)))
+	if g.recoveryKnown && g.recovery != gpuhealth.RecoveryNone {
+		return r.needsPerson(ctx, p, now, fmt.Sprintf("the driver still asks for a recovery action on GPU %s: %s", p.d.gpu, gpuhealth.RecoveryName(g.recovery)))
 	}
 	if !slices.Contains(p.steps, stepUncordon) {
 		r.stateChange(p, now, "", reasonHealthy, fmt.Sprintf("GPU %s healthy for %v; left out of service for a person (recovery::uncordon is false)", p.d.gpu, r.cfg.Recovery.HealthyFor))

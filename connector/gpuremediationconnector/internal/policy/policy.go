@@ -64,19 +64,6 @@ const (
 	DCGMHealth
 )
 
-// The driver's recovery actions, as internal/gpuhealth names them.
-const ActionNone = gpuhealth.RecoveryNone
-
-// ActionName names a recovery action, e.g. gpu_reset; action_N for one
-// this version does not know.
-func ActionName(code int) string { return gpuhealth.RecoveryName(code) }
-
-// ParseAction reads a recovery action's name.
-func ParseAction(s string) (int, bool) { return gpuhealth.ParseRecovery(s) }
-
-// DefaultActions returns a copy of the catalogue's recovery-action map.
-func DefaultActions() map[int]Remediation { return gpuhealth.RecoveryActions() }
-
 // Fault is one piece of evidence that a GPU is broken.
 type Fault struct {
 	Kind Kind
@@ -92,7 +79,7 @@ func (f Fault) String() string {
 	case RowRemapFailure:
 		return "row_remap_failure"
 	case RecoveryAction:
-		return "recovery_" + ActionName(f.Code)
+		return "recovery_" + gpuhealth.RecoveryName(f.Code)
 	case ECCCorrectable:
 		return "ecc_correctable"
 	case ECCDeferred:

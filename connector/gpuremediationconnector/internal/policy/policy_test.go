@@ -116,14 +116,14 @@ func TestParse(t *testing.T) {
 
 // The driver's recovery action decides; unknown actions drain.
 func TestRecoveryActions(t *testing.T) {
-	p := &Policy{XIDs: DefaultXIDs(), Actions: DefaultActions(), IncidentWindow: 30 * time.Second}
+	p := &Policy{XIDs: DefaultXIDs(), Actions: gpuhealth.RecoveryActions(), IncidentWindow: 30 * time.Second}
 	t0 := time.Unix(0, 0)
 	for code, want := range map[int]Remediation{gpuhealth.RecoveryGPUReset: ResetGPU, gpuhealth.RecoveryDrainAndReset: ResetGPU, gpuhealth.RecoveryNodeReboot: Drain, gpuhealth.RecoveryDrainP2P: Drain, gpuhealth.RecoveryIMEX: Drain, 9: Drain} {
 		require.Equal(t, Decision{Remediation: want}, decide(p, "gpu-a", Fault{Kind: RecoveryAction, Code: code}, t0), "action %d", code)
 	}
 	require.Equal(t, "recovery_node_reboot", Fault{Kind: RecoveryAction, Code: gpuhealth.RecoveryNodeReboot}.String())
 	require.Equal(t, "recovery_action_9", Fault{Kind: RecoveryAction, Code: 9}.String())
-	c, ok := ParseAction("drain_and_reset")
+	c, ok := gpuhealth.ParseRecovery("drain_and_reset")
 	require.True(t, ok)
 	require.Equal(t, gpuhealth.RecoveryDrainAndReset, c)
 	// A bare XID 154 (no reading of the action) is at least a reset.

@@ -41,7 +41,13 @@ func (a *Analyzer) ingestHealth(g *gpuState, s *Sample, t int64, dbe, ras bool) 
 		g.setLevel(gpuhealth.LevelRowRemap, st, "row_remap_failure")
 	}
 	if s.Has&HasRecovery != 0 {
-		g.setLevel(gpuhealth.LevelRecovery, gpuhealth.Recovery(s.Recovery).State, "recovery_"+gpuhealth.RecoveryName(s.Recovery))
+		// Named only when it matters: every NVIDIA sample carries the
+		// action, nearly always none.
+		st, why := gpuhealth.Recovery(s.Recovery).State, ""
+		if st != gpuhealth.OK {
+			why = "recovery_" + gpuhealth.RecoveryName(s.Recovery)
+		}
+		g.setLevel(gpuhealth.LevelRecovery, st, why)
 	}
 	// A sample without the health check's answer keeps the last one: the
 	// receiver reports it with every scrape, and a source without it
