@@ -1,0 +1,294 @@
+package cause
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// Store holds the node evidence by host: pods, node pressure, NICs and the
+// rails that tie a GPU to its NIC. It is not safe for concurrent use; the
+// analyzer's processor holds it under its lock.
+type Store struct {
+	window, maxAge int64
+	pods           map[string]*history[PodCounters] // host \x00 pod UID
+	nodes          map[string]*history[Pressure]    // host
+	nics           map[string]*nicState             // host \x00 NIC
+	byHost         map[string][]string              // host -> its NICs' keys, sorted
+	rails          map[string][]string              // host \x00 GPU bus ID -> its NICs' keys
+	gpuPod         map[string]string                // GPU hw.id -> pod key
+	lastSweep      int64
+}
+
+type nicState struct {
+	name string
+	h    history[NICCounters]
+}
+
+// maxEntries bounds each map: a gateway that receives a whole fleet's
+// evidence keeps at most this many of each, and forgets the oldest first
+// when sweeping.
+const maxEntries = 1 << 16
+
+// NewStore keeps readings for window and reads none older than maxAge.
+func NewStore(window, maxAge time.Duration) *Store {
+	return &Store{window: int64(window), maxAge: int64(maxAge),
+		pods: map[string]*history[PodCounters]{}, nodes: map[string]*history[Pressure]{},
+		nics: map[string]*nicState{}, byHost: map[string][]string{}, rails: map[string][]string{}, gpuPod: map[string]string{}}
+}
+
+func key(host, id string) string { return host + "\x00" + id }
+
+// AddPod records a pod's cgroup figures at t (ns).
+func (s *Store) AddPod(host, uid string, t int64, c PodCounters) {
+	k := key(host, uid)
+	h := s.pods[k]
+	if h == nil {
+		if len(s.pods) >= maxEntries {
+			return
+		}
+		h = &history[PodCounters]{}
+		s.pods[k] = h
+	}
+	h.add(t, c, s.window, podReset)
+}
+
+func podReset(a, b *PodCounters) bool {
+	return b.CPUSeconds < a.CPUSeconds || b.Periods < a.Periods || b.Throttled < a.Throttled || pressureReset(&a.Pressure, &b.Pressure)
+}
+
+// AddNode records a node's pressure at t.
+func (s *Store) AddNode(host string, t int64, p Pressure) {
+	h := s.nodes[host]
+	if h == nil {
+		if len(s.nodes) >= maxEntries {
+			return
+		}
+		h = &history[Pressure]{}
+		s.nodes[host] = h
+	}
+	h.add(t, p, s.window, pressureReset)
+}
+
+// AddNIC records a NIC port's figures at t, with the PCI bus IDs of the
+// GPUs it serves (its rail; none where unknown).
+func (s *Store) AddNIC(host, name string, t int64, c NICCounters, railGPUs []string) {
+	k := key(host, name)
+	st := s.nics[k]
+	if st == nil {
+		if len(s.nics) >= maxEntries {
+			return
+		}
+		st = &nicState{name: name}
+		s.nics[k] = st
+		hs := append(s.byHost[host], k)
+		sort.Strings(hs)
+		s.byHost[host] = hs
+	}
+	st.h.add(t, c, s.window, nicReset)
+	for _, bus := range railGPUs {
+		rk := key(host, NormBusID(bus))
+		if !contains(s.rails[rk], k) && len(s.rails) < maxEntries {
+			s.rails[rk] = append(s.rails[rk], k)
+		}
+	}
+}
+
+func nicReset(a, b *NICCounters) bool {
+	if b.RxBytes < a.RxBytes || b.TxBytes < a.TxBytes {
+		return true
+	}
+	for n, v := range b.Errors {
+		if v < a.Errors[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// BindGPU ties a GPU to the pod whose processes run on it (the dcgm
+// receiver's per-process resources).
+func (s *Store) BindGPU(gpuID, host, podUID string) {
+	if podUID == "" || (len(s.gpuPod) >= maxEntries && s.gpuPod[gpuID] == "") {
+		return
+	}
+	s.gpuPod[gpuID] = key(host, podUID)
+}
+
+// NormBusID spells a PCI bus ID as sysfs does: a four-digit domain, lower
+// case. NVML and DCGM give an eight-digit domain ("00000000:18:00.0").
+func NormBusID(id string) string {
+	id = strings.ToLower(strings.TrimSpace(id))
+	if i := strings.IndexByte(id, ':'); i > 4 && strings.Trim(id[:i-4], "0") == "" {
+		id = id[i-4:]
+	}
+	return id
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Evidence is what the store holds for one GPU.
+type Evidence struct {
+	Pod     PodRates
+	HasPod  bool
+	Node    Stalls
+	HasNode bool
+	// Rail is the GPU's own NICs; Others the host's other NICs.
+	Rail, Others []NICRates
+}
+
+// Any says there is some evidence to explain a wait by.
+func (e *Evidence) Any() bool { return e.HasPod || e.HasNode || len(e.Rail) > 0 || len(e.Others) > 0 }
+
+// Of is the evidence for the GPU gpuID on host, with PCI bus ID busID
+// ("" unknown), at now.
+func (s *Store) Of(now int64, gpuID, host, busID string) Evidence {
+	var e Evidence
+	if pk, ok := s.gpuPod[gpuID]; ok && strings.HasPrefix(pk, host+"\x00") {
+		if h := s.pods[pk]; h != nil {
+			e.Pod, e.HasPod = s.podRates(now, h)
+		}
+	}
+	if h := s.nodes[host]; h != nil {
+		if a, b, secs, ok := h.span(now, s.maxAge); ok {
+			e.Node, e.HasNode = stalls(a, b, secs), true
+		}
+	}
+	var rail []string
+	if busID != "" {
+		rail = s.rails[key(host, NormBusID(busID))]
+	}
+	for _, k := range s.byHost[host] {
+		r, ok := s.nicRates(now, s.nics[k])
+		if !ok {
+			continue
+		}
+		if contains(rail, k) {
+			e.Rail = append(e.Rail, r)
+		} else {
+			e.Others = append(e.Others, r)
+		}
+	}
+	return e
+}
+
+func (s *Store) podRates(now int64, h *history[PodCounters]) (PodRates, bool) {
+	a, b, secs, ok := h.span(now, s.maxAge)
+	if !ok || secs <= 0 {
+		return PodRates{}, false
+	}
+	r := PodRates{LimitCPUs: b.LimitCPUs, UsedCPUs: max(0, b.CPUSeconds-a.CPUSeconds) / secs,
+		MemoryBytes: b.MemoryBytes, MemoryLimit: b.MemoryLimit, Stall: stalls(&a.Pressure, &b.Pressure, secs)}
+	if p := b.Periods - a.Periods; b.LimitCPUs > 0 && p > 0 {
+		r.ThrottledFrac, r.HasThrottle = clamp01((b.Throttled-a.Throttled)/p), true
+	}
+	return r, true
+}
+
+func (s *Store) nicRates(now int64, st *nicState) (NICRates, bool) {
+	r := NICRates{Name: st.name}
+	last, ok := st.h.latest(now, s.maxAge)
+	if !ok {
+		return r, false
+	}
+	r.RateBytes, r.Up, r.HasUp = last.RateBytes, last.Up, last.HasUp
+	a, b, secs, ok := st.h.span(now, s.maxAge)
+	if !ok || secs <= 0 {
+		return r, true // the link's state alone is evidence
+	}
+	if a.HasBytes && b.HasBytes && b.RateBytes > 0 {
+		r.Util, r.HasUtil = max(b.RxBytes-a.RxBytes, b.TxBytes-a.TxBytes)/secs/b.RateBytes, true
+	}
+	perMin := 60 / secs
+	for _, n := range sortedKeys(b.Errors) {
+		d := (b.Errors[n] - a.Errors[n]) * perMin
+		if d <= 0 {
+			continue
+		}
+		r.ErrorsPerMin += d
+		if d > r.WorstPerMin {
+			r.WorstPerMin, r.WorstError = d, n
+		}
+	}
+	var worst float64
+	for _, n := range sortedKeys(b.Allowance) {
+		d := (b.Allowance[n] - a.Allowance[n]) * perMin
+		if d <= 0 {
+			continue
+		}
+		r.AllowancePerMin += d
+		if d > worst {
+			worst, r.WorstAllowance = d, n
+		}
+	}
+	return r, true
+}
+
+func sortedKeys(m map[string]float64) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Sweep forgets what has not been updated for ten times maxAge, at most
+// once per maxAge.
+func (s *Store) Sweep(now int64) {
+	if now-s.lastSweep < s.maxAge {
+		return
+	}
+	s.lastSweep = now
+	old := now - 10*s.maxAge
+	for k, h := range s.pods {
+		if h.lastTime() < old {
+			delete(s.pods, k)
+		}
+	}
+	for k, h := range s.nodes {
+		if h.lastTime() < old {
+			delete(s.nodes, k)
+		}
+	}
+	for host, ks := range s.byHost {
+		kept := ks[:0]
+		for _, k := range ks {
+			if s.nics[k].h.lastTime() < old {
+				delete(s.nics, k)
+				continue
+			}
+			kept = append(kept, k)
+		}
+		if len(kept) == 0 {
+			delete(s.byHost, host)
+		} else {
+			s.byHost[host] = kept
+		}
+	}
+	for rk, ks := range s.rails {
+		kept := ks[:0]
+		for _, k := range ks {
+			if s.nics[k] != nil {
+				kept = append(kept, k)
+			}
+		}
+		if len(kept) == 0 {
+			delete(s.rails, rk)
+		} else {
+			s.rails[rk] = kept
+		}
+	}
+	for g, pk := range s.gpuPod {
+		if s.pods[pk] == nil {
+			delete(s.gpuPod, g)
+		}
+	}
+}
