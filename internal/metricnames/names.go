@@ -411,6 +411,17 @@ const (
 	AttrNvidiaGPUThrottleReasonThermal = "thermal"
 	// AttrNvidiaGPUXID (attribute, receiver/dcgmreceiver): The XID code of the event.
 	AttrNvidiaGPUXID = "nvidia.gpu.xid"
+	// AttrOTelGPUBottleneckCause (attribute, processor/gpuanalyzerprocessor): Why the GPU waits or straggles, by its node's evidence (the gpu_node receiver's pod cgroup, pressure and NIC counters): cpu_throttled, cpu_contention, memory_pressure, io_wait, network_saturated, fabric_errors, thermal, power_cap, or none_found where the evidence explains nothing; absent where no cause was looked for or there was no evidence. The evidence itself is in the log line.
+	AttrOTelGPUBottleneckCause                 = "otelgpu.bottleneck.cause"
+	AttrOTelGPUBottleneckCauseCpuThrottled     = "cpu_throttled"
+	AttrOTelGPUBottleneckCauseCpuContention    = "cpu_contention"
+	AttrOTelGPUBottleneckCauseMemoryPressure   = "memory_pressure"
+	AttrOTelGPUBottleneckCauseIOWait           = "io_wait"
+	AttrOTelGPUBottleneckCauseNetworkSaturated = "network_saturated"
+	AttrOTelGPUBottleneckCauseFabricErrors     = "fabric_errors"
+	AttrOTelGPUBottleneckCauseThermal          = "thermal"
+	AttrOTelGPUBottleneckCausePowerCap         = "power_cap"
+	AttrOTelGPUBottleneckCauseNoneFound        = "none_found"
 	// AttrOTelGPUBottleneckClass (attribute, processor/gpuanalyzerprocessor): The bottleneck class.
 	AttrOTelGPUBottleneckClass                   = "otelgpu.bottleneck.class"
 	AttrOTelGPUBottleneckClassUnknown            = "unknown"
@@ -450,6 +461,12 @@ const (
 	AttrOTelGPUBottleneckHintCheckCoolingOrPower  = "check_cooling_or_power"
 	AttrOTelGPUBottleneckHintReduceHostWork       = "reduce_host_work"
 	AttrOTelGPUBottleneckHintFixStraggler         = "fix_straggler"
+	AttrOTelGPUBottleneckHintRaiseCpuLimit        = "raise_cpu_limit"
+	AttrOTelGPUBottleneckHintSpreadCpuLoad        = "spread_cpu_load"
+	AttrOTelGPUBottleneckHintRaiseMemoryLimit     = "raise_memory_limit"
+	AttrOTelGPUBottleneckHintSpeedUpStorage       = "speed_up_storage"
+	AttrOTelGPUBottleneckHintAddNetworkBandwidth  = "add_network_bandwidth"
+	AttrOTelGPUBottleneckHintCheckFabric          = "check_fabric"
 	// AttrOTelGPUBottleneckScope (attribute, processor/gpuanalyzerprocessor): Where a communication-bound GPU's collective runs: nvlink or xgmi within the node, network across nodes (through the GPU's PCIe link to its NIC); absent for other classes and where only peers waiting tell the collective.
 	AttrOTelGPUBottleneckScope        = "otelgpu.bottleneck.scope"
 	AttrOTelGPUBottleneckScopeNVLink  = "nvlink"
@@ -604,6 +621,7 @@ var Attributes = [...]Attribute{
 	{AttrNvidiaGPUPipe, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUThrottleReason, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUXID, "receiver/dcgmreceiver"},
+	{AttrOTelGPUBottleneckCause, "processor/gpuanalyzerprocessor"},
 	{AttrOTelGPUBottleneckClass, "processor/gpuanalyzerprocessor"},
 	{AttrOTelGPUBottleneckEvidence, "processor/gpuanalyzerprocessor"},
 	{AttrOTelGPUBottleneckHint, "processor/gpuanalyzerprocessor"},

@@ -60,6 +60,9 @@ type Config struct {
 	// failed until it is reset or its node rebooted, which ends the
 	// collector's memory of it too.
 	HealthHold time.Duration `mapstructure:"health_hold" stability:"development"`
+	// Causes puts waits and stragglers down to the node's evidence
+	// (config_causes.go).
+	Causes CausesConfig `mapstructure:"causes" stability:"development"`
 
 	// Storage names a storage extension (file_storage) that keeps alert
 	// timers, straggler and leak state across restarts. Unset: nothing is
@@ -292,6 +295,7 @@ func defaultConfig() *Config {
 		// CPU; every sample doubled the analyzer's cost (BENCHMARKS.md).
 		VerdictInterval: 30 * time.Second,
 		HealthHold:      time.Hour,
+		Causes:          defaultCausesConfig(),
 		Bottleneck: BottleneckConfig{
 			FaultLookback:                 5 * time.Minute,
 			CriticalXIDs:                  []uint32{48, 64, 74, 79, 95, 119, 120, 140},

@@ -10,6 +10,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/cause"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
 
@@ -40,6 +41,12 @@ var (
 	scopeOpts = func() (out [analysis.NumScopes]metadata.MetricAttributeOption) {
 		for sc := analysis.NoScope + 1; sc < analysis.NumScopes; sc++ {
 			out[sc] = metadata.WithOtelgpuBottleneckScopeMetricAttribute(metadata.MapAttributeOtelgpuBottleneckScope[sc.String()].String())
+		}
+		return out
+	}()
+	causeOpts = func() (out [cause.NumKinds]metadata.MetricAttributeOption) {
+		for _, k := range cause.Kinds() {
+			out[k] = metadata.WithOtelgpuBottleneckCauseMetricAttribute(metadata.MapAttributeOtelgpuBottleneckCause[k.String()].String())
 		}
 		return out
 	}()
@@ -82,18 +89,19 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	classes := [2]analysis.Class{v.Class, v.PrevClass}
 	hints := [2]analysis.Hint{v.Hint, v.PrevHint}
 	bases := [2]analysis.Basis{v.Basis, v.PrevBasis}
+	causes := [2]cause.Kind{v.Cause.Kind, v.PrevCause}
 	n := 1
 	if v.PrevClass != v.Class {
 		n = 2
 	}
 	states := n
-	if v.PrevHint != v.Hint || v.PrevBasis != v.Basis {
+	if v.PrevHint != v.Hint || v.PrevBasis != v.Basis || v.PrevCause != v.Cause.Kind {
 		states = 2
 	}
 	// Gauges have no start time.
 	mb.SetStartTime(0)
-	var opts [3]metadata.MetricAttributeOption
-	//nolint:gosec // G602: states is 1 or 2, the length of classes, hints and bases
+	var opts [4]metadata.MetricAttributeOption
+	//nolint:gosec // G602: states is 1 or 2, the length of classes, hints, bases and causes
 	for i := range states {
 		k := 0
 		if h := hints[i]; h != analysis.NoHint {
@@ -104,6 +112,9 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		}
 		if sc := bases[i].Scope; sc != analysis.NoScope {
 			opts[k], k = scopeOpts[sc], k+1
+		}
+		if c := causes[i]; c != cause.None {
+			opts[k], k = causeOpts[c], k+1
 		}
 		mb.RecordOtelgpuBottleneckStateDataPoint(ts, int64(1-i), classAttrs[classes[i]], opts[:k]...)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/cause"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
 )
 
@@ -67,6 +68,14 @@ type analyzerProcessor struct {
 	// unwell is the state of each GPU whose health is not ok, for its MIG
 	// instances and partitions (health.go).
 	unwell map[string]gpuhealth.State
+
+	// causes holds the node's evidence (nodeevidence.go); nil with causes
+	// off. where is each GPU's host and bus, thresholds the causes',
+	// peerEvidence the scratch of a straggler's peers.
+	causes       *cause.Store
+	where        map[string]gpuWhere
+	thresholds   cause.Thresholds
+	peerEvidence []cause.Evidence
 }
 
 func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcessor, error) {
@@ -80,7 +89,6 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		logger: set.Logger,
 		tb:     tb,
 		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, withoutVersion(set)),
-		an:     analysis.New(cfg.analysisConfig()),
 		keys:   map[string]string{},
 
 		prices:   newPricer(&cfg.Cost),
@@ -90,6 +98,14 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 		costUnit: "{" + cfg.Cost.Currency + "}",
 		now:      time.Now,
 	}
+	ac := cfg.analysisConfig()
+	if cfg.Causes.Enabled {
+		p.causes = cause.NewStore(cfg.Causes.Window, cfg.Causes.MaxAge)
+		p.where = map[string]gpuWhere{}
+		p.thresholds = cfg.Causes.thresholds()
+		ac.Causes = explainer{p}
+	}
+	p.an = analysis.New(ac)
 	for i, a := range cfg.Alerts.byName() {
 		p.severities[i] = a.Severity
 	}
@@ -129,6 +145,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
 		attrs := rm.Resource().Attributes()
+		if p.causes != nil && p.nodeEvidence(rm) {
+			continue // a pod's, the node's or a NIC's: evidence, kept
+		}
 		idv, ok := attrs.Get(metricnames.AttrHWID)
 		if !ok || idv.Type() != pcommon.ValueTypeStr || idv.Str() == "" {
 			unanalyzed += int64(dataPoints(rm))
@@ -139,7 +158,11 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 			// receiver's per_process series: its hw.id is the GPU's, whose
 			// own resource is analysed. Not a GPU, and not unanalysed
 			// data either: it passes through with its part of the GPU's
-			// usage (share.go), counted nowhere.
+			// usage (share.go), counted nowhere. Its pod is the GPU's
+			// for the causes.
+			if p.causes != nil {
+				p.causes.BindGPU(idv.Str(), strAttr(attrs, metricnames.AttrHostName), strAttr(attrs, metricnames.AttrK8sPodUid))
+			}
 			continue
 		}
 		id := idv.Str()
@@ -184,6 +207,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		switch res {
 		case analysis.Accepted:
 			p.rms = append(p.rms, rm)
+			p.noteGPU(id, attrs)
 		case analysis.Rejected:
 			rejected++
 		case analysis.OutOfOrder:
@@ -193,6 +217,9 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
 	p.rms = p.rms[:0]
+	if p.causes != nil {
+		p.causes.Sweep(latest)
+	}
 	p.shares.reset()
 	clear(p.migAllocated)
 	p.checkpoint(ctx, latest)
@@ -541,39 +568,4 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 		s.Time = max(s.Time, int64(dp.Timestamp()))
 	}
 	return ok
-}
-
-// logTransition logs alert and straggler transitions, naming the GPU the
-// way a person finds it: host, device name, and job.
-func (p *analyzerProcessor) logTransition(e analysis.Event) {
-	fields := []zap.Field{zap.String(metricnames.AttrHWID, e.ID), zap.Time("at", time.Unix(0, e.Time).UTC())}
-	if e.Seq < len(p.rms) {
-		attrs := p.rms[e.Seq].Resource().Attributes()
-		for _, k := range []string{metricnames.AttrHostName, metricnames.AttrHWName, metricnames.AttrK8sNamespaceName, metricnames.AttrK8sJobName, metricnames.AttrK8sPodName} {
-			if v, ok := attrs.Get(k); ok {
-				fields = append(fields, zap.String(k, v.AsString()))
-			}
-		}
-	}
-	switch e.Kind {
-	case analysis.AlertFiring:
-		p.logger.Info("GPU alert firing", append(fields, zap.String("alertname", e.Alert.String()), zap.String("bottleneck", e.Class.String()))...)
-	case analysis.AlertResolved:
-		p.logger.Info("GPU alert resolved", append(fields, zap.String("alertname", e.Alert.String()))...)
-	case analysis.StragglerStarted:
-		p.logger.Info("GPU is a straggler", append(fields, zap.Float64("score", e.Score))...)
-	case analysis.StragglerEnded:
-		p.logger.Info("GPU is no longer a straggler", fields...)
-	case analysis.HealthChanged:
-		p.logHealth(e, fields)
-	case analysis.ClassChanged:
-		if p.summary != nil {
-			return // the summary logs each change once per interval, with its hint
-		}
-		fields = append(fields, zap.String("bottleneck", e.Class.String()), zap.String("was", e.Prev.String()))
-		if e.Hint != analysis.NoHint {
-			fields = append(fields, zap.String("hint", e.Hint.String()))
-		}
-		p.logger.Info("GPU bottleneck changed", appendBasis(fields, e.Basis)...)
-	}
 }

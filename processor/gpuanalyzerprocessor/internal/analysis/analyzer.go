@@ -1,6 +1,9 @@
 package analysis
 
-import "github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
+import (
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpuhealth"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/cause"
+)
 
 // AlertState is where an alert stands.
 type AlertState uint8
@@ -55,6 +58,10 @@ type Verdict struct {
 	// evidence it rests on ("" for ok).
 	Health    gpuhealth.State
 	HealthWhy string
+	// Cause is why the GPU waits or straggles, by its node's evidence
+	// (Config.Causes); PrevCause the cause at the previous sample.
+	Cause     cause.Finding
+	PrevCause cause.Kind
 	// Report says the verdict is due to be sent: always, unless
 	// Config.VerdictReport is set; then at the GPU's first verdict, when its
 	// class, hint, straggler state or an alert's state changed, when its
@@ -76,6 +83,9 @@ const (
 	// HealthChanged: the GPU's health changed from PrevHealth to Health,
 	// for the reason Why.
 	HealthChanged
+	// CauseChanged: the GPU's wait (or straggling) was put down to a new
+	// Cause; Hint is the hint that follows it.
+	CauseChanged
 )
 
 // Event is a transition of one GPU.
@@ -94,6 +104,9 @@ type Event struct {
 	// Health, PrevHealth and Why, for HealthChanged.
 	Health, PrevHealth gpuhealth.State
 	Why                string
+	// Cause and Straggler, for CauseChanged.
+	Cause     cause.Finding
+	Straggler bool
 }
 
 // Counters are the analyzer's own figures.
@@ -268,6 +281,10 @@ type gpuState struct {
 	power   powerRef
 	waiting bool
 	holding bool
+	// cause is why the GPU waits by its node's evidence (causes.go);
+	// prevCause the previous verdict's. Kinds only: what a cause rests on
+	// is the verdict's, not kept (the state of a GPU stays within 8 KiB).
+	cause, prevCause cause.Kind
 	// fbHeld: the GPU's frame buffer holds a workload's memory.
 	fbHeld        bool
 	temp, memRat  float64
@@ -329,11 +346,13 @@ type group struct {
 // Analyzer keeps the state of every tracked GPU. It is not safe for
 // concurrent use; the processor serialises batches.
 type Analyzer struct {
-	cfg      Config
-	gpus     map[string]*gpuState
-	groups   map[string]*group
-	batch    []*gpuState
-	touched  []*group
+	cfg     Config
+	gpus    map[string]*gpuState
+	groups  map[string]*group
+	batch   []*gpuState
+	touched []*group
+	// peerIDs is the scratch of a straggler's peers for Explain.
+	peerIDs  []string
 	critical map[uint32]bool
 	lastSwp  int64
 	counters Counters
@@ -489,10 +508,12 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		}
 		a.stepStraggler(g)
 		a.stepAlerts(g)
+		found := a.explain(g)
 		v = Verdict{ID: g.id, Seq: g.seq, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
 			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint, Basis: g.basis, PrevBasis: g.prevBasis,
 			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
-			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen, Shares: g.shareUsage}
+			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen, Shares: g.shareUsage,
+			Cause: found, PrevCause: g.prevCause}
 		v.Health, v.HealthWhy = a.stepHealth(g)
 		v.Report = g.due(int64(a.cfg.VerdictReport), v.Usage.Report)
 		fn(&v)
@@ -510,7 +531,7 @@ func (g *gpuState) due(every int64, usageDue bool) bool {
 		return true
 	}
 	if g.reported && !usageDue && g.class == g.prevClass && g.hint == g.prevHint && g.basis == g.prevBasis &&
-		g.straggler == g.reportedStraggler && g.alerts == g.reportedAlerts && g.healthState == g.reportedHealth && g.last-g.reportedAt < every {
+		g.cause == g.prevCause && g.straggler == g.reportedStraggler && g.alerts == g.reportedAlerts && g.healthState == g.reportedHealth && g.last-g.reportedAt < every {
 		return false
 	}
 	g.reported, g.reportedAt, g.reportedStraggler, g.reportedAlerts, g.reportedHealth = true, g.last, g.straggler, g.alerts, g.healthState

@@ -110,12 +110,20 @@ const (
 	// FixStraggler: the GPU waits in a collective for the one its job
 	// waits on; the fix is there.
 	FixStraggler
+	// The hints a cause found on the node gives (causes.go).
+	RaiseCPULimit
+	SpreadCPULoad
+	RaiseMemoryLimit
+	SpeedUpStorage
+	AddNetworkBandwidth
+	CheckFabric
 	NumHints
 )
 
 var hintNames = [NumHints]string{"", "increase_batch_size", "enable_mixed_precision", "fix_data_loading", "fix_host_preprocessing",
 	"use_cuda_graphs", "overlap_communication", "reduce_memory_traffic", "replace_or_drain", "check_cooling_or_power",
-	"reduce_host_work", "fix_straggler"}
+	"reduce_host_work", "fix_straggler", "raise_cpu_limit", "spread_cpu_load", "raise_memory_limit", "speed_up_storage",
+	"add_network_bandwidth", "check_fabric"}
 
 // String is the hint's name; empty for NoHint.
 func (h Hint) String() string { return hintNames[h] }
@@ -214,4 +222,7 @@ type Config struct {
 	// HealthHold is how long a fault event (an XID, an ECC error, a fatal
 	// RAS record) holds the GPU's health state after it (data time).
 	HealthHold time.Duration
+	// Causes explains waits and stragglers by the node's evidence; nil
+	// looks for no cause.
+	Causes Explainer
 }

@@ -122,6 +122,60 @@ var MapAttributeHwState = map[string]AttributeHwState{
 	"predicted_failure": AttributeHwStatePredictedFailure,
 }
 
+// AttributeOtelgpuBottleneckCause specifies the value otelgpu.bottleneck.cause attribute.
+type AttributeOtelgpuBottleneckCause int
+
+const (
+	_ AttributeOtelgpuBottleneckCause = iota
+	AttributeOtelgpuBottleneckCauseCPUThrottled
+	AttributeOtelgpuBottleneckCauseCPUContention
+	AttributeOtelgpuBottleneckCauseMemoryPressure
+	AttributeOtelgpuBottleneckCauseIoWait
+	AttributeOtelgpuBottleneckCauseNetworkSaturated
+	AttributeOtelgpuBottleneckCauseFabricErrors
+	AttributeOtelgpuBottleneckCauseThermal
+	AttributeOtelgpuBottleneckCausePowerCap
+	AttributeOtelgpuBottleneckCauseNoneFound
+)
+
+// String returns the string representation of the AttributeOtelgpuBottleneckCause.
+func (av AttributeOtelgpuBottleneckCause) String() string {
+	switch av {
+	case AttributeOtelgpuBottleneckCauseCPUThrottled:
+		return "cpu_throttled"
+	case AttributeOtelgpuBottleneckCauseCPUContention:
+		return "cpu_contention"
+	case AttributeOtelgpuBottleneckCauseMemoryPressure:
+		return "memory_pressure"
+	case AttributeOtelgpuBottleneckCauseIoWait:
+		return "io_wait"
+	case AttributeOtelgpuBottleneckCauseNetworkSaturated:
+		return "network_saturated"
+	case AttributeOtelgpuBottleneckCauseFabricErrors:
+		return "fabric_errors"
+	case AttributeOtelgpuBottleneckCauseThermal:
+		return "thermal"
+	case AttributeOtelgpuBottleneckCausePowerCap:
+		return "power_cap"
+	case AttributeOtelgpuBottleneckCauseNoneFound:
+		return "none_found"
+	}
+	return ""
+}
+
+// MapAttributeOtelgpuBottleneckCause is a helper map of string to AttributeOtelgpuBottleneckCause attribute value.
+var MapAttributeOtelgpuBottleneckCause = map[string]AttributeOtelgpuBottleneckCause{
+	"cpu_throttled":     AttributeOtelgpuBottleneckCauseCPUThrottled,
+	"cpu_contention":    AttributeOtelgpuBottleneckCauseCPUContention,
+	"memory_pressure":   AttributeOtelgpuBottleneckCauseMemoryPressure,
+	"io_wait":           AttributeOtelgpuBottleneckCauseIoWait,
+	"network_saturated": AttributeOtelgpuBottleneckCauseNetworkSaturated,
+	"fabric_errors":     AttributeOtelgpuBottleneckCauseFabricErrors,
+	"thermal":           AttributeOtelgpuBottleneckCauseThermal,
+	"power_cap":         AttributeOtelgpuBottleneckCausePowerCap,
+	"none_found":        AttributeOtelgpuBottleneckCauseNoneFound,
+}
+
 // AttributeOtelgpuBottleneckClass specifies the value otelgpu.bottleneck.class attribute.
 type AttributeOtelgpuBottleneckClass int
 
@@ -262,6 +316,12 @@ const (
 	AttributeOtelgpuBottleneckHintCheckCoolingOrPower
 	AttributeOtelgpuBottleneckHintReduceHostWork
 	AttributeOtelgpuBottleneckHintFixStraggler
+	AttributeOtelgpuBottleneckHintRaiseCPULimit
+	AttributeOtelgpuBottleneckHintSpreadCPULoad
+	AttributeOtelgpuBottleneckHintRaiseMemoryLimit
+	AttributeOtelgpuBottleneckHintSpeedUpStorage
+	AttributeOtelgpuBottleneckHintAddNetworkBandwidth
+	AttributeOtelgpuBottleneckHintCheckFabric
 )
 
 // String returns the string representation of the AttributeOtelgpuBottleneckHint.
@@ -289,6 +349,18 @@ func (av AttributeOtelgpuBottleneckHint) String() string {
 		return "reduce_host_work"
 	case AttributeOtelgpuBottleneckHintFixStraggler:
 		return "fix_straggler"
+	case AttributeOtelgpuBottleneckHintRaiseCPULimit:
+		return "raise_cpu_limit"
+	case AttributeOtelgpuBottleneckHintSpreadCPULoad:
+		return "spread_cpu_load"
+	case AttributeOtelgpuBottleneckHintRaiseMemoryLimit:
+		return "raise_memory_limit"
+	case AttributeOtelgpuBottleneckHintSpeedUpStorage:
+		return "speed_up_storage"
+	case AttributeOtelgpuBottleneckHintAddNetworkBandwidth:
+		return "add_network_bandwidth"
+	case AttributeOtelgpuBottleneckHintCheckFabric:
+		return "check_fabric"
 	}
 	return ""
 }
@@ -306,6 +378,12 @@ var MapAttributeOtelgpuBottleneckHint = map[string]AttributeOtelgpuBottleneckHin
 	"check_cooling_or_power": AttributeOtelgpuBottleneckHintCheckCoolingOrPower,
 	"reduce_host_work":       AttributeOtelgpuBottleneckHintReduceHostWork,
 	"fix_straggler":          AttributeOtelgpuBottleneckHintFixStraggler,
+	"raise_cpu_limit":        AttributeOtelgpuBottleneckHintRaiseCPULimit,
+	"spread_cpu_load":        AttributeOtelgpuBottleneckHintSpreadCPULoad,
+	"raise_memory_limit":     AttributeOtelgpuBottleneckHintRaiseMemoryLimit,
+	"speed_up_storage":       AttributeOtelgpuBottleneckHintSpeedUpStorage,
+	"add_network_bandwidth":  AttributeOtelgpuBottleneckHintAddNetworkBandwidth,
+	"check_fabric":           AttributeOtelgpuBottleneckHintCheckFabric,
 }
 
 // AttributeOtelgpuBottleneckScope specifies the value otelgpu.bottleneck.scope attribute.
@@ -387,7 +465,7 @@ var MetricsInfo = metricsInfo{
 	},
 	OtelgpuBottleneckState: metricInfo{
 		Name:       "otelgpu.bottleneck.state",
-		Attributes: []string{"otelgpu.bottleneck.class", "otelgpu.bottleneck.hint", "otelgpu.bottleneck.evidence", "otelgpu.bottleneck.scope"},
+		Attributes: []string{"otelgpu.bottleneck.class", "otelgpu.bottleneck.hint", "otelgpu.bottleneck.evidence", "otelgpu.bottleneck.scope", "otelgpu.bottleneck.cause"},
 	},
 	OtelgpuBottleneckTime: metricInfo{
 		Name:       "otelgpu.bottleneck.time",
@@ -433,6 +511,12 @@ type metricAttributeOptionFunc func(pmetric.NumberDataPoint)
 
 func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
 	maof(dp)
+}
+
+func WithOtelgpuBottleneckCauseMetricAttribute(otelgpuBottleneckCauseAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("otelgpu.bottleneck.cause", otelgpuBottleneckCauseAttributeValue)
+	})
 }
 
 func WithOtelgpuBottleneckEvidenceMetricAttribute(otelgpuBottleneckEvidenceAttributeValue string) MetricAttributeOption {

@@ -63,7 +63,7 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordOtelgpuAlertsDataPoint(ts, 1, AttributeAlertnameGPUFaulted, AttributeAlertstatePending, "severity-val")
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordOtelgpuBottleneckStateDataPoint(ts, 1, AttributeOtelgpuBottleneckClassUnknown, WithOtelgpuBottleneckHintMetricAttribute(AttributeOtelgpuBottleneckHintIncreaseBatchSize.String()), WithOtelgpuBottleneckEvidenceMetricAttribute(AttributeOtelgpuBottleneckEvidenceErrors.String()), WithOtelgpuBottleneckScopeMetricAttribute(AttributeOtelgpuBottleneckScopeNvlink.String()))
+			mb.RecordOtelgpuBottleneckStateDataPoint(ts, 1, AttributeOtelgpuBottleneckClassUnknown, WithOtelgpuBottleneckHintMetricAttribute(AttributeOtelgpuBottleneckHintIncreaseBatchSize.String()), WithOtelgpuBottleneckEvidenceMetricAttribute(AttributeOtelgpuBottleneckEvidenceErrors.String()), WithOtelgpuBottleneckScopeMetricAttribute(AttributeOtelgpuBottleneckScopeNvlink.String()), WithOtelgpuBottleneckCauseMetricAttribute(AttributeOtelgpuBottleneckCauseCPUThrottled.String()))
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordOtelgpuBottleneckTimeDataPoint(ts, 1, AttributeOtelgpuBottleneckClassUnknown)
@@ -170,6 +170,9 @@ func TestMetricsBuilder(t *testing.T) {
 					otelgpuBottleneckScopeAttrVal, ok := dp.Attributes().Get("otelgpu.bottleneck.scope")
 					assert.True(t, ok)
 					assert.Equal(t, "nvlink", otelgpuBottleneckScopeAttrVal.Str())
+					otelgpuBottleneckCauseAttrVal, ok := dp.Attributes().Get("otelgpu.bottleneck.cause")
+					assert.True(t, ok)
+					assert.Equal(t, "cpu_throttled", otelgpuBottleneckCauseAttrVal.Str())
 				case "otelgpu.bottleneck.time":
 					assert.False(t, validatedMetrics["otelgpu.bottleneck.time"], "Found a duplicate in the metrics slice: otelgpu.bottleneck.time")
 					validatedMetrics["otelgpu.bottleneck.time"] = true

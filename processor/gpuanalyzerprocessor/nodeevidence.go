@@ -1,0 +1,272 @@
+package gpuanalyzerprocessor
+
+// The node's evidence (the gpu_node receiver's pods, pressure and NICs)
+// taken into the cause store, and the store asked for a GPU's cause.
+
+import (
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/analysis"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/cause"
+)
+
+// The gpu_node receiver's names (its metadata.yaml), as the analyzer reads
+// them. Kept here rather than imported: the analyzer runs on gateways,
+// which do not link the receiver.
+const (
+	nodeHWTypeNetwork    = "network"
+	nodeNetIO            = "hw.network.io"
+	nodeNetLimit         = "hw.network.bandwidth.limit"
+	nodeNetUp            = "hw.network.up"
+	nodeNetErrors        = "hw.errors"
+	nodeNetAllowance     = "otelgpu.network.allowance_exceeded"
+	nodeRailGPUs         = "otelgpu.network.rail.gpus"
+	nodePodCPUTime       = "otelgpu.pod.cpu.time"
+	nodePodCPULimit      = "otelgpu.pod.cpu.limit"
+	nodePodPeriods       = "otelgpu.pod.cpu.periods"
+	nodePodThrottled     = "otelgpu.pod.cpu.throttled_periods"
+	nodePodThrottledTime = "otelgpu.pod.cpu.throttled_time"
+	nodePodMemory        = "otelgpu.pod.memory.usage"
+	nodePodMemoryLimit   = "otelgpu.pod.memory.limit"
+	nodePressure         = "otelgpu.pressure.stall_time"
+	nodePressureResource = "otelgpu.pressure.resource"
+	nodePressureScope    = "otelgpu.pressure.scope"
+	attrNetworkDirection = "network.io.direction"
+	attrErrorType        = "error.type"
+	attrAllowance        = "otelgpu.network.allowance"
+	attrNvidiaPCIBusID   = metricnames.AttrNvidiaGPUPCIBusID
+	attrAmdPCIBusID      = metricnames.AttrAmdGPUPCIBusID
+	nodeEvidenceMaxGPUs  = 4 // where (host, bus) is kept for up to this many times MaxGPUs
+)
+
+// nodeEvidence takes a resource that is node evidence into the store and
+// reports whether it was one.
+func (p *analyzerProcessor) nodeEvidence(rm pmetric.ResourceMetrics) bool {
+	attrs := rm.Resource().Attributes()
+	host := strAttr(attrs, metricnames.AttrHostName)
+	if t := strAttr(attrs, metricnames.AttrHWType); t == nodeHWTypeNetwork {
+		if host != "" {
+			p.takeNIC(host, strAttr(attrs, metricnames.AttrHWID), attrs, rm)
+		}
+		return true
+	}
+	if _, isHW := attrs.Get(metricnames.AttrHWID); isHW {
+		return false
+	}
+	if host == "" || !hasMetric(rm, nodePressure, nodePodCPUTime) {
+		return false
+	}
+	if uid := strAttr(attrs, metricnames.AttrK8sPodUid); uid != "" {
+		var c cause.PodCounters
+		if t := readPod(rm, &c); t > 0 {
+			p.causes.AddPod(host, uid, t, c)
+		}
+		return true
+	}
+	var pr cause.Pressure
+	if t := eachPoint(rm, func(name string, dp pmetric.NumberDataPoint) { readPressure(name, dp, &pr) }); t > 0 {
+		p.causes.AddNode(host, t, pr)
+	}
+	return true
+}
+
+func (p *analyzerProcessor) takeNIC(host, name string, attrs pcommon.Map, rm pmetric.ResourceMetrics) {
+	if name == "" {
+		return
+	}
+	var c cause.NICCounters
+	var rx, tx bool
+	t := eachPoint(rm, func(n string, dp pmetric.NumberDataPoint) {
+		v := value(dp)
+		switch n {
+		case nodeNetIO:
+			switch attrStr(dp, attrNetworkDirection) {
+			case "receive":
+				c.RxBytes, rx = v, true
+			case "transmit":
+				c.TxBytes, tx = v, true
+			}
+		case nodeNetLimit:
+			c.RateBytes = v
+		case nodeNetUp:
+			c.Up, c.HasUp = v > 0, true
+		case nodeNetErrors:
+			if c.Errors == nil {
+				c.Errors = map[string]float64{}
+			}
+			c.Errors[attrStr(dp, attrErrorType)] += v
+		case nodeNetAllowance:
+			if c.Allowance == nil {
+				c.Allowance = map[string]float64{}
+			}
+			c.Allowance[attrStr(dp, attrAllowance)] += v
+		}
+	})
+	c.HasBytes = rx && tx
+	if t == 0 {
+		return
+	}
+	var rail []string
+	if v, ok := attrs.Get(nodeRailGPUs); ok && v.Type() == pcommon.ValueTypeSlice {
+		for i := 0; i < v.Slice().Len(); i++ {
+			rail = append(rail, v.Slice().At(i).AsString())
+		}
+	}
+	p.causes.AddNIC(host, name, t, c, rail)
+}
+
+func readPod(rm pmetric.ResourceMetrics, c *cause.PodCounters) int64 {
+	return eachPoint(rm, func(name string, dp pmetric.NumberDataPoint) {
+		v := value(dp)
+		switch name {
+		case nodePodCPUTime:
+			c.CPUSeconds = v
+		case nodePodCPULimit:
+			c.LimitCPUs = v
+		case nodePodPeriods:
+			c.Periods = v
+		case nodePodThrottled:
+			c.Throttled = v
+		case nodePodThrottledTime:
+			c.ThrottledSeconds = v
+		case nodePodMemory:
+			c.MemoryBytes = v
+		case nodePodMemoryLimit:
+			c.MemoryLimit = v
+		default:
+			readPressure(name, dp, &c.Pressure)
+		}
+	})
+}
+
+func readPressure(name string, dp pmetric.NumberDataPoint, pr *cause.Pressure) {
+	if name != nodePressure {
+		return
+	}
+	r := -1
+	switch attrStr(dp, nodePressureResource) {
+	case "cpu":
+		r = cause.CPU
+	case "memory":
+		r = cause.Memory
+	case "io":
+		r = cause.IO
+	}
+	if r < 0 {
+		return
+	}
+	switch attrStr(dp, nodePressureScope) {
+	case "some":
+		pr.Some[r], pr.Has[r] = value(dp), true
+	case "full":
+		pr.Full[r] = value(dp)
+	}
+}
+
+// eachPoint calls fn with each finite, non-negative number data point of
+// the resource and returns the latest time among them (0 for none).
+func eachPoint(rm pmetric.ResourceMetrics, fn func(name string, dp pmetric.NumberDataPoint)) int64 {
+	var t int64
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			dps, ok := metricpoints.Of(m)
+			if !ok {
+				continue
+			}
+			for k := 0; k < dps.Len(); k++ {
+				dp := dps.At(k)
+				if v := value(dp); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					continue
+				}
+				fn(m.Name(), dp)
+				t = max(t, int64(dp.Timestamp()))
+			}
+		}
+	}
+	return t
+}
+
+func hasMetric(rm pmetric.ResourceMetrics, names ...string) bool {
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			for _, n := range names {
+				if ms.At(j).Name() == n {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func value(dp pmetric.NumberDataPoint) float64 {
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return float64(dp.IntValue())
+	}
+	return dp.DoubleValue()
+}
+
+func strAttr(attrs pcommon.Map, k string) string {
+	if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
+// gpuWhere is where a GPU is, for its cause: its host and PCI bus ID.
+type gpuWhere struct{ host, bus string }
+
+// noteGPU keeps where a GPU analysed in this batch is, and binds the GPUs
+// of per-process resources to their pods.
+func (p *analyzerProcessor) noteGPU(id string, attrs pcommon.Map) {
+	if p.where == nil {
+		return
+	}
+	bus := strAttr(attrs, attrNvidiaPCIBusID)
+	if bus == "" {
+		bus = strAttr(attrs, attrAmdPCIBusID)
+	}
+	w := gpuWhere{host: strAttr(attrs, metricnames.AttrHostName), bus: bus}
+	if old, ok := p.where[id]; ok && old == w {
+		return
+	}
+	if len(p.where) >= nodeEvidenceMaxGPUs*p.cfg.MaxGPUs {
+		clear(p.where) // GPUs gone since: the batch's refill it
+	}
+	p.where[id] = w
+}
+
+// Explain is the analyzer's question of the store (analysis.Explainer).
+type explainer struct{ p *analyzerProcessor }
+
+func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
+	p := x.p
+	w := p.where[q.ID]
+	e := p.causes.Of(q.Time, q.ID, w.host, w.bus)
+	if !q.Straggler {
+		return cause.Explain(q.Wait, &e, &p.thresholds)
+	}
+	// Peers on other nodes: the comparison is between nodes.
+	peers := p.peerEvidence[:0]
+	seen := map[string]bool{w.host: true}
+	for _, id := range q.Peers {
+		pw, ok := p.where[id]
+		if !ok || seen[pw.host] {
+			continue
+		}
+		seen[pw.host] = true
+		peers = append(peers, p.causes.Of(q.Time, id, pw.host, pw.bus))
+	}
+	p.peerEvidence = peers
+	return cause.Straggler(&e, w.host, peers, &p.thresholds)
+}

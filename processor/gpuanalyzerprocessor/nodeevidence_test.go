@@ -1,0 +1,159 @@
+package gpuanalyzerprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
+	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
+)
+
+// podEvidence appends a pod's cgroup figures, as the gpu_node receiver
+// sends them, at t: n seconds into the run, throttled in share of its
+// periods at a limit of limit CPUs.
+func podEvidence(md pmetric.Metrics, host, uid string, t time.Time, n int, limit, share float64) {
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr(metricnames.AttrHostName, host)
+	rm.Resource().Attributes().PutStr(metricnames.AttrK8sPodUid, uid)
+	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+	ts := pcommon.NewTimestampFromTime(t)
+	sum := func(name string, v float64) {
+		m := ms.AppendEmpty()
+		m.SetName(name)
+		m.SetEmptySum().SetIsMonotonic(true)
+		dp := m.Sum().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(v)
+	}
+	periods := float64(n) * 10 // a 100 ms period
+	sum(nodePodCPUTime, float64(n)*limit)
+	sum(nodePodPeriods, periods)
+	sum(nodePodThrottled, periods*share)
+	sum(nodePodThrottledTime, periods*share*0.05)
+	if limit > 0 {
+		m := ms.AppendEmpty()
+		m.SetName(nodePodCPULimit)
+		dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(limit)
+	}
+}
+
+// podOf is the pod UID and host of the GPU's per-process resource.
+func podOf(md pmetric.Metrics, gpuID string) (uid, host string) {
+	for i := 0; i < md.ResourceMetrics().Len(); i++ {
+		a := md.ResourceMetrics().At(i).Resource().Attributes()
+		if id, _ := a.Get(metricnames.AttrHWID); id.Str() != gpuID {
+			continue
+		}
+		if u, ok := a.Get(metricnames.AttrK8sPodUid); ok {
+			h, _ := a.Get(metricnames.AttrHostName)
+			return u.Str(), h.Str()
+		}
+	}
+	return "", ""
+}
+
+func causeOf(m map[string]pmetric.Metric) string {
+	dps := m[metricnames.OTelGPUBottleneckState].Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		if dps.At(i).IntValue() == 1 {
+			c, _ := dps.At(i).Attributes().Get(metricnames.AttrOTelGPUBottleneckCause)
+			return c.Str()
+		}
+	}
+	return ""
+}
+
+// TestInputBoundCause: an input-bound GPU whose pod is throttled at its
+// CPU limit is put down to cpu_throttled, with the share and the limit in
+// the log and the hint raise_cpu_limit; the same GPU with a pod that is
+// not throttled gets none_found and keeps its class's hint; with no
+// evidence at all there is no cause.
+func TestInputBoundCause(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		evidence  bool
+		share     float64
+		wantCause string
+		wantHint  string
+	}{
+		{"throttled", true, 0.38, "cpu_throttled", "raise_cpu_limit"},
+		{"not throttled", true, 0.01, "none_found", "fix_data_loading"},
+		{"no evidence", false, 0, "", "fix_data_loading"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			core, logs := observer.New(zapcore.InfoLevel)
+			set := processortest.NewNopSettings(metadata.Type)
+			set.Logger = zap.New(core)
+			p, sink := newProcessor(t, everySample(), set)
+			f := newFleet(t, simulated.Config{
+				Seed: 5, Hosts: 1, GPUsPerHost: 1, HostPrefix: "gpu-node-", Models: []string{"h100"},
+				Workloads: []simulated.Workload{{Name: "loader", Kind: "training", Namespace: "ml", GPUs: "0/0",
+					Phases: []simulated.Phase{{Kind: simulated.InputBound, Duration: 10 * time.Minute}}}},
+			})
+			f.fl.EnableProcesses()
+			var last map[string]pmetric.Metric
+			var gpu string
+			for i := range 100 {
+				md := f.next(t)
+				if gpu == "" {
+					id, _ := md.ResourceMetrics().At(0).Resource().Attributes().Get(metricnames.AttrHWID)
+					gpu = id.Str()
+				}
+				if uid, host := podOf(md, gpu); tc.evidence && uid != "" && i%15 == 0 {
+					podEvidence(md, host, uid, f.t0.Add(time.Duration(i)*time.Second), i, 4, tc.share)
+				}
+				sink.Reset()
+				require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+				last = verdicts(sink.AllMetrics()[0])[gpu]
+			}
+			require.Equal(t, "input_bound", classOf(last))
+			assert.Equal(t, tc.wantCause, causeOf(last))
+			assert.Equal(t, tc.wantHint, hintOf(last))
+			explained := logs.FilterMessage("GPU wait explained").All()
+			if tc.wantCause == "" {
+				assert.Empty(t, explained)
+				return
+			}
+			require.Len(t, explained, 1, "logged once, when the cause was found")
+			fields := explained[0].ContextMap()
+			assert.Equal(t, tc.wantCause, fields["cause"])
+			assert.Equal(t, "input_bound", fields["bottleneck"])
+			if tc.wantCause == "cpu_throttled" {
+				assert.Equal(t, "throttled in 38 % of periods at a 4-CPU limit", fields["evidence"])
+			}
+		})
+	}
+}
+
+// TestNodeEvidenceIsNotAGPU: a NIC's resource carries hw.id but is not a
+// GPU; the pod's and the node's carry none and are not counted as data the
+// analyzer could not read.
+func TestNodeEvidenceIsNotAGPU(t *testing.T) {
+	p, sink := newProcessor(t, everySample(), processortest.NewNopSettings(metadata.Type))
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr(metricnames.AttrHWID, "mlx5_0:1")
+	rm.Resource().Attributes().PutStr(metricnames.AttrHWType, "network")
+	rm.Resource().Attributes().PutStr(metricnames.AttrHostName, "n1")
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName(nodeNetUp)
+	m.SetEmptySum().DataPoints().AppendEmpty().SetIntValue(1)
+	podEvidence(md, "n1", "3f1c0a52-6a8e-4a43-9a8c-7d1f1b2f5d10", time.Unix(1767225600, 0), 1, 2, 0.5)
+	require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+	out := sink.AllMetrics()[0]
+	require.Equal(t, 2, out.ResourceMetrics().Len(), "passed through")
+	assert.Empty(t, verdicts(out))
+}
