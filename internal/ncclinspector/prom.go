@@ -71,7 +71,7 @@ func ParsePromLine(line string) (PromLine, error) {
 	if len(fields) == 0 {
 		return PromLine{}, errNoValue
 	}
-	if len(s) > 0 && s[0] != ' ' && s[0] != '\t' {
+	if s != "" && s[0] != ' ' && s[0] != '\t' {
 		return PromLine{}, errBadName // e.g. "name-x 1": the name ended early
 	}
 	v, err := parseFloat(fields[0])

@@ -12,9 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func promLine(metric, coll, size string, v float64) string {
-	return metric + `{node="n1",gpu="GPU1",comm_name="dp",n_nodes="1",nranks="8",collective="` + coll +
-		`",message_size="` + size + `",algo_proto="Ring_Simple"} ` + sprintf(v) + "\n"
+func promLine(metric, size string, v float64) string {
+	return metric + `{node="n1",gpu="GPU1",comm_name="dp",n_nodes="1",nranks="8",collective="AllReduce",message_size="` + size + `",algo_proto="Ring_Simple"} ` + sprintf(v) + "\n"
 }
 
 func writeFile(t *testing.T, path, data string, mtime time.Time) {
@@ -28,8 +27,8 @@ func TestReaderProm(t *testing.T) {
 	path := filepath.Join(dir, "nccl_inspector_metrics_GPU-1.prom")
 	t0 := time.Now().Add(-time.Minute).Truncate(time.Second)
 	writeFile(t, path,
-		promLine(metricBusBW, "AllReduce", "1-2MB", 10)+promLine(metricExecTime, "AllReduce", "1-2MB", 100)+
-			promLine(metricBusBW, "AllReduce", "4-5GB", 400)+promLine(metricExecTime, "AllReduce", "4-5GB", 9000), t0)
+		promLine(metricBusBW, "1-2MB", 10)+promLine(metricExecTime, "1-2MB", 100)+
+			promLine(metricBusBW, "4-5GB", 400)+promLine(metricExecTime, "4-5GB", 9000), t0)
 	r := NewReader([]string{filepath.Join(dir, "*.prom")}, 0)
 	require.NoError(t, r.Read())
 	got := r.Latest()
@@ -49,7 +48,7 @@ func TestReaderProm(t *testing.T) {
 
 	// Rewritten by the next dump, mid-write: the cut last line is left.
 	t1 := t0.Add(30 * time.Second)
-	writeFile(t, path, promLine(metricBusBW, "AllReduce", "1-2MB", 12)+promLine(metricExecTime, "AllReduce", "1-2MB", 90)[:40], t1)
+	writeFile(t, path, promLine(metricBusBW, "1-2MB", 12)+promLine(metricExecTime, "1-2MB", 90)[:40], t1)
 	require.NoError(t, r.Read())
 	got = r.Latest()
 	require.Len(t, got, 1)
