@@ -35,12 +35,12 @@ func NormalizeBusID(id string) (string, bool) {
 	default:
 		return "", false
 	}
+	if len(parts[0]) > 8 {
+		return "", false
+	}
 	dom := strings.TrimLeft(parts[0], "0")
 	for len(dom) < 4 {
 		dom = "0" + dom
-	}
-	if len(dom) > 8 {
-		return "", false
 	}
 	out := dom + ":" + parts[1] + ":" + parts[2]
 	if !isPCIAddr(out) {
@@ -87,6 +87,9 @@ func sameSwitch(a, b []string) bool {
 	// Only ancestors count: neither device's own element.
 	for k < len(a)-1 && k < len(b)-1 && a[k] == b[k] {
 		k++
+	}
+	if k < 2 {
+		return false
 	}
 	for _, e := range a[1:k] {
 		if isPCIAddr(e) {
