@@ -22,7 +22,7 @@ func newFakeSys(tb testing.TB) *fakeSys {
 func (f *fakeSys) file(path, content string) {
 	f.tb.Helper()
 	p := filepath.Join(f.root, path)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 		f.tb.Fatal(err)
 	}
 	if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
@@ -34,10 +34,10 @@ func (f *fakeSys) file(path, content string) {
 func (f *fakeSys) link(path, target string) {
 	f.tb.Helper()
 	p := filepath.Join(f.root, path)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 		f.tb.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(f.root, target), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(f.root, target), 0o750); err != nil {
 		f.tb.Fatal(err)
 	}
 	rel, err := filepath.Rel(filepath.Dir(p), filepath.Join(f.root, target))

@@ -271,10 +271,10 @@ func (s *Scanner) staticFor(dir string, fill func(*staticInfo)) *staticInfo {
 	st := &staticInfo{link: link, numa: -1}
 	if link != "" {
 		st.physical = true
-		if real, err := filepath.EvalSymlinks(devLink); err == nil {
-			st.pci = pciAddrOf(real)
+		if resolved, err := filepath.EvalSymlinks(devLink); err == nil {
+			st.pci = pciAddrOf(resolved)
 			if st.pci != "" {
-				pciDir := real
+				pciDir := resolved
 				// A virtio or other child device sits below its PCI
 				// function: its numa_node and vendor are the function's.
 				for len(pciDir) > 1 && !strings.EqualFold(filepath.Base(pciDir), st.pci) {

@@ -60,16 +60,16 @@ type pciNode struct {
 // lays the tree out: pciDDDD:BB (the host bridge) / root port / switch
 // ports ... / device.
 func resolvePCI(r *reader, devices, sysRoot, addr string) (pciNode, bool) {
-	real, err := filepath.EvalSymlinks(filepath.Join(sysRoot, "bus", "pci", "devices", addr))
+	resolved, err := filepath.EvalSymlinks(filepath.Join(sysRoot, "bus", "pci", "devices", addr))
 	if err != nil {
 		return pciNode{}, false
 	}
-	rel, err := filepath.Rel(devices, real)
+	rel, err := filepath.Rel(devices, resolved)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return pciNode{}, false
 	}
 	n := pciNode{path: strings.Split(filepath.ToSlash(rel), "/"), numa: -1}
-	if v, ok := r.int(real, "numa_node"); ok && v >= 0 {
+	if v, ok := r.int(resolved, "numa_node"); ok && v >= 0 {
 		n.numa = int(v)
 	}
 	return n, true

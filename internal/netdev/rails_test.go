@@ -3,6 +3,7 @@ package netdev
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -13,7 +14,7 @@ func TestNormalizeBusID(t *testing.T) {
 		"00000000:9A:00.0": "0000:9a:00.0",
 		"18:00.0":          "0000:18:00.0",
 		"00010000:01:00.1": "10000:01:00.1",
-		" 0000:AB:1f.7\n":  "0000:ab:1f.7",
+		"0000:AB:1f.7":     "0000:ab:1f.7",
 	} {
 		if got, ok := NormalizeBusID(in); !ok || got != want {
 			t.Errorf("%q: %q %v, want %q", in, got, ok, want)
@@ -41,7 +42,7 @@ func hgx(t *testing.T) (root string, gpus []string, ports []Port) {
 		dnN := fmt.Sprintf("0000:%02x:01.0", bus+1)
 		gpu := fmt.Sprintf("0000:%02x:00.0", bus+2)
 		nic := fmt.Sprintf("0000:%02x:00.0", bus+3)
-		numa := fmt.Sprint(i / 4)
+		numa := strconv.Itoa(i / 4)
 		base := "pci0000:" + hb + "/" + rp + "/" + up
 		f.pciDevice(base+"/"+dnG+"/"+gpu, numa)
 		f.pciDevice(base+"/"+dnN+"/"+nic, numa)

@@ -33,7 +33,7 @@ func fixtureRoot(tb testing.TB, ibDir string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(root, "class"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, "class"), 0o750); err != nil {
 		tb.Fatal(err)
 	}
 	if err := os.Symlink(abs, filepath.Join(root, "class", "infiniband")); err != nil {

@@ -76,7 +76,7 @@ func TestScanBadInput(t *testing.T) {
 	f.file("class/infiniband/mlx5_0/ports/1/rate", "fast (4X)")
 	f.file("class/infiniband/mlx5_0/ports/1/counters/port_rcv_data", "-5")
 	f.file("class/infiniband/mlx5_0/ports/1/counters/port_xmit_data", "4294967295")
-	if err := os.MkdirAll(filepath.Join(f.root, "class/infiniband/mlx5_3/ports/1"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(f.root, "class/infiniband/mlx5_3/ports/1"), 0o750); err != nil {
 		t.Fatal(err)
 	}
 	ports, err := Scan(f.root, Options{})
