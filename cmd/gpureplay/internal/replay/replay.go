@@ -291,6 +291,10 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 			b = append(b, `,"scope":`...)
 			b = strconv.AppendQuote(b, v.scope)
 		}
+		if v.cause != "" {
+			b = append(b, `,"cause":`...)
+			b = strconv.AppendQuote(b, v.cause)
+		}
 		b = append(b, "}\n"...)
 		w.buf = b
 		if _, err := w.out.Write(b); err != nil && w.err == nil {
@@ -309,10 +313,13 @@ type verdict struct {
 	// evidence is what the class rests on, scope where a
 	// communication-bound GPU's collective runs; empty where none.
 	evidence, scope string
-	straggler       bool
-	score           float64
-	alerts          []string // firing
-	pending         []string
+	// cause is why the GPU waits, from its node's evidence; empty where
+	// none was found (traces without node columns have none).
+	cause     string
+	straggler bool
+	score     float64
+	alerts    []string // firing
+	pending   []string
 	// usage is the GPU's usage state from this row on (used, waiting,
 	// workload_idle, cluster_idle, unknown).
 	usage string
@@ -344,6 +351,9 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 					}
 					if e, ok := a.Get(metricnames.AttrOTelGPUBottleneckEvidence); ok {
 						v.evidence = e.Str()
+					}
+					if c, ok := a.Get(metricnames.AttrOTelGPUBottleneckCause); ok {
+						v.cause = c.Str()
 					}
 					if sc, ok := a.Get(metricnames.AttrOTelGPUBottleneckScope); ok {
 						v.scope = sc.Str()
