@@ -156,7 +156,7 @@ e2e: build build-agent $(PROMETHEUS3)
 
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's
-# testdata/fuzz/ and fails the run. Ten targets.
+# testdata/fuzz/ and fails the run. Twelve targets.
 # Minimizing each new input may take 5 s at most (the default, 60 s, would
 # spend a whole run on the first one).
 FUZZTIME ?= 20s
@@ -166,7 +166,8 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
 	connector/gpuautoscaleconnector:FuzzConfig connector/gpuautoscaleconnector:FuzzConsume \
 	connector/gpuremediationconnector:FuzzConfig connector/gpuremediationconnector:FuzzConsume \
 	extension/gpuresetextension:FuzzConfig \
-	internal/kmsg:FuzzParse internal/cgroup:FuzzParseLine
+	internal/kmsg:FuzzParse internal/cgroup:FuzzParseLine \
+	internal/cgroupstat:FuzzParseCPUStat internal/cgroupstat:FuzzParsePressure
 # A run that fails without writing a failing input is tried once more: Go
 # 1.26's fuzz coordinator can report its own -fuzztime deadline as
 # "context deadline exceeded" (go.dev/issue/75804, fixed in Go 1.27). A run

@@ -1,7 +1,6 @@
 package cgroupstat
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,7 +23,7 @@ func tree(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(root, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o750))
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	}
 }
@@ -50,10 +49,10 @@ func v2Pod(dir, cpuMax, memMax string) map[string]string {
 // hierarchies (rel is the path below each hierarchy's root).
 func v1Pod(rel, quota, memLimit string) map[string]string {
 	return map[string]string{
-		"cpu/" + rel + "/cpu.stat":                "nr_periods 100\nnr_throttled 7\nthrottled_time 350000000\n",
-		"cpu/" + rel + "/cpu.cfs_quota_us":        quota + "\n",
-		"cpu/" + rel + "/cpu.cfs_period_us":       "100000\n",
-		"cpuacct/" + rel + "/cpuacct.usage":       "2500000000\n",
+		"cpu/" + rel + "/cpu.stat":                 "nr_periods 100\nnr_throttled 7\nthrottled_time 350000000\n",
+		"cpu/" + rel + "/cpu.cfs_quota_us":         quota + "\n",
+		"cpu/" + rel + "/cpu.cfs_period_us":        "100000\n",
+		"cpuacct/" + rel + "/cpuacct.usage":        "2500000000\n",
 		"memory/" + rel + "/memory.usage_in_bytes": "104857600\n",
 		"memory/" + rel + "/memory.limit_in_bytes": memLimit + "\n",
 		"cpu/" + rel + "/" + cid + "/cpu.stat":     "nr_periods 1\nnr_throttled 0\nthrottled_time 0\n",
@@ -273,7 +272,7 @@ func TestMalformed(t *testing.T) {
 			var s Stats
 			err := (&Reader{}).ReadPod(Pod{UID: uidA, Unified: dir}, &s)
 			require.ErrorContains(t, err, filepath.Join(dir, tc.want))
-			require.False(t, errors.Is(err, ErrGone))
+			require.NotErrorIs(t, err, ErrGone)
 			require.True(t, s.CPUPressure.Some.Has, "the other files still read")
 		})
 	}

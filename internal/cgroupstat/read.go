@@ -278,7 +278,7 @@ func (r *Reader) readFile(name string) (data []byte, ok bool, err error) {
 	switch {
 	case err == nil:
 		return nil, false, fmt.Errorf("%s: longer than %d bytes", name, maxFile)
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return r.buf[:n], true, nil
 	case absent(err):
 		return nil, false, nil
