@@ -156,11 +156,11 @@ e2e: build build-agent $(PROMETHEUS3)
 
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's
-# testdata/fuzz/ and fails the run. Twelve targets.
+# testdata/fuzz/ and fails the run. Fifteen targets.
 # Minimizing each new input may take 5 s at most (the default, 60 s, would
 # spend a whole run on the first one).
 FUZZTIME ?= 20s
-FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
+FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig receiver/gpunodereceiver:FuzzConfig \
 	processor/gpuanalyzerprocessor:FuzzConfig processor/gpuanalyzerprocessor:FuzzConsume \
 	processor/fromdcgmexporterprocessor:FuzzConfig processor/fromdcgmexporterprocessor:FuzzConsume \
 	connector/gpuautoscaleconnector:FuzzConfig connector/gpuautoscaleconnector:FuzzConsume \
@@ -183,7 +183,7 @@ fuzz:
 			echo "fuzz $$pkg $$fn failed with no failing input written: trying once more (go.dev/issue/75804)"; \
 		done; done
 
-COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension
+COMPONENTS := receiver/dcgmreceiver receiver/gpunodereceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension
 
 generate:
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done
