@@ -156,11 +156,11 @@ e2e: build build-agent $(PROMETHEUS3)
 
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's
-# testdata/fuzz/ and fails the run. Sixteen targets.
+# testdata/fuzz/ and fails the run. Twenty-one targets.
 # Minimizing each new input may take 5 s at most (the default, 60 s, would
 # spend a whole run on the first one).
 FUZZTIME ?= 20s
-FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
+FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig receiver/gpunodereceiver:FuzzConfig \
 	processor/gpuanalyzerprocessor:FuzzConfig processor/gpuanalyzerprocessor:FuzzConsume \
 	processor/fromdcgmexporterprocessor:FuzzConfig processor/fromdcgmexporterprocessor:FuzzConsume \
 	connector/gpuautoscaleconnector:FuzzConfig connector/gpuautoscaleconnector:FuzzConsume \
@@ -169,7 +169,8 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig \
 	internal/kmsg:FuzzParse internal/cgroup:FuzzParseLine \
 	internal/ncclinspector:FuzzParsePromLine internal/ncclinspector:FuzzParseJSON \
 	internal/ncclinspector:FuzzParseRAS internal/ncclinspector:FuzzParseIBCompletion \
-	internal/netdev:FuzzParseCounterDump internal/netdev:FuzzPortLines
+	internal/netdev:FuzzParseCounterDump internal/netdev:FuzzPortLines \
+	internal/cgroupstat:FuzzParseCPUStat internal/cgroupstat:FuzzParsePressure
 # A run that fails without writing a failing input is tried once more: Go
 # 1.26's fuzz coordinator can report its own -fuzztime deadline as
 # "context deadline exceeded" (go.dev/issue/75804, fixed in Go 1.27). A run
@@ -185,7 +186,7 @@ fuzz:
 			echo "fuzz $$pkg $$fn failed with no failing input written: trying once more (go.dev/issue/75804)"; \
 		done; done
 
-COMPONENTS := receiver/dcgmreceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension
+COMPONENTS := receiver/dcgmreceiver receiver/gpunodereceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension
 
 generate:
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done

@@ -11,6 +11,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/processor/fromdcgmexporterprocessor"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/gpunodereceiver"
 )
 
 // Component is one component of the module: its directory, relative to the
@@ -24,6 +25,7 @@ type Component struct {
 func Components() []Component {
 	return []Component{
 		{"receiver/dcgmreceiver", dcgmreceiver.NewFactory().CreateDefaultConfig()},
+		{"receiver/gpunodereceiver", gpunodereceiver.NewFactory().CreateDefaultConfig()},
 		{"processor/gpuanalyzerprocessor", gpuanalyzerprocessor.NewFactory().CreateDefaultConfig()},
 		{"processor/fromdcgmexporterprocessor", fromdcgmexporterprocessor.NewFactory().CreateDefaultConfig()},
 		{"connector/gpuautoscaleconnector", gpuautoscaleconnector.NewFactory().CreateDefaultConfig()},

@@ -24,6 +24,7 @@ import (
 // root. A name may be declared in one of them only.
 var sources = []string{
 	"receiver/dcgmreceiver/metadata.yaml",
+	"receiver/gpunodereceiver/metadata.yaml",
 	"processor/gpuanalyzerprocessor/metadata.yaml",
 	"connector/gpuautoscaleconnector/metadata.yaml",
 	"connector/gpuremediationconnector/metadata.yaml",
@@ -253,7 +254,7 @@ func generate(root string, files []string) ([]byte, error) {
 var initialisms = map[string]string{
 	"id": "ID", "gpu": "GPU", "io": "IO", "xid": "XID", "sm": "SM", "dram": "DRAM", "pcie": "PCIe",
 	"nvlink": "NVLink", "mig": "MIG", "pci": "PCI", "hw": "HW", "k8s": "K8s", "usd": "USD",
-	"otelgpu": "OTelGPU",
+	"otelgpu": "OTelGPU", "cpu": "CPU",
 }
 
 // goName makes an identifier of a dotted name: hw.gpu.memory_copy.utilization

@@ -1,0 +1,96 @@
+package gpunodereceiver
+
+import (
+	"context"
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/gpunodereceiver/internal/metadata"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const (
+	uidLimited   = "0f3b2c1a-6d4e-4f5a-9b8c-7d6e5f4a3b2c"
+	uidUnlimited = "8d1e4c2b-3a5f-4e6d-8c7b-9a0b1c2d3e4f"
+)
+
+// scrapeTree scrapes a fake host filesystem under testdata once.
+func scrapeTree(t *testing.T, hostfs string) pmetric.Metrics {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath, _ = filepath.Abs(filepath.Join("testdata", hostfs))
+	s, err := newNodeScraper(cfg, "gpu-node-7", receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	return md
+}
+
+// TestGolden: each fake host's scrape, against its golden file
+// (go test -run TestGolden -update rewrites them).
+func TestGolden(t *testing.T) {
+	for _, hostfs := range []string{"hostfs-v2", "hostfs-v1"} {
+		t.Run(hostfs, func(t *testing.T) {
+			got := scrapeTree(t, hostfs)
+			path := filepath.Join("testdata", "golden", hostfs+".yaml")
+			if *update {
+				require.NoError(t, golden.WriteMetrics(t, path, got))
+			}
+			want, err := golden.ReadMetrics(path)
+			require.NoError(t, err)
+			require.NoError(t, pmetrictest.CompareMetrics(want, got,
+				pmetrictest.IgnoreTimestamp(), pmetrictest.IgnoreStartTimestamp(),
+				pmetrictest.IgnoreResourceMetricsOrder(), pmetrictest.IgnoreMetricsOrder(),
+				pmetrictest.IgnoreMetricDataPointsOrder()))
+		})
+	}
+}
+
+// TestPodMetrics checks, beyond the golden files, what the contract asks:
+// a limit and throttling only for a limited pod, a node resource with
+// host.name alone.
+func TestPodMetrics(t *testing.T) {
+	md := scrapeTree(t, "hostfs-v2")
+	byPod := map[string]map[string]pmetric.Metric{}
+	for i := 0; i < md.ResourceMetrics().Len(); i++ {
+		rm := md.ResourceMetrics().At(i)
+		attrs := rm.Resource().Attributes().AsRaw()
+		require.Equal(t, "gpu-node-7", attrs["host.name"])
+		uid, _ := attrs["k8s.pod.uid"].(string)
+		if uid == "" {
+			require.Len(t, attrs, 1, "the node's resource: host.name only")
+		}
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		byPod[uid] = map[string]pmetric.Metric{}
+		for j := 0; j < ms.Len(); j++ {
+			byPod[uid][ms.At(j).Name()] = ms.At(j)
+		}
+	}
+	require.Len(t, byPod, 3, "two pods and the node")
+
+	limited := byPod[uidLimited]
+	require.InDelta(t, 0.1, limited["otelgpu.pod.cpu.limit"].Gauge().DataPoints().At(0).DoubleValue(), 1e-12)
+	require.Equal(t, int64(76), limited["otelgpu.pod.cpu.throttled_periods"].Sum().DataPoints().At(0).IntValue())
+	require.True(t, limited["otelgpu.pod.cpu.throttled_periods"].Sum().IsMonotonic())
+	require.InDelta(t, 0.363166, limited["otelgpu.pod.cpu.throttled_time"].Sum().DataPoints().At(0).DoubleValue(), 1e-9)
+	require.Equal(t, 6, limited["otelgpu.pressure.stall_time"].Sum().DataPoints().Len(), "cpu, memory, io x some, full")
+
+	unlimited := byPod[uidUnlimited]
+	for _, name := range []string{"otelgpu.pod.cpu.limit", "otelgpu.pod.cpu.periods", "otelgpu.pod.cpu.throttled_periods", "otelgpu.pod.cpu.throttled_time", "otelgpu.pod.memory.limit"} {
+		require.NotContains(t, unlimited, name, "no limit: nothing that reads as 0 %% throttled")
+	}
+	require.Contains(t, unlimited, "otelgpu.pod.cpu.time")
+	require.Contains(t, unlimited, "otelgpu.pod.memory.usage")
+
+	node := byPod[""]
+	require.Len(t, node, 1)
+	require.Equal(t, 6, node["otelgpu.pressure.stall_time"].Sum().DataPoints().Len())
+}
