@@ -106,6 +106,18 @@ const (
 	// HWGPUUtilization (receiver/dcgmreceiver): Fraction of time one or more kernels (or the encoder, decoder) ran on the GPU (DCGM_FI_DEV_GPU_UTIL, ENC_UTIL, DEC_UTIL).
 	HWGPUUtilization     = "hw.gpu.utilization"
 	HWGPUUtilizationUnit = "1"
+	// HWNetworkBandwidthLimit (receiver/gpunodereceiver): The NIC port's link rate (an RDMA port's rate, a netdev's speed).
+	HWNetworkBandwidthLimit     = "hw.network.bandwidth.limit"
+	HWNetworkBandwidthLimitUnit = "By/s"
+	// HWNetworkIO (receiver/gpunodereceiver): Bytes the NIC port received and transmitted (InfiniBand's port_rcv_data and port_xmit_data count 4-byte words; times 4).
+	HWNetworkIO     = "hw.network.io"
+	HWNetworkIOUnit = "By"
+	// HWNetworkPackets (receiver/gpunodereceiver): Packets the NIC port received and transmitted.
+	HWNetworkPackets     = "hw.network.packets"
+	HWNetworkPacketsUnit = "{packet}"
+	// HWNetworkUp (receiver/gpunodereceiver): 1 when the link is up (an RDMA port ACTIVE and LinkUp, a netdev's operstate up), 0 when it is not.
+	HWNetworkUp     = "hw.network.up"
+	HWNetworkUpUnit = "1"
 	// HWPower (receiver/dcgmreceiver): Board power draw (DCGM_FI_DEV_POWER_USAGE).
 	HWPower     = "hw.power"
 	HWPowerUnit = "W"
@@ -187,6 +199,21 @@ const (
 	// OTelGPUCost (processor/gpuanalyzerprocessor): Cost of the GPU's time in each usage state, at the configured price per GPU-hour.
 	OTelGPUCost     = "otelgpu.cost"
 	OTelGPUCostUnit = "{USD}"
+	// OTelGPUNcclBusBandwidth (receiver/gpunodereceiver): The latest bus bandwidth NCCL Inspector reported for the rank's collective (its GB/s, 1e9 bytes per second, as nccl-tests).
+	OTelGPUNcclBusBandwidth     = "otelgpu.nccl.bus_bandwidth"
+	OTelGPUNcclBusBandwidthUnit = "By/s"
+	// OTelGPUNcclCollectiveDuration (receiver/gpunodereceiver): The latest execution time NCCL Inspector reported for the rank's collective.
+	OTelGPUNcclCollectiveDuration     = "otelgpu.nccl.collective.duration"
+	OTelGPUNcclCollectiveDurationUnit = "s"
+	// OTelGPUNetworkAllowanceExceeded (receiver/gpunodereceiver): Packets the cloud shaped or dropped because the instance exceeded an allowance (AWS ENA's bw_in_allowance_exceeded...).
+	OTelGPUNetworkAllowanceExceeded     = "otelgpu.network.allowance_exceeded"
+	OTelGPUNetworkAllowanceExceededUnit = "{packet}"
+	// OTelGPUNetworkRetransmits (receiver/gpunodereceiver): Packets the NIC port sent again (RoCE's roce_adp_retrans, EFA's retrans_pkts).
+	OTelGPUNetworkRetransmits     = "otelgpu.network.retransmits"
+	OTelGPUNetworkRetransmitsUnit = "{packet}"
+	// OTelGPUNetworkXmitWait (receiver/gpunodereceiver): Ticks an InfiniBand port had data to send but no credit to send it (port_xmit_wait), the fabric's congestion seen from the port.
+	OTelGPUNetworkXmitWait     = "otelgpu.network.xmit_wait"
+	OTelGPUNetworkXmitWaitUnit = "{tick}"
 	// OTelGPUPodCPULimit (receiver/gpunodereceiver): The pod's CPU limit in CPUs, CFS quota over period (cpu.max; v1 cpu.cfs_quota_us / cpu.cfs_period_us). Absent when the pod has no CPU limit.
 	OTelGPUPodCPULimit     = "otelgpu.pod.cpu.limit"
 	OTelGPUPodCPULimitUnit = "{cpu}"
@@ -380,6 +407,8 @@ const (
 	AttrK8sResourceclaimName = "k8s.resourceclaim.name"
 	// AttrK8sStatefulsetName (resource attribute, connector/gpuautoscaleconnector): The scale target's name, when it is a StatefulSet.
 	AttrK8sStatefulsetName = "k8s.statefulset.name"
+	// AttrNetworkInterfaceName (resource attribute, receiver/gpunodereceiver): The netdev of a NIC port, where it has one (a RoCE or IPoIB port's, an Ethernet interface's own name).
+	AttrNetworkInterfaceName = "network.interface.name"
 	// AttrNetworkIODirection (attribute, receiver/dcgmreceiver): The direction of the transfer.
 	AttrNetworkIODirection         = "network.io.direction"
 	AttrNetworkIODirectionReceive  = "receive"
@@ -437,8 +466,8 @@ const (
 	AttrNvidiaGPUXID = "nvidia.gpu.xid"
 	// AttrOTelGPUBottleneckCause (attribute, processor/gpuanalyzerprocessor): Why the GPU waits or straggles, by its node's evidence (the gpu_node receiver's pod cgroup, pressure and NIC counters): cpu_throttled, cpu_contention, memory_pressure, io_wait, network_saturated, fabric_errors, thermal, power_cap, or none_found where the evidence explains nothing; absent where no cause was looked for or there was no evidence. The evidence itself is in the log line.
 	AttrOTelGPUBottleneckCause                 = "otelgpu.bottleneck.cause"
-	AttrOTelGPUBottleneckCauseCpuThrottled     = "cpu_throttled"
-	AttrOTelGPUBottleneckCauseCpuContention    = "cpu_contention"
+	AttrOTelGPUBottleneckCauseCPUThrottled     = "cpu_throttled"
+	AttrOTelGPUBottleneckCauseCPUContention    = "cpu_contention"
 	AttrOTelGPUBottleneckCauseMemoryPressure   = "memory_pressure"
 	AttrOTelGPUBottleneckCauseIOWait           = "io_wait"
 	AttrOTelGPUBottleneckCauseNetworkSaturated = "network_saturated"
@@ -485,8 +514,8 @@ const (
 	AttrOTelGPUBottleneckHintCheckCoolingOrPower  = "check_cooling_or_power"
 	AttrOTelGPUBottleneckHintReduceHostWork       = "reduce_host_work"
 	AttrOTelGPUBottleneckHintFixStraggler         = "fix_straggler"
-	AttrOTelGPUBottleneckHintRaiseCpuLimit        = "raise_cpu_limit"
-	AttrOTelGPUBottleneckHintSpreadCpuLoad        = "spread_cpu_load"
+	AttrOTelGPUBottleneckHintRaiseCPULimit        = "raise_cpu_limit"
+	AttrOTelGPUBottleneckHintSpreadCPULoad        = "spread_cpu_load"
 	AttrOTelGPUBottleneckHintRaiseMemoryLimit     = "raise_memory_limit"
 	AttrOTelGPUBottleneckHintSpeedUpStorage       = "speed_up_storage"
 	AttrOTelGPUBottleneckHintAddNetworkBandwidth  = "add_network_bandwidth"
@@ -496,6 +525,23 @@ const (
 	AttrOTelGPUBottleneckScopeNVLink  = "nvlink"
 	AttrOTelGPUBottleneckScopeNetwork = "network"
 	AttrOTelGPUBottleneckScopeXgmi    = "xgmi"
+	// AttrOTelGPUNcclCollective (attribute, receiver/gpunodereceiver): The NCCL collective (AllReduce, AllGather, ...) or point-to-point operation (Send, Recv).
+	AttrOTelGPUNcclCollective = "otelgpu.nccl.collective"
+	// AttrOTelGPUNcclCommunicator (resource attribute, receiver/gpunodereceiver): The NCCL communicator's name (Inspector's comm_name, or its hash where it has no name).
+	AttrOTelGPUNcclCommunicator = "otelgpu.nccl.communicator"
+	// AttrOTelGPUNetworkAllowance (attribute, receiver/gpunodereceiver): The cloud's shaping allowance exceeded (AWS ENA): bw_in, bw_out, pps, conntrack, linklocal.
+	AttrOTelGPUNetworkAllowance          = "otelgpu.network.allowance"
+	AttrOTelGPUNetworkAllowanceBwIn      = "bw_in"
+	AttrOTelGPUNetworkAllowanceBwOut     = "bw_out"
+	AttrOTelGPUNetworkAllowancePps       = "pps"
+	AttrOTelGPUNetworkAllowanceConntrack = "conntrack"
+	AttrOTelGPUNetworkAllowanceLinklocal = "linklocal"
+	// AttrOTelGPUNetworkLinkLayer (resource attribute, receiver/gpunodereceiver): infiniband or ethernet (RoCE and plain Ethernet); absent where sysfs does not say (EFA).
+	AttrOTelGPUNetworkLinkLayer = "otelgpu.network.link_layer"
+	// AttrOTelGPUNetworkRailBy (resource attribute, receiver/gpunodereceiver): How the rail was found: pcie_switch (the NIC and the GPUs share a PCIe switch) or numa_node (no NIC shares a switch with them; the same NUMA node).
+	AttrOTelGPUNetworkRailBy = "otelgpu.network.rail.by"
+	// AttrOTelGPUNetworkRailGpus (resource attribute, receiver/gpunodereceiver): The PCI bus IDs (0000:18:00.0) of the GPUs whose traffic the NIC port carries, its rail; absent where none was found.
+	AttrOTelGPUNetworkRailGpus = "otelgpu.network.rail.gpus"
 	// AttrOTelGPUPressureResource (attribute, receiver/gpunodereceiver): The resource the tasks stalled on (the PSI file read).
 	AttrOTelGPUPressureResource       = "otelgpu.pressure.resource"
 	AttrOTelGPUPressureResourceCPU    = "cpu"
@@ -554,6 +600,10 @@ var Metrics = [...]Metric{
 	{HWGPUMemoryUsage, HWGPUMemoryUsageUnit, "receiver/dcgmreceiver"},
 	{HWGPUMemoryUtilization, HWGPUMemoryUtilizationUnit, "receiver/dcgmreceiver"},
 	{HWGPUUtilization, HWGPUUtilizationUnit, "receiver/dcgmreceiver"},
+	{HWNetworkBandwidthLimit, HWNetworkBandwidthLimitUnit, "receiver/gpunodereceiver"},
+	{HWNetworkIO, HWNetworkIOUnit, "receiver/gpunodereceiver"},
+	{HWNetworkPackets, HWNetworkPacketsUnit, "receiver/gpunodereceiver"},
+	{HWNetworkUp, HWNetworkUpUnit, "receiver/gpunodereceiver"},
 	{HWPower, HWPowerUnit, "receiver/dcgmreceiver"},
 	{HWStatus, HWStatusUnit, "processor/gpuanalyzerprocessor"},
 	{HWTemperature, HWTemperatureUnit, "receiver/dcgmreceiver"},
@@ -581,6 +631,11 @@ var Metrics = [...]Metric{
 	{OTelGPUBottleneckState, OTelGPUBottleneckStateUnit, "processor/gpuanalyzerprocessor"},
 	{OTelGPUBottleneckTime, OTelGPUBottleneckTimeUnit, "processor/gpuanalyzerprocessor"},
 	{OTelGPUCost, OTelGPUCostUnit, "processor/gpuanalyzerprocessor"},
+	{OTelGPUNcclBusBandwidth, OTelGPUNcclBusBandwidthUnit, "receiver/gpunodereceiver"},
+	{OTelGPUNcclCollectiveDuration, OTelGPUNcclCollectiveDurationUnit, "receiver/gpunodereceiver"},
+	{OTelGPUNetworkAllowanceExceeded, OTelGPUNetworkAllowanceExceededUnit, "receiver/gpunodereceiver"},
+	{OTelGPUNetworkRetransmits, OTelGPUNetworkRetransmitsUnit, "receiver/gpunodereceiver"},
+	{OTelGPUNetworkXmitWait, OTelGPUNetworkXmitWaitUnit, "receiver/gpunodereceiver"},
 	{OTelGPUPodCPULimit, OTelGPUPodCPULimitUnit, "receiver/gpunodereceiver"},
 	{OTelGPUPodCPUPeriods, OTelGPUPodCPUPeriodsUnit, "receiver/gpunodereceiver"},
 	{OTelGPUPodCPUThrottledPeriods, OTelGPUPodCPUThrottledPeriodsUnit, "receiver/gpunodereceiver"},
@@ -650,6 +705,7 @@ var Attributes = [...]Attribute{
 	{AttrK8sReplicasetName, "connector/gpuautoscaleconnector"},
 	{AttrK8sResourceclaimName, "receiver/dcgmreceiver"},
 	{AttrK8sStatefulsetName, "connector/gpuautoscaleconnector"},
+	{AttrNetworkInterfaceName, "receiver/gpunodereceiver"},
 	{AttrNetworkIODirection, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUClock, "receiver/dcgmreceiver"},
 	{AttrNvidiaGPUClockEventReason, "receiver/dcgmreceiver"},
@@ -667,6 +723,12 @@ var Attributes = [...]Attribute{
 	{AttrOTelGPUBottleneckEvidence, "processor/gpuanalyzerprocessor"},
 	{AttrOTelGPUBottleneckHint, "processor/gpuanalyzerprocessor"},
 	{AttrOTelGPUBottleneckScope, "processor/gpuanalyzerprocessor"},
+	{AttrOTelGPUNcclCollective, "receiver/gpunodereceiver"},
+	{AttrOTelGPUNcclCommunicator, "receiver/gpunodereceiver"},
+	{AttrOTelGPUNetworkAllowance, "receiver/gpunodereceiver"},
+	{AttrOTelGPUNetworkLinkLayer, "receiver/gpunodereceiver"},
+	{AttrOTelGPUNetworkRailBy, "receiver/gpunodereceiver"},
+	{AttrOTelGPUNetworkRailGpus, "receiver/gpunodereceiver"},
 	{AttrOTelGPUPressureResource, "receiver/gpunodereceiver"},
 	{AttrOTelGPUPressureScope, "receiver/gpunodereceiver"},
 	{AttrOTelGPUProcessOwner, "receiver/dcgmreceiver"},

@@ -57,6 +57,15 @@ type NetworkConfig struct {
 	// Enabled reads the NICs under RootPath/sys/class/net and
 	// RootPath/sys/class/infiniband.
 	Enabled bool `mapstructure:"enabled"`
+	// Ethtool adds each physical Ethernet interface's driver statistics
+	// (mlx5's rx_discards_phy, ENA's allowance counters) through the
+	// SIOCETHTOOL ioctl, in the collector's own network namespace (an
+	// agent with hostNetwork). On by default.
+	Ethtool bool `mapstructure:"ethtool"`
+	// IncludeVirtual reads virtual interfaces too (veth, bridges, bonds);
+	// off by default: a GPU node's pods add a veth each, and their
+	// traffic is the physical NICs' already.
+	IncludeVirtual bool `mapstructure:"include_virtual"`
 }
 
 // NCCLConfig is the `nccl` section.

@@ -35,7 +35,7 @@ func createDefaultConfig() component.Config {
 		RootPath:             "/",
 		Cgroup:               CgroupConfig{Enabled: true},
 		Pressure:             PressureConfig{Enabled: true},
-		Network:              NetworkConfig{Enabled: true},
+		Network:              NetworkConfig{Enabled: true, Ethtool: true},
 		NCCL:                 NCCLConfig{Enabled: false, Paths: []string{}},
 	}
 }

@@ -27,6 +27,11 @@ func scrapeTree(t *testing.T, hostfs string) pmetric.Metrics {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.RootPath, _ = filepath.Abs(filepath.Join("testdata", hostfs))
+	// hostfs-v2 has a NIC on a GPU's PCIe switch; hostfs-v1 no
+	// sys/class/net. The ethtool ioctl would read this machine's own
+	// interface of the same name: off.
+	cfg.Network.Enabled = hostfs == "hostfs-v2"
+	cfg.Network.Ethtool = false
 	s, err := newNodeScraper(cfg, "gpu-node-7", receivertest.NewNopSettings(metadata.Type))
 	require.NoError(t, err)
 	md, err := s.scrape(context.Background())
@@ -64,6 +69,9 @@ func TestPodMetrics(t *testing.T) {
 		rm := md.ResourceMetrics().At(i)
 		attrs := rm.Resource().Attributes().AsRaw()
 		require.Equal(t, "gpu-node-7", attrs["host.name"])
+		if attrs["hw.type"] == "network" {
+			continue // a NIC's (TestNICMetrics)
+		}
 		uid, _ := attrs["k8s.pod.uid"].(string)
 		if uid == "" {
 			require.Len(t, attrs, 1, "the node's resource: host.name only")
@@ -93,4 +101,49 @@ func TestPodMetrics(t *testing.T) {
 	node := byPod[""]
 	require.Len(t, node, 1)
 	require.Equal(t, 6, node["otelgpu.pressure.stall_time"].Sum().DataPoints().Len())
+}
+
+// TestNICMetrics: the fake host's NIC, under the same PCIe switch as its
+// GPU, carries that GPU's bus ID as its rail, with its counters as the
+// kernel gave them and its rate in bytes per second.
+func TestNICMetrics(t *testing.T) {
+	md := scrapeTree(t, "hostfs-v2")
+	var nics int
+	for i := 0; i < md.ResourceMetrics().Len(); i++ {
+		rm := md.ResourceMetrics().At(i)
+		attrs := rm.Resource().Attributes().AsRaw()
+		if attrs["hw.type"] != "network" {
+			continue
+		}
+		nics++
+		require.Equal(t, "eth0", attrs["hw.id"])
+		require.Equal(t, []any{"0000:03:00.0"}, attrs["otelgpu.network.rail.gpus"])
+		require.Equal(t, "pcie_switch", attrs["otelgpu.network.rail.by"])
+		got := map[string]any{}
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			var dps pmetric.NumberDataPointSlice
+			if m.Type() == pmetric.MetricTypeSum {
+				dps = m.Sum().DataPoints()
+			} else {
+				dps = m.Gauge().DataPoints()
+			}
+			for k := 0; k < dps.Len(); k++ {
+				key := m.Name()
+				for _, a := range []string{"network.io.direction", "error.type"} {
+					if v, ok := dps.At(k).Attributes().Get(a); ok {
+						key += "/" + v.Str()
+					}
+				}
+				got[key] = dps.At(k).IntValue()
+			}
+		}
+		require.Equal(t, int64(912345678901), got["hw.network.io/receive"])
+		require.Equal(t, int64(845678901234), got["hw.network.io/transmit"])
+		require.Equal(t, int64(17), got["hw.errors/rx_dropped"])
+		require.Equal(t, int64(100_000e6/8), got["hw.network.bandwidth.limit"], "100000 Mb/s")
+		require.Equal(t, int64(1), got["hw.network.up"])
+	}
+	require.Equal(t, 1, nics)
 }

@@ -9,6 +9,374 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// HwErrorsMetricAttributeKey specifies the key of an attribute for the hw.errors metric.
+type HwErrorsMetricAttributeKey string
+
+const (
+	HwErrorsMetricAttributeKeyErrorType HwErrorsMetricAttributeKey = "error.type"
+)
+
+// HwErrorsMetricConfig provides config for the hw.errors metric.
+type HwErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwErrorsMetricAttributeKeyErrorType:
+		default:
+			return fmt.Errorf("metric hw.errors doesn't have an attribute %v, valid attributes: [error.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwNetworkBandwidthLimitMetricConfig provides config for the hw.network.bandwidth.limit metric.
+type HwNetworkBandwidthLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwNetworkBandwidthLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwNetworkIoMetricAttributeKey specifies the key of an attribute for the hw.network.io metric.
+type HwNetworkIoMetricAttributeKey string
+
+const (
+	HwNetworkIoMetricAttributeKeyNetworkIoDirection HwNetworkIoMetricAttributeKey = "network.io.direction"
+)
+
+// HwNetworkIoMetricConfig provides config for the hw.network.io metric.
+type HwNetworkIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwNetworkIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwNetworkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwNetworkIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwNetworkIoMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric hw.network.io doesn't have an attribute %v, valid attributes: [network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwNetworkPacketsMetricAttributeKey specifies the key of an attribute for the hw.network.packets metric.
+type HwNetworkPacketsMetricAttributeKey string
+
+const (
+	HwNetworkPacketsMetricAttributeKeyNetworkIoDirection HwNetworkPacketsMetricAttributeKey = "network.io.direction"
+)
+
+// HwNetworkPacketsMetricConfig provides config for the hw.network.packets metric.
+type HwNetworkPacketsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwNetworkPacketsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric hw.network.packets doesn't have an attribute %v, valid attributes: [network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwNetworkUpMetricConfig provides config for the hw.network.up metric.
+type HwNetworkUpMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwNetworkUpMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// OtelgpuNcclBusBandwidthMetricAttributeKey specifies the key of an attribute for the otelgpu.nccl.bus_bandwidth metric.
+type OtelgpuNcclBusBandwidthMetricAttributeKey string
+
+const (
+	OtelgpuNcclBusBandwidthMetricAttributeKeyOtelgpuNcclCollective OtelgpuNcclBusBandwidthMetricAttributeKey = "otelgpu.nccl.collective"
+)
+
+// OtelgpuNcclBusBandwidthMetricConfig provides config for the otelgpu.nccl.bus_bandwidth metric.
+type OtelgpuNcclBusBandwidthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []OtelgpuNcclBusBandwidthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *OtelgpuNcclBusBandwidthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *OtelgpuNcclBusBandwidthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case OtelgpuNcclBusBandwidthMetricAttributeKeyOtelgpuNcclCollective:
+		default:
+			return fmt.Errorf("metric otelgpu.nccl.bus_bandwidth doesn't have an attribute %v, valid attributes: [otelgpu.nccl.collective]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// OtelgpuNcclCollectiveDurationMetricAttributeKey specifies the key of an attribute for the otelgpu.nccl.collective.duration metric.
+type OtelgpuNcclCollectiveDurationMetricAttributeKey string
+
+const (
+	OtelgpuNcclCollectiveDurationMetricAttributeKeyOtelgpuNcclCollective OtelgpuNcclCollectiveDurationMetricAttributeKey = "otelgpu.nccl.collective"
+)
+
+// OtelgpuNcclCollectiveDurationMetricConfig provides config for the otelgpu.nccl.collective.duration metric.
+type OtelgpuNcclCollectiveDurationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []OtelgpuNcclCollectiveDurationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *OtelgpuNcclCollectiveDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *OtelgpuNcclCollectiveDurationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case OtelgpuNcclCollectiveDurationMetricAttributeKeyOtelgpuNcclCollective:
+		default:
+			return fmt.Errorf("metric otelgpu.nccl.collective.duration doesn't have an attribute %v, valid attributes: [otelgpu.nccl.collective]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// OtelgpuNetworkAllowanceExceededMetricAttributeKey specifies the key of an attribute for the otelgpu.network.allowance_exceeded metric.
+type OtelgpuNetworkAllowanceExceededMetricAttributeKey string
+
+const (
+	OtelgpuNetworkAllowanceExceededMetricAttributeKeyOtelgpuNetworkAllowance OtelgpuNetworkAllowanceExceededMetricAttributeKey = "otelgpu.network.allowance"
+)
+
+// OtelgpuNetworkAllowanceExceededMetricConfig provides config for the otelgpu.network.allowance_exceeded metric.
+type OtelgpuNetworkAllowanceExceededMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []OtelgpuNetworkAllowanceExceededMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *OtelgpuNetworkAllowanceExceededMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *OtelgpuNetworkAllowanceExceededMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case OtelgpuNetworkAllowanceExceededMetricAttributeKeyOtelgpuNetworkAllowance:
+		default:
+			return fmt.Errorf("metric otelgpu.network.allowance_exceeded doesn't have an attribute %v, valid attributes: [otelgpu.network.allowance]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// OtelgpuNetworkRetransmitsMetricConfig provides config for the otelgpu.network.retransmits metric.
+type OtelgpuNetworkRetransmitsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *OtelgpuNetworkRetransmitsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// OtelgpuNetworkXmitWaitMetricConfig provides config for the otelgpu.network.xmit_wait metric.
+type OtelgpuNetworkXmitWaitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *OtelgpuNetworkXmitWaitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // OtelgpuPodCPULimitMetricConfig provides config for the otelgpu.pod.cpu.limit metric.
 type OtelgpuPodCPULimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -200,18 +568,70 @@ func (ms *OtelgpuPressureStallTimeMetricConfig) Validate() error {
 
 // MetricsConfig provides config for gpu_node metrics.
 type MetricsConfig struct {
-	OtelgpuPodCPULimit            OtelgpuPodCPULimitMetricConfig            `mapstructure:"otelgpu.pod.cpu.limit"`
-	OtelgpuPodCPUPeriods          OtelgpuPodCPUPeriodsMetricConfig          `mapstructure:"otelgpu.pod.cpu.periods"`
-	OtelgpuPodCPUThrottledPeriods OtelgpuPodCPUThrottledPeriodsMetricConfig `mapstructure:"otelgpu.pod.cpu.throttled_periods"`
-	OtelgpuPodCPUThrottledTime    OtelgpuPodCPUThrottledTimeMetricConfig    `mapstructure:"otelgpu.pod.cpu.throttled_time"`
-	OtelgpuPodCPUTime             OtelgpuPodCPUTimeMetricConfig             `mapstructure:"otelgpu.pod.cpu.time"`
-	OtelgpuPodMemoryLimit         OtelgpuPodMemoryLimitMetricConfig         `mapstructure:"otelgpu.pod.memory.limit"`
-	OtelgpuPodMemoryUsage         OtelgpuPodMemoryUsageMetricConfig         `mapstructure:"otelgpu.pod.memory.usage"`
-	OtelgpuPressureStallTime      OtelgpuPressureStallTimeMetricConfig      `mapstructure:"otelgpu.pressure.stall_time"`
+	HwErrors                        HwErrorsMetricConfig                        `mapstructure:"hw.errors"`
+	HwNetworkBandwidthLimit         HwNetworkBandwidthLimitMetricConfig         `mapstructure:"hw.network.bandwidth.limit"`
+	HwNetworkIo                     HwNetworkIoMetricConfig                     `mapstructure:"hw.network.io"`
+	HwNetworkPackets                HwNetworkPacketsMetricConfig                `mapstructure:"hw.network.packets"`
+	HwNetworkUp                     HwNetworkUpMetricConfig                     `mapstructure:"hw.network.up"`
+	OtelgpuNcclBusBandwidth         OtelgpuNcclBusBandwidthMetricConfig         `mapstructure:"otelgpu.nccl.bus_bandwidth"`
+	OtelgpuNcclCollectiveDuration   OtelgpuNcclCollectiveDurationMetricConfig   `mapstructure:"otelgpu.nccl.collective.duration"`
+	OtelgpuNetworkAllowanceExceeded OtelgpuNetworkAllowanceExceededMetricConfig `mapstructure:"otelgpu.network.allowance_exceeded"`
+	OtelgpuNetworkRetransmits       OtelgpuNetworkRetransmitsMetricConfig       `mapstructure:"otelgpu.network.retransmits"`
+	OtelgpuNetworkXmitWait          OtelgpuNetworkXmitWaitMetricConfig          `mapstructure:"otelgpu.network.xmit_wait"`
+	OtelgpuPodCPULimit              OtelgpuPodCPULimitMetricConfig              `mapstructure:"otelgpu.pod.cpu.limit"`
+	OtelgpuPodCPUPeriods            OtelgpuPodCPUPeriodsMetricConfig            `mapstructure:"otelgpu.pod.cpu.periods"`
+	OtelgpuPodCPUThrottledPeriods   OtelgpuPodCPUThrottledPeriodsMetricConfig   `mapstructure:"otelgpu.pod.cpu.throttled_periods"`
+	OtelgpuPodCPUThrottledTime      OtelgpuPodCPUThrottledTimeMetricConfig      `mapstructure:"otelgpu.pod.cpu.throttled_time"`
+	OtelgpuPodCPUTime               OtelgpuPodCPUTimeMetricConfig               `mapstructure:"otelgpu.pod.cpu.time"`
+	OtelgpuPodMemoryLimit           OtelgpuPodMemoryLimitMetricConfig           `mapstructure:"otelgpu.pod.memory.limit"`
+	OtelgpuPodMemoryUsage           OtelgpuPodMemoryUsageMetricConfig           `mapstructure:"otelgpu.pod.memory.usage"`
+	OtelgpuPressureStallTime        OtelgpuPressureStallTimeMetricConfig        `mapstructure:"otelgpu.pressure.stall_time"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		HwErrors: HwErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+		},
+		HwNetworkBandwidthLimit: HwNetworkBandwidthLimitMetricConfig{
+			Enabled: true,
+		},
+		HwNetworkIo: HwNetworkIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwNetworkIoMetricAttributeKey{HwNetworkIoMetricAttributeKeyNetworkIoDirection},
+		},
+		HwNetworkPackets: HwNetworkPacketsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwNetworkPacketsMetricAttributeKey{HwNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+		},
+		HwNetworkUp: HwNetworkUpMetricConfig{
+			Enabled: true,
+		},
+		OtelgpuNcclBusBandwidth: OtelgpuNcclBusBandwidthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []OtelgpuNcclBusBandwidthMetricAttributeKey{OtelgpuNcclBusBandwidthMetricAttributeKeyOtelgpuNcclCollective},
+		},
+		OtelgpuNcclCollectiveDuration: OtelgpuNcclCollectiveDurationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []OtelgpuNcclCollectiveDurationMetricAttributeKey{OtelgpuNcclCollectiveDurationMetricAttributeKeyOtelgpuNcclCollective},
+		},
+		OtelgpuNetworkAllowanceExceeded: OtelgpuNetworkAllowanceExceededMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []OtelgpuNetworkAllowanceExceededMetricAttributeKey{OtelgpuNetworkAllowanceExceededMetricAttributeKeyOtelgpuNetworkAllowance},
+		},
+		OtelgpuNetworkRetransmits: OtelgpuNetworkRetransmitsMetricConfig{
+			Enabled: true,
+		},
+		OtelgpuNetworkXmitWait: OtelgpuNetworkXmitWaitMetricConfig{
+			Enabled: true,
+		},
 		OtelgpuPodCPULimit: OtelgpuPodCPULimitMetricConfig{
 			Enabled: true,
 		},
@@ -269,8 +689,18 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for gpu_node resource attributes.
 type ResourceAttributesConfig struct {
-	HostName  ResourceAttributeConfig `mapstructure:"host.name"`
-	K8sPodUID ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	HostName                ResourceAttributeConfig `mapstructure:"host.name"`
+	HwID                    ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel                 ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwName                  ResourceAttributeConfig `mapstructure:"hw.name"`
+	HwType                  ResourceAttributeConfig `mapstructure:"hw.type"`
+	HwVendor                ResourceAttributeConfig `mapstructure:"hw.vendor"`
+	K8sPodUID               ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	NetworkInterfaceName    ResourceAttributeConfig `mapstructure:"network.interface.name"`
+	OtelgpuNcclCommunicator ResourceAttributeConfig `mapstructure:"otelgpu.nccl.communicator"`
+	OtelgpuNetworkLinkLayer ResourceAttributeConfig `mapstructure:"otelgpu.network.link_layer"`
+	OtelgpuNetworkRailBy    ResourceAttributeConfig `mapstructure:"otelgpu.network.rail.by"`
+	OtelgpuNetworkRailGpus  ResourceAttributeConfig `mapstructure:"otelgpu.network.rail.gpus"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
@@ -278,7 +708,37 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		HostName: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		HwID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwModel: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwType: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwVendor: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		K8sPodUID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		NetworkInterfaceName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		OtelgpuNcclCommunicator: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		OtelgpuNetworkLinkLayer: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		OtelgpuNetworkRailBy: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		OtelgpuNetworkRailGpus: ResourceAttributeConfig{
 			Enabled: true,
 		},
 	}

@@ -26,6 +26,48 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					HwErrors: HwErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+					},
+					HwNetworkBandwidthLimit: HwNetworkBandwidthLimitMetricConfig{
+						Enabled: true,
+					},
+					HwNetworkIo: HwNetworkIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwNetworkIoMetricAttributeKey{HwNetworkIoMetricAttributeKeyNetworkIoDirection},
+					},
+					HwNetworkPackets: HwNetworkPacketsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwNetworkPacketsMetricAttributeKey{HwNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+					},
+					HwNetworkUp: HwNetworkUpMetricConfig{
+						Enabled: true,
+					},
+					OtelgpuNcclBusBandwidth: OtelgpuNcclBusBandwidthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []OtelgpuNcclBusBandwidthMetricAttributeKey{OtelgpuNcclBusBandwidthMetricAttributeKeyOtelgpuNcclCollective},
+					},
+					OtelgpuNcclCollectiveDuration: OtelgpuNcclCollectiveDurationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []OtelgpuNcclCollectiveDurationMetricAttributeKey{OtelgpuNcclCollectiveDurationMetricAttributeKeyOtelgpuNcclCollective},
+					},
+					OtelgpuNetworkAllowanceExceeded: OtelgpuNetworkAllowanceExceededMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []OtelgpuNetworkAllowanceExceededMetricAttributeKey{OtelgpuNetworkAllowanceExceededMetricAttributeKeyOtelgpuNetworkAllowance},
+					},
+					OtelgpuNetworkRetransmits: OtelgpuNetworkRetransmitsMetricConfig{
+						Enabled: true,
+					},
+					OtelgpuNetworkXmitWait: OtelgpuNetworkXmitWaitMetricConfig{
+						Enabled: true,
+					},
 					OtelgpuPodCPULimit: OtelgpuPodCPULimitMetricConfig{
 						Enabled: true,
 					},
@@ -54,8 +96,18 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					HostName:  ResourceAttributeConfig{Enabled: true},
-					K8sPodUID: ResourceAttributeConfig{Enabled: true},
+					HostName:                ResourceAttributeConfig{Enabled: true},
+					HwID:                    ResourceAttributeConfig{Enabled: true},
+					HwModel:                 ResourceAttributeConfig{Enabled: true},
+					HwName:                  ResourceAttributeConfig{Enabled: true},
+					HwType:                  ResourceAttributeConfig{Enabled: true},
+					HwVendor:                ResourceAttributeConfig{Enabled: true},
+					K8sPodUID:               ResourceAttributeConfig{Enabled: true},
+					NetworkInterfaceName:    ResourceAttributeConfig{Enabled: true},
+					OtelgpuNcclCommunicator: ResourceAttributeConfig{Enabled: true},
+					OtelgpuNetworkLinkLayer: ResourceAttributeConfig{Enabled: true},
+					OtelgpuNetworkRailBy:    ResourceAttributeConfig{Enabled: true},
+					OtelgpuNetworkRailGpus:  ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -63,6 +115,48 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					HwErrors: HwErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+					},
+					HwNetworkBandwidthLimit: HwNetworkBandwidthLimitMetricConfig{
+						Enabled: false,
+					},
+					HwNetworkIo: HwNetworkIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwNetworkIoMetricAttributeKey{HwNetworkIoMetricAttributeKeyNetworkIoDirection},
+					},
+					HwNetworkPackets: HwNetworkPacketsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwNetworkPacketsMetricAttributeKey{HwNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+					},
+					HwNetworkUp: HwNetworkUpMetricConfig{
+						Enabled: false,
+					},
+					OtelgpuNcclBusBandwidth: OtelgpuNcclBusBandwidthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []OtelgpuNcclBusBandwidthMetricAttributeKey{OtelgpuNcclBusBandwidthMetricAttributeKeyOtelgpuNcclCollective},
+					},
+					OtelgpuNcclCollectiveDuration: OtelgpuNcclCollectiveDurationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []OtelgpuNcclCollectiveDurationMetricAttributeKey{OtelgpuNcclCollectiveDurationMetricAttributeKeyOtelgpuNcclCollective},
+					},
+					OtelgpuNetworkAllowanceExceeded: OtelgpuNetworkAllowanceExceededMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []OtelgpuNetworkAllowanceExceededMetricAttributeKey{OtelgpuNetworkAllowanceExceededMetricAttributeKeyOtelgpuNetworkAllowance},
+					},
+					OtelgpuNetworkRetransmits: OtelgpuNetworkRetransmitsMetricConfig{
+						Enabled: false,
+					},
+					OtelgpuNetworkXmitWait: OtelgpuNetworkXmitWaitMetricConfig{
+						Enabled: false,
+					},
 					OtelgpuPodCPULimit: OtelgpuPodCPULimitMetricConfig{
 						Enabled: false,
 					},
@@ -91,8 +185,18 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					HostName:  ResourceAttributeConfig{Enabled: false},
-					K8sPodUID: ResourceAttributeConfig{Enabled: false},
+					HostName:                ResourceAttributeConfig{Enabled: false},
+					HwID:                    ResourceAttributeConfig{Enabled: false},
+					HwModel:                 ResourceAttributeConfig{Enabled: false},
+					HwName:                  ResourceAttributeConfig{Enabled: false},
+					HwType:                  ResourceAttributeConfig{Enabled: false},
+					HwVendor:                ResourceAttributeConfig{Enabled: false},
+					K8sPodUID:               ResourceAttributeConfig{Enabled: false},
+					NetworkInterfaceName:    ResourceAttributeConfig{Enabled: false},
+					OtelgpuNcclCommunicator: ResourceAttributeConfig{Enabled: false},
+					OtelgpuNetworkLinkLayer: ResourceAttributeConfig{Enabled: false},
+					OtelgpuNetworkRailBy:    ResourceAttributeConfig{Enabled: false},
+					OtelgpuNetworkRailGpus:  ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -100,10 +204,81 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(OtelgpuPodCPULimitMetricConfig{}, OtelgpuPodCPUPeriodsMetricConfig{}, OtelgpuPodCPUThrottledPeriodsMetricConfig{}, OtelgpuPodCPUThrottledTimeMetricConfig{}, OtelgpuPodCPUTimeMetricConfig{}, OtelgpuPodMemoryLimitMetricConfig{}, OtelgpuPodMemoryUsageMetricConfig{}, OtelgpuPressureStallTimeMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwErrorsMetricConfig{}, HwNetworkBandwidthLimitMetricConfig{}, HwNetworkIoMetricConfig{}, HwNetworkPacketsMetricConfig{}, HwNetworkUpMetricConfig{}, OtelgpuNcclBusBandwidthMetricConfig{}, OtelgpuNcclCollectiveDurationMetricConfig{}, OtelgpuNetworkAllowanceExceededMetricConfig{}, OtelgpuNetworkRetransmitsMetricConfig{}, OtelgpuNetworkXmitWaitMetricConfig{}, OtelgpuPodCPULimitMetricConfig{}, OtelgpuPodCPUPeriodsMetricConfig{}, OtelgpuPodCPUThrottledPeriodsMetricConfig{}, OtelgpuPodCPUThrottledTimeMetricConfig{}, OtelgpuPodCPUTimeMetricConfig{}, OtelgpuPodMemoryLimitMetricConfig{}, OtelgpuPodMemoryUsageMetricConfig{}, OtelgpuPressureStallTimeMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
+}
+func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.errors doesn't have an attribute invalid, valid attributes: [error.type]")
+
+	cfg = DefaultMetricsConfig().HwErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwNetworkIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwNetworkIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwNetworkIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.network.io doesn't have an attribute invalid, valid attributes: [network.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwNetworkIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwNetworkPacketsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwNetworkPackets
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwNetworkPacketsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.network.packets doesn't have an attribute invalid, valid attributes: [network.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwNetworkPackets
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestOtelgpuNcclBusBandwidthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().OtelgpuNcclBusBandwidth
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []OtelgpuNcclBusBandwidthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric otelgpu.nccl.bus_bandwidth doesn't have an attribute invalid, valid attributes: [otelgpu.nccl.collective]")
+
+	cfg = DefaultMetricsConfig().OtelgpuNcclBusBandwidth
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestOtelgpuNcclCollectiveDurationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().OtelgpuNcclCollectiveDuration
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []OtelgpuNcclCollectiveDurationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric otelgpu.nccl.collective.duration doesn't have an attribute invalid, valid attributes: [otelgpu.nccl.collective]")
+
+	cfg = DefaultMetricsConfig().OtelgpuNcclCollectiveDuration
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestOtelgpuNetworkAllowanceExceededMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().OtelgpuNetworkAllowanceExceeded
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []OtelgpuNetworkAllowanceExceededMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric otelgpu.network.allowance_exceeded doesn't have an attribute invalid, valid attributes: [otelgpu.network.allowance]")
+
+	cfg = DefaultMetricsConfig().OtelgpuNetworkAllowanceExceeded
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
 func TestOtelgpuPressureStallTimeMetricsConfig_Validate(t *testing.T) {
@@ -140,15 +315,35 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				HostName:  ResourceAttributeConfig{Enabled: true},
-				K8sPodUID: ResourceAttributeConfig{Enabled: true},
+				HostName:                ResourceAttributeConfig{Enabled: true},
+				HwID:                    ResourceAttributeConfig{Enabled: true},
+				HwModel:                 ResourceAttributeConfig{Enabled: true},
+				HwName:                  ResourceAttributeConfig{Enabled: true},
+				HwType:                  ResourceAttributeConfig{Enabled: true},
+				HwVendor:                ResourceAttributeConfig{Enabled: true},
+				K8sPodUID:               ResourceAttributeConfig{Enabled: true},
+				NetworkInterfaceName:    ResourceAttributeConfig{Enabled: true},
+				OtelgpuNcclCommunicator: ResourceAttributeConfig{Enabled: true},
+				OtelgpuNetworkLinkLayer: ResourceAttributeConfig{Enabled: true},
+				OtelgpuNetworkRailBy:    ResourceAttributeConfig{Enabled: true},
+				OtelgpuNetworkRailGpus:  ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				HostName:  ResourceAttributeConfig{Enabled: false},
-				K8sPodUID: ResourceAttributeConfig{Enabled: false},
+				HostName:                ResourceAttributeConfig{Enabled: false},
+				HwID:                    ResourceAttributeConfig{Enabled: false},
+				HwModel:                 ResourceAttributeConfig{Enabled: false},
+				HwName:                  ResourceAttributeConfig{Enabled: false},
+				HwType:                  ResourceAttributeConfig{Enabled: false},
+				HwVendor:                ResourceAttributeConfig{Enabled: false},
+				K8sPodUID:               ResourceAttributeConfig{Enabled: false},
+				NetworkInterfaceName:    ResourceAttributeConfig{Enabled: false},
+				OtelgpuNcclCommunicator: ResourceAttributeConfig{Enabled: false},
+				OtelgpuNetworkLinkLayer: ResourceAttributeConfig{Enabled: false},
+				OtelgpuNetworkRailBy:    ResourceAttributeConfig{Enabled: false},
+				OtelgpuNetworkRailGpus:  ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

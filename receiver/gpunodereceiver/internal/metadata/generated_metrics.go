@@ -19,6 +19,70 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeNetworkIoDirection specifies the value network.io.direction attribute.
+type AttributeNetworkIoDirection int
+
+const (
+	_ AttributeNetworkIoDirection = iota
+	AttributeNetworkIoDirectionReceive
+	AttributeNetworkIoDirectionTransmit
+)
+
+// String returns the string representation of the AttributeNetworkIoDirection.
+func (av AttributeNetworkIoDirection) String() string {
+	switch av {
+	case AttributeNetworkIoDirectionReceive:
+		return "receive"
+	case AttributeNetworkIoDirectionTransmit:
+		return "transmit"
+	}
+	return ""
+}
+
+// MapAttributeNetworkIoDirection is a helper map of string to AttributeNetworkIoDirection attribute value.
+var MapAttributeNetworkIoDirection = map[string]AttributeNetworkIoDirection{
+	"receive":  AttributeNetworkIoDirectionReceive,
+	"transmit": AttributeNetworkIoDirectionTransmit,
+}
+
+// AttributeOtelgpuNetworkAllowance specifies the value otelgpu.network.allowance attribute.
+type AttributeOtelgpuNetworkAllowance int
+
+const (
+	_ AttributeOtelgpuNetworkAllowance = iota
+	AttributeOtelgpuNetworkAllowanceBwIn
+	AttributeOtelgpuNetworkAllowanceBwOut
+	AttributeOtelgpuNetworkAllowancePps
+	AttributeOtelgpuNetworkAllowanceConntrack
+	AttributeOtelgpuNetworkAllowanceLinklocal
+)
+
+// String returns the string representation of the AttributeOtelgpuNetworkAllowance.
+func (av AttributeOtelgpuNetworkAllowance) String() string {
+	switch av {
+	case AttributeOtelgpuNetworkAllowanceBwIn:
+		return "bw_in"
+	case AttributeOtelgpuNetworkAllowanceBwOut:
+		return "bw_out"
+	case AttributeOtelgpuNetworkAllowancePps:
+		return "pps"
+	case AttributeOtelgpuNetworkAllowanceConntrack:
+		return "conntrack"
+	case AttributeOtelgpuNetworkAllowanceLinklocal:
+		return "linklocal"
+	}
+	return ""
+}
+
+// MapAttributeOtelgpuNetworkAllowance is a helper map of string to AttributeOtelgpuNetworkAllowance attribute value.
+var MapAttributeOtelgpuNetworkAllowance = map[string]AttributeOtelgpuNetworkAllowance{
+	"bw_in":     AttributeOtelgpuNetworkAllowanceBwIn,
+	"bw_out":    AttributeOtelgpuNetworkAllowanceBwOut,
+	"pps":       AttributeOtelgpuNetworkAllowancePps,
+	"conntrack": AttributeOtelgpuNetworkAllowanceConntrack,
+	"linklocal": AttributeOtelgpuNetworkAllowanceLinklocal,
+}
+
 // AttributeOtelgpuPressureResource specifies the value otelgpu.pressure.resource attribute.
 type AttributeOtelgpuPressureResource int
 
@@ -76,6 +140,42 @@ var MapAttributeOtelgpuPressureScope = map[string]AttributeOtelgpuPressureScope{
 }
 
 var MetricsInfo = metricsInfo{
+	HwErrors: metricInfo{
+		Name:       "hw.errors",
+		Attributes: []string{"error.type"},
+	},
+	HwNetworkBandwidthLimit: metricInfo{
+		Name: "hw.network.bandwidth.limit",
+	},
+	HwNetworkIo: metricInfo{
+		Name:       "hw.network.io",
+		Attributes: []string{"network.io.direction"},
+	},
+	HwNetworkPackets: metricInfo{
+		Name:       "hw.network.packets",
+		Attributes: []string{"network.io.direction"},
+	},
+	HwNetworkUp: metricInfo{
+		Name: "hw.network.up",
+	},
+	OtelgpuNcclBusBandwidth: metricInfo{
+		Name:       "otelgpu.nccl.bus_bandwidth",
+		Attributes: []string{"otelgpu.nccl.collective"},
+	},
+	OtelgpuNcclCollectiveDuration: metricInfo{
+		Name:       "otelgpu.nccl.collective.duration",
+		Attributes: []string{"otelgpu.nccl.collective"},
+	},
+	OtelgpuNetworkAllowanceExceeded: metricInfo{
+		Name:       "otelgpu.network.allowance_exceeded",
+		Attributes: []string{"otelgpu.network.allowance"},
+	},
+	OtelgpuNetworkRetransmits: metricInfo{
+		Name: "otelgpu.network.retransmits",
+	},
+	OtelgpuNetworkXmitWait: metricInfo{
+		Name: "otelgpu.network.xmit_wait",
+	},
 	OtelgpuPodCPULimit: metricInfo{
 		Name: "otelgpu.pod.cpu.limit",
 	},
@@ -104,19 +204,779 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	OtelgpuPodCPULimit            metricInfo
-	OtelgpuPodCPUPeriods          metricInfo
-	OtelgpuPodCPUThrottledPeriods metricInfo
-	OtelgpuPodCPUThrottledTime    metricInfo
-	OtelgpuPodCPUTime             metricInfo
-	OtelgpuPodMemoryLimit         metricInfo
-	OtelgpuPodMemoryUsage         metricInfo
-	OtelgpuPressureStallTime      metricInfo
+	HwErrors                        metricInfo
+	HwNetworkBandwidthLimit         metricInfo
+	HwNetworkIo                     metricInfo
+	HwNetworkPackets                metricInfo
+	HwNetworkUp                     metricInfo
+	OtelgpuNcclBusBandwidth         metricInfo
+	OtelgpuNcclCollectiveDuration   metricInfo
+	OtelgpuNetworkAllowanceExceeded metricInfo
+	OtelgpuNetworkRetransmits       metricInfo
+	OtelgpuNetworkXmitWait          metricInfo
+	OtelgpuPodCPULimit              metricInfo
+	OtelgpuPodCPUPeriods            metricInfo
+	OtelgpuPodCPUThrottledPeriods   metricInfo
+	OtelgpuPodCPUThrottledTime      metricInfo
+	OtelgpuPodCPUTime               metricInfo
+	OtelgpuPodMemoryLimit           metricInfo
+	OtelgpuPodMemoryUsage           metricInfo
+	OtelgpuPressureStallTime        metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricHwErrors struct {
+	data          pmetric.Metric       // data buffer for generated metric.
+	config        HwErrorsMetricConfig // metric config provided by user.
+	capacity      int                  // max observed number of data points added to the metric.
+	aggDataPoints []int64              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.errors metric with initial data.
+func (m *metricHwErrors) init() {
+	m.data.SetName("hw.errors")
+	m.data.SetDescription("Errors a NIC port counted, per counter (InfiniBand's symbol_error, link_downed, port_rcv_errors...; a netdev's rx_errors, rx_dropped...; ethtool's rx_discards_phy, rx_out_of_buffer).")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, errorTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwErrors(cfg HwErrorsMetricConfig) metricHwErrors {
+	m := metricHwErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwNetworkBandwidthLimit struct {
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   HwNetworkBandwidthLimitMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
+}
+
+// init fills hw.network.bandwidth.limit metric with initial data.
+func (m *metricHwNetworkBandwidthLimit) init() {
+	m.data.SetName("hw.network.bandwidth.limit")
+	m.data.SetDescription("The NIC port's link rate (an RDMA port's rate, a netdev's speed).")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwNetworkBandwidthLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwNetworkBandwidthLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwNetworkBandwidthLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwNetworkBandwidthLimit(cfg HwNetworkBandwidthLimitMetricConfig) metricHwNetworkBandwidthLimit {
+	m := metricHwNetworkBandwidthLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwNetworkIo struct {
+	data          pmetric.Metric          // data buffer for generated metric.
+	config        HwNetworkIoMetricConfig // metric config provided by user.
+	capacity      int                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.network.io metric with initial data.
+func (m *metricHwNetworkIo) init() {
+	m.data.SetName("hw.network.io")
+	m.data.SetDescription("Bytes the NIC port received and transmitted (InfiniBand's port_rcv_data and port_xmit_data count 4-byte words; times 4).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwNetworkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwNetworkIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwNetworkIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwNetworkIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwNetworkIo(cfg HwNetworkIoMetricConfig) metricHwNetworkIo {
+	m := metricHwNetworkIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwNetworkPackets struct {
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwNetworkPacketsMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.network.packets metric with initial data.
+func (m *metricHwNetworkPackets) init() {
+	m.data.SetName("hw.network.packets")
+	m.data.SetDescription("Packets the NIC port received and transmitted.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwNetworkPacketsMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwNetworkPackets) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwNetworkPackets) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwNetworkPackets(cfg HwNetworkPacketsMetricConfig) metricHwNetworkPackets {
+	m := metricHwNetworkPackets{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwNetworkUp struct {
+	data     pmetric.Metric          // data buffer for generated metric.
+	config   HwNetworkUpMetricConfig // metric config provided by user.
+	capacity int                     // max observed number of data points added to the metric.
+}
+
+// init fills hw.network.up metric with initial data.
+func (m *metricHwNetworkUp) init() {
+	m.data.SetName("hw.network.up")
+	m.data.SetDescription("1 when the link is up (an RDMA port ACTIVE and LinkUp, a netdev's operstate up), 0 when it is not.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwNetworkUp) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwNetworkUp) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwNetworkUp) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwNetworkUp(cfg HwNetworkUpMetricConfig) metricHwNetworkUp {
+	m := metricHwNetworkUp{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricOtelgpuNcclBusBandwidth struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        OtelgpuNcclBusBandwidthMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills otelgpu.nccl.bus_bandwidth metric with initial data.
+func (m *metricOtelgpuNcclBusBandwidth) init() {
+	m.data.SetName("otelgpu.nccl.bus_bandwidth")
+	m.data.SetDescription("The latest bus bandwidth NCCL Inspector reported for the rank's collective (its GB/s, 1e9 bytes per second, as nccl-tests).")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricOtelgpuNcclBusBandwidth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, otelgpuNcclCollectiveAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, OtelgpuNcclBusBandwidthMetricAttributeKeyOtelgpuNcclCollective) {
+		dp.Attributes().PutStr("otelgpu.nccl.collective", otelgpuNcclCollectiveAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuNcclBusBandwidth) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuNcclBusBandwidth) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuNcclBusBandwidth(cfg OtelgpuNcclBusBandwidthMetricConfig) metricOtelgpuNcclBusBandwidth {
+	m := metricOtelgpuNcclBusBandwidth{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricOtelgpuNcclCollectiveDuration struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        OtelgpuNcclCollectiveDurationMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills otelgpu.nccl.collective.duration metric with initial data.
+func (m *metricOtelgpuNcclCollectiveDuration) init() {
+	m.data.SetName("otelgpu.nccl.collective.duration")
+	m.data.SetDescription("The latest execution time NCCL Inspector reported for the rank's collective.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricOtelgpuNcclCollectiveDuration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, otelgpuNcclCollectiveAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, OtelgpuNcclCollectiveDurationMetricAttributeKeyOtelgpuNcclCollective) {
+		dp.Attributes().PutStr("otelgpu.nccl.collective", otelgpuNcclCollectiveAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuNcclCollectiveDuration) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuNcclCollectiveDuration) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuNcclCollectiveDuration(cfg OtelgpuNcclCollectiveDurationMetricConfig) metricOtelgpuNcclCollectiveDuration {
+	m := metricOtelgpuNcclCollectiveDuration{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricOtelgpuNetworkAllowanceExceeded struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        OtelgpuNetworkAllowanceExceededMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills otelgpu.network.allowance_exceeded metric with initial data.
+func (m *metricOtelgpuNetworkAllowanceExceeded) init() {
+	m.data.SetName("otelgpu.network.allowance_exceeded")
+	m.data.SetDescription("Packets the cloud shaped or dropped because the instance exceeded an allowance (AWS ENA's bw_in_allowance_exceeded...).")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricOtelgpuNetworkAllowanceExceeded) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, otelgpuNetworkAllowanceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, OtelgpuNetworkAllowanceExceededMetricAttributeKeyOtelgpuNetworkAllowance) {
+		dp.Attributes().PutStr("otelgpu.network.allowance", otelgpuNetworkAllowanceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuNetworkAllowanceExceeded) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuNetworkAllowanceExceeded) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuNetworkAllowanceExceeded(cfg OtelgpuNetworkAllowanceExceededMetricConfig) metricOtelgpuNetworkAllowanceExceeded {
+	m := metricOtelgpuNetworkAllowanceExceeded{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricOtelgpuNetworkRetransmits struct {
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   OtelgpuNetworkRetransmitsMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
+}
+
+// init fills otelgpu.network.retransmits metric with initial data.
+func (m *metricOtelgpuNetworkRetransmits) init() {
+	m.data.SetName("otelgpu.network.retransmits")
+	m.data.SetDescription("Packets the NIC port sent again (RoCE's roce_adp_retrans, EFA's retrans_pkts).")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricOtelgpuNetworkRetransmits) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuNetworkRetransmits) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuNetworkRetransmits) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuNetworkRetransmits(cfg OtelgpuNetworkRetransmitsMetricConfig) metricOtelgpuNetworkRetransmits {
+	m := metricOtelgpuNetworkRetransmits{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricOtelgpuNetworkXmitWait struct {
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   OtelgpuNetworkXmitWaitMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
+}
+
+// init fills otelgpu.network.xmit_wait metric with initial data.
+func (m *metricOtelgpuNetworkXmitWait) init() {
+	m.data.SetName("otelgpu.network.xmit_wait")
+	m.data.SetDescription("Ticks an InfiniBand port had data to send but no credit to send it (port_xmit_wait), the fabric's congestion seen from the port.")
+	m.data.SetUnit("{tick}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricOtelgpuNetworkXmitWait) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricOtelgpuNetworkXmitWait) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricOtelgpuNetworkXmitWait) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricOtelgpuNetworkXmitWait(cfg OtelgpuNetworkXmitWaitMetricConfig) metricOtelgpuNetworkXmitWait {
+	m := metricOtelgpuNetworkXmitWait{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricOtelgpuPodCPULimit struct {
@@ -574,21 +1434,31 @@ func newMetricOtelgpuPressureStallTime(cfg OtelgpuPressureStallTimeMetricConfig)
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                              MetricsBuilderConfig // config of the metrics builder.
-	startTime                           pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                     int                  // maximum observed number of metrics per resource.
-	metricsBuffer                       pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                           component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter      map[string]filter.Filter
-	resourceAttributeExcludeFilter      map[string]filter.Filter
-	metricOtelgpuPodCPULimit            metricOtelgpuPodCPULimit
-	metricOtelgpuPodCPUPeriods          metricOtelgpuPodCPUPeriods
-	metricOtelgpuPodCPUThrottledPeriods metricOtelgpuPodCPUThrottledPeriods
-	metricOtelgpuPodCPUThrottledTime    metricOtelgpuPodCPUThrottledTime
-	metricOtelgpuPodCPUTime             metricOtelgpuPodCPUTime
-	metricOtelgpuPodMemoryLimit         metricOtelgpuPodMemoryLimit
-	metricOtelgpuPodMemoryUsage         metricOtelgpuPodMemoryUsage
-	metricOtelgpuPressureStallTime      metricOtelgpuPressureStallTime
+	config                                MetricsBuilderConfig // config of the metrics builder.
+	startTime                             pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                       int                  // maximum observed number of metrics per resource.
+	metricsBuffer                         pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                             component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter        map[string]filter.Filter
+	resourceAttributeExcludeFilter        map[string]filter.Filter
+	metricHwErrors                        metricHwErrors
+	metricHwNetworkBandwidthLimit         metricHwNetworkBandwidthLimit
+	metricHwNetworkIo                     metricHwNetworkIo
+	metricHwNetworkPackets                metricHwNetworkPackets
+	metricHwNetworkUp                     metricHwNetworkUp
+	metricOtelgpuNcclBusBandwidth         metricOtelgpuNcclBusBandwidth
+	metricOtelgpuNcclCollectiveDuration   metricOtelgpuNcclCollectiveDuration
+	metricOtelgpuNetworkAllowanceExceeded metricOtelgpuNetworkAllowanceExceeded
+	metricOtelgpuNetworkRetransmits       metricOtelgpuNetworkRetransmits
+	metricOtelgpuNetworkXmitWait          metricOtelgpuNetworkXmitWait
+	metricOtelgpuPodCPULimit              metricOtelgpuPodCPULimit
+	metricOtelgpuPodCPUPeriods            metricOtelgpuPodCPUPeriods
+	metricOtelgpuPodCPUThrottledPeriods   metricOtelgpuPodCPUThrottledPeriods
+	metricOtelgpuPodCPUThrottledTime      metricOtelgpuPodCPUThrottledTime
+	metricOtelgpuPodCPUTime               metricOtelgpuPodCPUTime
+	metricOtelgpuPodMemoryLimit           metricOtelgpuPodMemoryLimit
+	metricOtelgpuPodMemoryUsage           metricOtelgpuPodMemoryUsage
+	metricOtelgpuPressureStallTime        metricOtelgpuPressureStallTime
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -610,20 +1480,30 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                              mbc,
-		startTime:                           pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                       pmetric.NewMetrics(),
-		buildInfo:                           settings.BuildInfo,
-		metricOtelgpuPodCPULimit:            newMetricOtelgpuPodCPULimit(mbc.Metrics.OtelgpuPodCPULimit),
-		metricOtelgpuPodCPUPeriods:          newMetricOtelgpuPodCPUPeriods(mbc.Metrics.OtelgpuPodCPUPeriods),
-		metricOtelgpuPodCPUThrottledPeriods: newMetricOtelgpuPodCPUThrottledPeriods(mbc.Metrics.OtelgpuPodCPUThrottledPeriods),
-		metricOtelgpuPodCPUThrottledTime:    newMetricOtelgpuPodCPUThrottledTime(mbc.Metrics.OtelgpuPodCPUThrottledTime),
-		metricOtelgpuPodCPUTime:             newMetricOtelgpuPodCPUTime(mbc.Metrics.OtelgpuPodCPUTime),
-		metricOtelgpuPodMemoryLimit:         newMetricOtelgpuPodMemoryLimit(mbc.Metrics.OtelgpuPodMemoryLimit),
-		metricOtelgpuPodMemoryUsage:         newMetricOtelgpuPodMemoryUsage(mbc.Metrics.OtelgpuPodMemoryUsage),
-		metricOtelgpuPressureStallTime:      newMetricOtelgpuPressureStallTime(mbc.Metrics.OtelgpuPressureStallTime),
-		resourceAttributeIncludeFilter:      make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:      make(map[string]filter.Filter),
+		config:                                mbc,
+		startTime:                             pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                         pmetric.NewMetrics(),
+		buildInfo:                             settings.BuildInfo,
+		metricHwErrors:                        newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwNetworkBandwidthLimit:         newMetricHwNetworkBandwidthLimit(mbc.Metrics.HwNetworkBandwidthLimit),
+		metricHwNetworkIo:                     newMetricHwNetworkIo(mbc.Metrics.HwNetworkIo),
+		metricHwNetworkPackets:                newMetricHwNetworkPackets(mbc.Metrics.HwNetworkPackets),
+		metricHwNetworkUp:                     newMetricHwNetworkUp(mbc.Metrics.HwNetworkUp),
+		metricOtelgpuNcclBusBandwidth:         newMetricOtelgpuNcclBusBandwidth(mbc.Metrics.OtelgpuNcclBusBandwidth),
+		metricOtelgpuNcclCollectiveDuration:   newMetricOtelgpuNcclCollectiveDuration(mbc.Metrics.OtelgpuNcclCollectiveDuration),
+		metricOtelgpuNetworkAllowanceExceeded: newMetricOtelgpuNetworkAllowanceExceeded(mbc.Metrics.OtelgpuNetworkAllowanceExceeded),
+		metricOtelgpuNetworkRetransmits:       newMetricOtelgpuNetworkRetransmits(mbc.Metrics.OtelgpuNetworkRetransmits),
+		metricOtelgpuNetworkXmitWait:          newMetricOtelgpuNetworkXmitWait(mbc.Metrics.OtelgpuNetworkXmitWait),
+		metricOtelgpuPodCPULimit:              newMetricOtelgpuPodCPULimit(mbc.Metrics.OtelgpuPodCPULimit),
+		metricOtelgpuPodCPUPeriods:            newMetricOtelgpuPodCPUPeriods(mbc.Metrics.OtelgpuPodCPUPeriods),
+		metricOtelgpuPodCPUThrottledPeriods:   newMetricOtelgpuPodCPUThrottledPeriods(mbc.Metrics.OtelgpuPodCPUThrottledPeriods),
+		metricOtelgpuPodCPUThrottledTime:      newMetricOtelgpuPodCPUThrottledTime(mbc.Metrics.OtelgpuPodCPUThrottledTime),
+		metricOtelgpuPodCPUTime:               newMetricOtelgpuPodCPUTime(mbc.Metrics.OtelgpuPodCPUTime),
+		metricOtelgpuPodMemoryLimit:           newMetricOtelgpuPodMemoryLimit(mbc.Metrics.OtelgpuPodMemoryLimit),
+		metricOtelgpuPodMemoryUsage:           newMetricOtelgpuPodMemoryUsage(mbc.Metrics.OtelgpuPodMemoryUsage),
+		metricOtelgpuPressureStallTime:        newMetricOtelgpuPressureStallTime(mbc.Metrics.OtelgpuPressureStallTime),
+		resourceAttributeIncludeFilter:        make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:        make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.HostName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["host.name"] = filter.CreateFilter(mbc.ResourceAttributes.HostName.MetricsInclude)
@@ -631,11 +1511,71 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.HostName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["host.name"] = filter.CreateFilter(mbc.ResourceAttributes.HostName.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.HwID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwModel.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwModel.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.name"] = filter.CreateFilter(mbc.ResourceAttributes.HwName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.name"] = filter.CreateFilter(mbc.ResourceAttributes.HwName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwType.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwType.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwVendor.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwVendor.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsExclude)
+	}
 	if mbc.ResourceAttributes.K8sPodUID.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsInclude)
 	}
 	if mbc.ResourceAttributes.K8sPodUID.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.NetworkInterfaceName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["network.interface.name"] = filter.CreateFilter(mbc.ResourceAttributes.NetworkInterfaceName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.NetworkInterfaceName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["network.interface.name"] = filter.CreateFilter(mbc.ResourceAttributes.NetworkInterfaceName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.OtelgpuNcclCommunicator.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["otelgpu.nccl.communicator"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuNcclCommunicator.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.OtelgpuNcclCommunicator.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["otelgpu.nccl.communicator"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuNcclCommunicator.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.OtelgpuNetworkLinkLayer.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["otelgpu.network.link_layer"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuNetworkLinkLayer.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.OtelgpuNetworkLinkLayer.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["otelgpu.network.link_layer"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuNetworkLinkLayer.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.OtelgpuNetworkRailBy.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["otelgpu.network.rail.by"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuNetworkRailBy.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.OtelgpuNetworkRailBy.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["otelgpu.network.rail.by"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuNetworkRailBy.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.OtelgpuNetworkRailGpus.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["otelgpu.network.rail.gpus"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuNetworkRailGpus.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.OtelgpuNetworkRailGpus.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["otelgpu.network.rail.gpus"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuNetworkRailGpus.MetricsExclude)
 	}
 
 	for _, op := range options {
@@ -706,6 +1646,16 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricHwErrors.emit(ils.Metrics())
+	mb.metricHwNetworkBandwidthLimit.emit(ils.Metrics())
+	mb.metricHwNetworkIo.emit(ils.Metrics())
+	mb.metricHwNetworkPackets.emit(ils.Metrics())
+	mb.metricHwNetworkUp.emit(ils.Metrics())
+	mb.metricOtelgpuNcclBusBandwidth.emit(ils.Metrics())
+	mb.metricOtelgpuNcclCollectiveDuration.emit(ils.Metrics())
+	mb.metricOtelgpuNetworkAllowanceExceeded.emit(ils.Metrics())
+	mb.metricOtelgpuNetworkRetransmits.emit(ils.Metrics())
+	mb.metricOtelgpuNetworkXmitWait.emit(ils.Metrics())
 	mb.metricOtelgpuPodCPULimit.emit(ils.Metrics())
 	mb.metricOtelgpuPodCPUPeriods.emit(ils.Metrics())
 	mb.metricOtelgpuPodCPUThrottledPeriods.emit(ils.Metrics())
@@ -743,6 +1693,56 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordHwErrorsDataPoint adds a data point to hw.errors metric.
+func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int64, errorTypeAttributeValue string) {
+	mb.metricHwErrors.recordDataPoint(mb.startTime, ts, val, errorTypeAttributeValue)
+}
+
+// RecordHwNetworkBandwidthLimitDataPoint adds a data point to hw.network.bandwidth.limit metric.
+func (mb *MetricsBuilder) RecordHwNetworkBandwidthLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwNetworkBandwidthLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwNetworkIoDataPoint adds a data point to hw.network.io metric.
+func (mb *MetricsBuilder) RecordHwNetworkIoDataPoint(ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricHwNetworkIo.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String())
+}
+
+// RecordHwNetworkPacketsDataPoint adds a data point to hw.network.packets metric.
+func (mb *MetricsBuilder) RecordHwNetworkPacketsDataPoint(ts pcommon.Timestamp, val int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricHwNetworkPackets.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String())
+}
+
+// RecordHwNetworkUpDataPoint adds a data point to hw.network.up metric.
+func (mb *MetricsBuilder) RecordHwNetworkUpDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwNetworkUp.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordOtelgpuNcclBusBandwidthDataPoint adds a data point to otelgpu.nccl.bus_bandwidth metric.
+func (mb *MetricsBuilder) RecordOtelgpuNcclBusBandwidthDataPoint(ts pcommon.Timestamp, val float64, otelgpuNcclCollectiveAttributeValue string) {
+	mb.metricOtelgpuNcclBusBandwidth.recordDataPoint(mb.startTime, ts, val, otelgpuNcclCollectiveAttributeValue)
+}
+
+// RecordOtelgpuNcclCollectiveDurationDataPoint adds a data point to otelgpu.nccl.collective.duration metric.
+func (mb *MetricsBuilder) RecordOtelgpuNcclCollectiveDurationDataPoint(ts pcommon.Timestamp, val float64, otelgpuNcclCollectiveAttributeValue string) {
+	mb.metricOtelgpuNcclCollectiveDuration.recordDataPoint(mb.startTime, ts, val, otelgpuNcclCollectiveAttributeValue)
+}
+
+// RecordOtelgpuNetworkAllowanceExceededDataPoint adds a data point to otelgpu.network.allowance_exceeded metric.
+func (mb *MetricsBuilder) RecordOtelgpuNetworkAllowanceExceededDataPoint(ts pcommon.Timestamp, val int64, otelgpuNetworkAllowanceAttributeValue AttributeOtelgpuNetworkAllowance) {
+	mb.metricOtelgpuNetworkAllowanceExceeded.recordDataPoint(mb.startTime, ts, val, otelgpuNetworkAllowanceAttributeValue.String())
+}
+
+// RecordOtelgpuNetworkRetransmitsDataPoint adds a data point to otelgpu.network.retransmits metric.
+func (mb *MetricsBuilder) RecordOtelgpuNetworkRetransmitsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricOtelgpuNetworkRetransmits.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordOtelgpuNetworkXmitWaitDataPoint adds a data point to otelgpu.network.xmit_wait metric.
+func (mb *MetricsBuilder) RecordOtelgpuNetworkXmitWaitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricOtelgpuNetworkXmitWait.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordOtelgpuPodCPULimitDataPoint adds a data point to otelgpu.pod.cpu.limit metric.

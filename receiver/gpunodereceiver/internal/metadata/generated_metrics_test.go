@@ -67,6 +67,12 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
+			aggMap["hw.network.io"] = mb.metricHwNetworkIo.config.AggregationStrategy
+			aggMap["hw.network.packets"] = mb.metricHwNetworkPackets.config.AggregationStrategy
+			aggMap["otelgpu.nccl.bus_bandwidth"] = mb.metricOtelgpuNcclBusBandwidth.config.AggregationStrategy
+			aggMap["otelgpu.nccl.collective.duration"] = mb.metricOtelgpuNcclCollectiveDuration.config.AggregationStrategy
+			aggMap["otelgpu.network.allowance_exceeded"] = mb.metricOtelgpuNetworkAllowanceExceeded.config.AggregationStrategy
 			aggMap["otelgpu.pressure.stall_time"] = mb.metricOtelgpuPressureStallTime.config.AggregationStrategy
 
 			expectedWarnings := 0
@@ -76,6 +82,54 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwErrorsDataPoint(ts, 1, "error.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwErrorsDataPoint(ts, 3, "error.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwNetworkBandwidthLimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwNetworkIoDataPoint(ts, 1, AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwNetworkIoDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwNetworkPacketsDataPoint(ts, 1, AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwNetworkPacketsDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwNetworkUpDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordOtelgpuNcclBusBandwidthDataPoint(ts, 1, "otelgpu.nccl.collective-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordOtelgpuNcclBusBandwidthDataPoint(ts, 3, "otelgpu.nccl.collective-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordOtelgpuNcclCollectiveDurationDataPoint(ts, 1, "otelgpu.nccl.collective-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordOtelgpuNcclCollectiveDurationDataPoint(ts, 3, "otelgpu.nccl.collective-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordOtelgpuNetworkAllowanceExceededDataPoint(ts, 1, AttributeOtelgpuNetworkAllowanceBwIn)
+			if tt.name == "reaggregate_set" {
+				mb.RecordOtelgpuNetworkAllowanceExceededDataPoint(ts, 3, AttributeOtelgpuNetworkAllowanceBwOut)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordOtelgpuNetworkRetransmitsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordOtelgpuNetworkXmitWaitDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordOtelgpuPodCPULimitDataPoint(ts, 1)
@@ -106,10 +160,26 @@ func TestMetricsBuilder(t *testing.T) {
 
 			rb := mb.NewResourceBuilder()
 			rb.SetHostName("host.name-val")
+			rb.SetHwID("hw.id-val")
+			rb.SetHwModel("hw.model-val")
+			rb.SetHwName("hw.name-val")
+			rb.SetHwType("hw.type-val")
+			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
+			rb.SetNetworkInterfaceName("network.interface.name-val")
+			rb.SetOtelgpuNcclCommunicator("otelgpu.nccl.communicator-val")
+			rb.SetOtelgpuNetworkLinkLayer("otelgpu.network.link_layer-val")
+			rb.SetOtelgpuNetworkRailBy("otelgpu.network.rail.by-val")
+			rb.SetOtelgpuNetworkRailGpus([]any{"otelgpu.network.rail.gpus-item1", "otelgpu.network.rail.gpus-item2"})
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwNetworkIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwNetworkPackets.aggDataPoints)
+				assert.Empty(t, mb.metricOtelgpuNcclBusBandwidth.aggDataPoints)
+				assert.Empty(t, mb.metricOtelgpuNcclCollectiveDuration.aggDataPoints)
+				assert.Empty(t, mb.metricOtelgpuNetworkAllowanceExceeded.aggDataPoints)
 				assert.Empty(t, mb.metricOtelgpuPressureStallTime.aggDataPoints)
 			}
 
@@ -138,6 +208,318 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "hw.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+						validatedMetrics["hw.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors a NIC port counted, per counter (InfiniBand's symbol_error, link_downed, port_rcv_errors...; a netdev's rx_errors, rx_dropped...; ethtool's rx_discards_phy, rx_out_of_buffer).", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+						validatedMetrics["hw.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors a NIC port counted, per counter (InfiniBand's symbol_error, link_downed, port_rcv_errors...; a netdev's rx_errors, rx_dropped...; ethtool's rx_discards_phy, rx_out_of_buffer).", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("error.type")
+						assert.False(t, ok)
+					}
+				case "hw.network.bandwidth.limit":
+					assert.False(t, validatedMetrics["hw.network.bandwidth.limit"], "Found a duplicate in the metrics slice: hw.network.bandwidth.limit")
+					validatedMetrics["hw.network.bandwidth.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "The NIC port's link rate (an RDMA port's rate, a netdev's speed).", mi.Description())
+					assert.Equal(t, "By/s", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.network.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.network.io"], "Found a duplicate in the metrics slice: hw.network.io")
+						validatedMetrics["hw.network.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the NIC port received and transmitted (InfiniBand's port_rcv_data and port_xmit_data count 4-byte words; times 4).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.network.io"], "Found a duplicate in the metrics slice: hw.network.io")
+						validatedMetrics["hw.network.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the NIC port received and transmitted (InfiniBand's port_rcv_data and port_xmit_data count 4-byte words; times 4).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.network.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.network.packets":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.network.packets"], "Found a duplicate in the metrics slice: hw.network.packets")
+						validatedMetrics["hw.network.packets"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets the NIC port received and transmitted.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.network.packets"], "Found a duplicate in the metrics slice: hw.network.packets")
+						validatedMetrics["hw.network.packets"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets the NIC port received and transmitted.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.network.packets"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.network.up":
+					assert.False(t, validatedMetrics["hw.network.up"], "Found a duplicate in the metrics slice: hw.network.up")
+					validatedMetrics["hw.network.up"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "1 when the link is up (an RDMA port ACTIVE and LinkUp, a netdev's operstate up), 0 when it is not.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "otelgpu.nccl.bus_bandwidth":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["otelgpu.nccl.bus_bandwidth"], "Found a duplicate in the metrics slice: otelgpu.nccl.bus_bandwidth")
+						validatedMetrics["otelgpu.nccl.bus_bandwidth"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The latest bus bandwidth NCCL Inspector reported for the rank's collective (its GB/s, 1e9 bytes per second, as nccl-tests).", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						otelgpuNcclCollectiveAttrVal, ok := dp.Attributes().Get("otelgpu.nccl.collective")
+						assert.True(t, ok)
+						assert.Equal(t, "otelgpu.nccl.collective-val", otelgpuNcclCollectiveAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["otelgpu.nccl.bus_bandwidth"], "Found a duplicate in the metrics slice: otelgpu.nccl.bus_bandwidth")
+						validatedMetrics["otelgpu.nccl.bus_bandwidth"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The latest bus bandwidth NCCL Inspector reported for the rank's collective (its GB/s, 1e9 bytes per second, as nccl-tests).", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["otelgpu.nccl.bus_bandwidth"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("otelgpu.nccl.collective")
+						assert.False(t, ok)
+					}
+				case "otelgpu.nccl.collective.duration":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["otelgpu.nccl.collective.duration"], "Found a duplicate in the metrics slice: otelgpu.nccl.collective.duration")
+						validatedMetrics["otelgpu.nccl.collective.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The latest execution time NCCL Inspector reported for the rank's collective.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						otelgpuNcclCollectiveAttrVal, ok := dp.Attributes().Get("otelgpu.nccl.collective")
+						assert.True(t, ok)
+						assert.Equal(t, "otelgpu.nccl.collective-val", otelgpuNcclCollectiveAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["otelgpu.nccl.collective.duration"], "Found a duplicate in the metrics slice: otelgpu.nccl.collective.duration")
+						validatedMetrics["otelgpu.nccl.collective.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The latest execution time NCCL Inspector reported for the rank's collective.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["otelgpu.nccl.collective.duration"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("otelgpu.nccl.collective")
+						assert.False(t, ok)
+					}
+				case "otelgpu.network.allowance_exceeded":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["otelgpu.network.allowance_exceeded"], "Found a duplicate in the metrics slice: otelgpu.network.allowance_exceeded")
+						validatedMetrics["otelgpu.network.allowance_exceeded"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets the cloud shaped or dropped because the instance exceeded an allowance (AWS ENA's bw_in_allowance_exceeded...).", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						otelgpuNetworkAllowanceAttrVal, ok := dp.Attributes().Get("otelgpu.network.allowance")
+						assert.True(t, ok)
+						assert.Equal(t, "bw_in", otelgpuNetworkAllowanceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["otelgpu.network.allowance_exceeded"], "Found a duplicate in the metrics slice: otelgpu.network.allowance_exceeded")
+						validatedMetrics["otelgpu.network.allowance_exceeded"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets the cloud shaped or dropped because the instance exceeded an allowance (AWS ENA's bw_in_allowance_exceeded...).", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["otelgpu.network.allowance_exceeded"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("otelgpu.network.allowance")
+						assert.False(t, ok)
+					}
+				case "otelgpu.network.retransmits":
+					assert.False(t, validatedMetrics["otelgpu.network.retransmits"], "Found a duplicate in the metrics slice: otelgpu.network.retransmits")
+					validatedMetrics["otelgpu.network.retransmits"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Packets the NIC port sent again (RoCE's roce_adp_retrans, EFA's retrans_pkts).", mi.Description())
+					assert.Equal(t, "{packet}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "otelgpu.network.xmit_wait":
+					assert.False(t, validatedMetrics["otelgpu.network.xmit_wait"], "Found a duplicate in the metrics slice: otelgpu.network.xmit_wait")
+					validatedMetrics["otelgpu.network.xmit_wait"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Ticks an InfiniBand port had data to send but no credit to send it (port_xmit_wait), the fabric's congestion seen from the port.", mi.Description())
+					assert.Equal(t, "{tick}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "otelgpu.pod.cpu.limit":
 					assert.False(t, validatedMetrics["otelgpu.pod.cpu.limit"], "Found a duplicate in the metrics slice: otelgpu.pod.cpu.limit")
 					validatedMetrics["otelgpu.pod.cpu.limit"] = true

@@ -28,10 +28,80 @@ func (rb *ResourceBuilder) SetHostName(val string) {
 	}
 }
 
+// SetHwID sets provided value as "hw.id" attribute.
+func (rb *ResourceBuilder) SetHwID(val string) {
+	if rb.config.HwID.Enabled {
+		rb.res.Attributes().PutStr("hw.id", val)
+	}
+}
+
+// SetHwModel sets provided value as "hw.model" attribute.
+func (rb *ResourceBuilder) SetHwModel(val string) {
+	if rb.config.HwModel.Enabled {
+		rb.res.Attributes().PutStr("hw.model", val)
+	}
+}
+
+// SetHwName sets provided value as "hw.name" attribute.
+func (rb *ResourceBuilder) SetHwName(val string) {
+	if rb.config.HwName.Enabled {
+		rb.res.Attributes().PutStr("hw.name", val)
+	}
+}
+
+// SetHwType sets provided value as "hw.type" attribute.
+func (rb *ResourceBuilder) SetHwType(val string) {
+	if rb.config.HwType.Enabled {
+		rb.res.Attributes().PutStr("hw.type", val)
+	}
+}
+
+// SetHwVendor sets provided value as "hw.vendor" attribute.
+func (rb *ResourceBuilder) SetHwVendor(val string) {
+	if rb.config.HwVendor.Enabled {
+		rb.res.Attributes().PutStr("hw.vendor", val)
+	}
+}
+
 // SetK8sPodUID sets provided value as "k8s.pod.uid" attribute.
 func (rb *ResourceBuilder) SetK8sPodUID(val string) {
 	if rb.config.K8sPodUID.Enabled {
 		rb.res.Attributes().PutStr("k8s.pod.uid", val)
+	}
+}
+
+// SetNetworkInterfaceName sets provided value as "network.interface.name" attribute.
+func (rb *ResourceBuilder) SetNetworkInterfaceName(val string) {
+	if rb.config.NetworkInterfaceName.Enabled {
+		rb.res.Attributes().PutStr("network.interface.name", val)
+	}
+}
+
+// SetOtelgpuNcclCommunicator sets provided value as "otelgpu.nccl.communicator" attribute.
+func (rb *ResourceBuilder) SetOtelgpuNcclCommunicator(val string) {
+	if rb.config.OtelgpuNcclCommunicator.Enabled {
+		rb.res.Attributes().PutStr("otelgpu.nccl.communicator", val)
+	}
+}
+
+// SetOtelgpuNetworkLinkLayer sets provided value as "otelgpu.network.link_layer" attribute.
+func (rb *ResourceBuilder) SetOtelgpuNetworkLinkLayer(val string) {
+	if rb.config.OtelgpuNetworkLinkLayer.Enabled {
+		rb.res.Attributes().PutStr("otelgpu.network.link_layer", val)
+	}
+}
+
+// SetOtelgpuNetworkRailBy sets provided value as "otelgpu.network.rail.by" attribute.
+func (rb *ResourceBuilder) SetOtelgpuNetworkRailBy(val string) {
+	if rb.config.OtelgpuNetworkRailBy.Enabled {
+		rb.res.Attributes().PutStr("otelgpu.network.rail.by", val)
+	}
+}
+
+// SetOtelgpuNetworkRailGpus sets provided value as "otelgpu.network.rail.gpus" attribute.
+func (rb *ResourceBuilder) SetOtelgpuNetworkRailGpus(val []any) {
+	if rb.config.OtelgpuNetworkRailGpus.Enabled {
+		rb.res.Attributes().PutEmptySlice("otelgpu.network.rail.gpus").FromRaw(val)
 	}
 }
 

@@ -14,16 +14,26 @@ func TestResourceBuilder(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
 			rb.SetHostName("host.name-val")
+			rb.SetHwID("hw.id-val")
+			rb.SetHwModel("hw.model-val")
+			rb.SetHwName("hw.name-val")
+			rb.SetHwType("hw.type-val")
+			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
+			rb.SetNetworkInterfaceName("network.interface.name-val")
+			rb.SetOtelgpuNcclCommunicator("otelgpu.nccl.communicator-val")
+			rb.SetOtelgpuNetworkLinkLayer("otelgpu.network.link_layer-val")
+			rb.SetOtelgpuNetworkRailBy("otelgpu.network.rail.by-val")
+			rb.SetOtelgpuNetworkRailGpus([]any{"otelgpu.network.rail.gpus-item1", "otelgpu.network.rail.gpus-item2"})
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 2, res.Attributes().Len())
+				assert.Equal(t, 12, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 2, res.Attributes().Len())
+				assert.Equal(t, 12, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -35,10 +45,60 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "host.name-val", hostNameAttrVal.Str())
 			}
+			hwIDAttrVal, ok := res.Attributes().Get("hw.id")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+			}
+			hwModelAttrVal, ok := res.Attributes().Get("hw.model")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+			}
+			hwNameAttrVal, ok := res.Attributes().Get("hw.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+			}
+			hwTypeAttrVal, ok := res.Attributes().Get("hw.type")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.type-val", hwTypeAttrVal.Str())
+			}
+			hwVendorAttrVal, ok := res.Attributes().Get("hw.vendor")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+			}
 			k8sPodUIDAttrVal, ok := res.Attributes().Get("k8s.pod.uid")
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+			}
+			networkInterfaceNameAttrVal, ok := res.Attributes().Get("network.interface.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+			}
+			otelgpuNcclCommunicatorAttrVal, ok := res.Attributes().Get("otelgpu.nccl.communicator")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "otelgpu.nccl.communicator-val", otelgpuNcclCommunicatorAttrVal.Str())
+			}
+			otelgpuNetworkLinkLayerAttrVal, ok := res.Attributes().Get("otelgpu.network.link_layer")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "otelgpu.network.link_layer-val", otelgpuNetworkLinkLayerAttrVal.Str())
+			}
+			otelgpuNetworkRailByAttrVal, ok := res.Attributes().Get("otelgpu.network.rail.by")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "otelgpu.network.rail.by-val", otelgpuNetworkRailByAttrVal.Str())
+			}
+			otelgpuNetworkRailGpusAttrVal, ok := res.Attributes().Get("otelgpu.network.rail.gpus")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, []any{"otelgpu.network.rail.gpus-item1", "otelgpu.network.rail.gpus-item2"}, otelgpuNetworkRailGpusAttrVal.Slice().AsRaw())
 			}
 		})
 	}
