@@ -3,6 +3,7 @@ package gpunodereceiver
 import (
 	"context"
 	"flag"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -146,4 +147,39 @@ func TestNICMetrics(t *testing.T) {
 		require.Equal(t, int64(1), got["hw.network.up"])
 	}
 	require.Equal(t, 1, nics)
+}
+
+// TestNCCLInspector: an Inspector Prometheus file under the host's root
+// becomes the rank's GPU's resource with the collective's bus bandwidth in
+// bytes per second and its time in seconds.
+func TestNCCLInspector(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "var", "lib", "nccl")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	prom := `nccl_bus_bandwidth_gbs{node="gpu-node-2",gpu="GPU3",comm_name="DP Group 0",n_nodes="2",nranks="16",collective="AllReduce",message_size="4-5GB",algo_proto="Ring_ll"} 41.5
+nccl_collective_exec_time_microseconds{node="gpu-node-2",gpu="GPU3",comm_name="DP Group 0",n_nodes="2",nranks="16",collective="AllReduce",message_size="4-5GB",algo_proto="Ring_ll"} 98000
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nccl_inspector_metrics_GPU-1.prom"), []byte(prom), 0o600))
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath = root
+	cfg.Cgroup.Enabled, cfg.Pressure.Enabled, cfg.Network.Enabled = false, false, false
+	cfg.NCCL.Enabled, cfg.NCCL.Paths = true, []string{"/var/lib/nccl/*.prom"}
+	require.NoError(t, cfg.Validate())
+	s, err := newNodeScraper(cfg, "gpu-node-2", receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, md.ResourceMetrics().Len())
+	rm := md.ResourceMetrics().At(0)
+	require.Equal(t, map[string]any{"host.name": "gpu-node-2", "hw.name": "gpu3", "otelgpu.nccl.communicator": "DP Group 0"}, rm.Resource().Attributes().AsRaw())
+	got := map[string]float64{}
+	ms := rm.ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		dp := ms.At(i).Gauge().DataPoints().At(0)
+		c, _ := dp.Attributes().Get("otelgpu.nccl.collective")
+		require.Equal(t, "AllReduce", c.Str())
+		got[ms.At(i).Name()] = dp.DoubleValue()
+	}
+	require.InDelta(t, 41.5e9, got["otelgpu.nccl.bus_bandwidth"], 1)
+	require.InDelta(t, 0.098, got["otelgpu.nccl.collective.duration"], 1e-9)
 }

@@ -38,7 +38,7 @@ type sourceEnv struct {
 type sourceMaker func(env sourceEnv) (source, error)
 
 // sourceMakers are the sources the receiver can run, in emission order.
-var sourceMakers = []sourceMaker{newCgroupSource, newPressureSource, newNetworkSource}
+var sourceMakers = []sourceMaker{newCgroupSource, newPressureSource, newNetworkSource, newNCCLSource}
 
 // nodeScraper runs the enabled sources, one MetricsBuilder for all.
 type nodeScraper struct {
