@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
@@ -131,12 +132,13 @@ func TestNICMetrics(t *testing.T) {
 				dps = m.Gauge().DataPoints()
 			}
 			for k := 0; k < dps.Len(); k++ {
-				key := m.Name()
+				parts := []string{m.Name()}
 				for _, a := range []string{"network.io.direction", "error.type"} {
 					if v, ok := dps.At(k).Attributes().Get(a); ok {
-						key += "/" + v.Str()
+						parts = append(parts, v.Str())
 					}
 				}
+				key := strings.Join(parts, "/")
 				got[key] = dps.At(k).IntValue()
 			}
 		}
@@ -155,7 +157,7 @@ func TestNICMetrics(t *testing.T) {
 func TestNCCLInspector(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "var", "lib", "nccl")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.MkdirAll(dir, 0o750))
 	prom := `nccl_bus_bandwidth_gbs{node="gpu-node-2",gpu="GPU3",comm_name="DP Group 0",n_nodes="2",nranks="16",collective="AllReduce",message_size="4-5GB",algo_proto="Ring_ll"} 41.5
 nccl_collective_exec_time_microseconds{node="gpu-node-2",gpu="GPU3",comm_name="DP Group 0",n_nodes="2",nranks="16",collective="AllReduce",message_size="4-5GB",algo_proto="Ring_ll"} 98000
 `

@@ -1,7 +1,6 @@
 package gpunodereceiver
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -81,5 +80,5 @@ func rankName(sm *ncclinspector.Sample) string {
 	case sm.Rank >= 0:
 		return "rank" + strconv.Itoa(sm.Rank)
 	}
-	return fmt.Sprintf("unknown-%s", sm.CommID)
+	return "unknown-" + sm.CommID
 }

@@ -81,9 +81,8 @@ func (s *Store) AddNIC(host, name string, t int64, c NICCounters, railGPUs []str
 		}
 		st = &nicState{name: name}
 		s.nics[k] = st
-		hs := append(s.byHost[host], k)
-		sort.Strings(hs)
-		s.byHost[host] = hs
+		s.byHost[host] = append(s.byHost[host], k)
+		sort.Strings(s.byHost[host])
 	}
 	st.h.add(t, c, s.window, nicReset)
 	for _, bus := range railGPUs {

@@ -213,7 +213,7 @@ func gbits(bytesPerSec float64) string {
 	if bytesPerSec <= 0 {
 		return "an unknown rate"
 	}
-	return fmt.Sprintf("%s Gb/s", num(math.Round(bytesPerSec*8/1e9*10)/10))
+	return num(math.Round(bytesPerSec*8/1e9*10)/10) + " Gb/s"
 }
 
 // count prints a rate with thousands separated: 1,200.

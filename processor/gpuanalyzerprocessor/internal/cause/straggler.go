@@ -90,9 +90,9 @@ func median(peers []Evidence, f func(*Evidence) float64) float64 {
 		xs[i] = f(&peers[i])
 	}
 	sort.Float64s(xs)
-	if n := len(xs); n%2 == 0 {
+	n := len(xs)
+	if n%2 == 0 {
 		return (xs[n/2-1] + xs[n/2]) / 2
-	} else {
-		return xs[n/2]
 	}
+	return xs[n/2]
 }
