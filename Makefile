@@ -209,7 +209,7 @@ bench: build build-agent
 
 # The Go micro-benchmarks alone.
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/... ./processor/gpuanalyzerprocessor/... ./connector/gpuautoscaleconnector/...
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./receiver/dcgmreceiver/... ./receiver/gpunodereceiver/... ./processor/gpuanalyzerprocessor/... ./connector/gpuautoscaleconnector/...
 
 clean:
 	rm -rf bin _build _build-agent
