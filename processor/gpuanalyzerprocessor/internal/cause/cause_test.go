@@ -156,7 +156,7 @@ func TestShapedByTheCloud(t *testing.T) {
 	}
 	e := s.Of(60*sec, "GPU-1", "n1", "")
 	f := Explain(InputWait, &e, &th)
-	assert.Equal(t, Finding{Kind: NetworkSaturated, Subject: "ens34", Why: "ens34: the instance's bw_in allowance exceeded 900 times/min"}, f)
+	assert.Equal(t, Finding{Kind: NetworkSaturated, Subject: "ens34", Why: "ens34: the instance's allowances exceeded 900 times/min, most bw_in"}, f)
 }
 
 func TestThrottleCauses(t *testing.T) {

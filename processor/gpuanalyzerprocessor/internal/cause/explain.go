@@ -166,7 +166,7 @@ func shaped(nics []NICRates) (Finding, bool) {
 	for _, r := range nics {
 		if r.AllowancePerMin > 0 {
 			return Finding{Kind: NetworkSaturated, Subject: r.Name,
-				Why: fmt.Sprintf("%s: the instance's %s allowance exceeded %s times/min", r.Name, r.WorstAllowance, count(r.AllowancePerMin))}, true
+				Why: fmt.Sprintf("%s: the instance's allowances exceeded %s times/min, most %s", r.Name, count(r.AllowancePerMin), r.WorstAllowance)}, true
 		}
 	}
 	return Finding{}, false
