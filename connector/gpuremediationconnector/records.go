@@ -25,10 +25,11 @@ func (r *remediator) count(action, reason string) { r.counts[[2]string{action, r
 // for decisions not to act, the actions metric.
 func (r *remediator) decision(d detected, incident string, rem policy.Remediation, reason, why string) {
 	dry := r.dryRun()
+	action := r.actionName(d, rem)
 	if reason != reasonPolicy && reason != reasonEscalated {
-		r.count(rem.String(), reason)
+		r.count(action, reason)
 	}
-	r.decisionNamed(d, incident, d.fault.String(), rem.String(), reason, why, dry)
+	r.decisionNamed(d, incident, d.fault.String(), action, reason, why, dry)
 }
 
 // decisionNamed records a decision or a change of an incident's state; at
@@ -42,6 +43,7 @@ func (r *remediator) decisionNamed(d detected, incident, fault, action, reason, 
 	at.PutStr("gpu.remediation.kind", "decision")
 	at.PutStr("gpu.remediation.incident.id", incident)
 	at.PutStr(metricnames.AttrHWID, d.gpu)
+	annotateRail(at, d)
 	at.PutStr("gpu.remediation.fault", fault)
 	at.PutStr("gpu.remediation.action", action)
 	at.PutStr("gpu.remediation.reason", reason)
@@ -57,7 +59,7 @@ func (r *remediator) actionLog(p *plan, step string, dry bool, detail string) {
 	if dry {
 		verb = "would do (dry run)"
 	}
-	body := fmt.Sprintf("%s %s on node %s for GPU %s (%s, incident %s)", verb, step, p.d.node, p.d.gpu, p.d.fault, p.incident)
+	body := fmt.Sprintf("%s %s on node %s for %s (%s, incident %s)", verb, step, p.d.node, subject(p.d), p.d.fault, p.incident)
 	if detail != "" {
 		body += ": " + detail
 	}
@@ -66,6 +68,7 @@ func (r *remediator) actionLog(p *plan, step string, dry bool, detail string) {
 	at.PutStr("gpu.remediation.kind", "action")
 	at.PutStr("gpu.remediation.incident.id", p.incident)
 	at.PutStr(metricnames.AttrHWID, p.d.gpu)
+	annotateRail(at, p.d)
 	at.PutStr("gpu.remediation.fault", p.d.fault.String())
 	at.PutStr("gpu.remediation.action", step)
 	at.PutStr("gpu.remediation.reason", p.reason)

@@ -36,6 +36,7 @@ type nodeAPI interface {
 	Node(ctx context.Context, name string) (*kube.Node, error)
 	Quarantine(ctx context.Context, name, gpu, fault, incident string, taint, cordon bool) (bool, bool, error)
 	SetCondition(ctx context.Context, name string, healthy bool, reason, message string) error
+	SetNetworkCondition(ctx context.Context, name string, healthy bool, reason, message string) error
 	Event(ctx context.Context, node, eventType, reason, message string) error
 	Drain(ctx context.Context, node string, only map[string]bool, pol kube.DrainPolicy) (kube.DrainResult, error)
 	Request(ctx context.Context, name, key, value string) error
@@ -147,6 +148,7 @@ type remediator struct {
 	announced  bool // the open breaker has been logged
 
 	gpus    map[string]*gpuState
+	fab     fabricState          // NIC ports (fabric.go)
 	seen    map[string]time.Time // node → last report: the fleet
 	pending []detected
 	plans   []*plan
@@ -298,12 +300,14 @@ func (r *remediator) consume(ctx context.Context, md pmetric.Metrics) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rms := md.ResourceMetrics()
-	arrived := r.now()
+	var found []detected
 	for i := 0; i < rms.Len(); i++ {
-		for _, d := range r.detect(rms.At(i)) {
-			d.arrived = arrived
-			r.pending = append(r.pending, d)
-		}
+		found = append(found, r.detect(rms.At(i))...)
+	}
+	arrived := r.now()
+	for _, d := range append(found, r.speedFaults()...) {
+		d.arrived = arrived
+		r.pending = append(r.pending, d)
 	}
 	r.bad.record(ctx, r.tb)
 	return nil
@@ -448,6 +452,9 @@ func writes(step string) bool { return step != stepAwait && step != stepVerify }
 // a burst of lines from one fault is one decision. record false files and
 // plans without recording decisions (a follower).
 func (r *remediator) decide(d detected, record bool) *plan {
+	if d.fault.Kind.Fabric() {
+		return r.decideFabric(d, record)
+	}
 	note := func(rem policy.Remediation, inc, reason, why string) {
 		if record {
 			r.decision(d, inc, rem, reason, why)
@@ -500,7 +507,7 @@ func (r *remediator) decide(d detected, record bool) *plan {
 }
 
 // touchesNode says whether a plan changes the node beyond an Event.
-func (p *plan) touchesNode() bool { return p.rem >= policy.ResetGPU }
+func (p *plan) touchesNode() bool { return p.rem >= policy.ResetGPU || p.d.nic != nil }
 
 // forget drops the state of GPUs silent for gpu_ttl (or reporting from a
 // clock that far ahead), and of nodes silent beyond the fleet's horizon:
@@ -525,6 +532,7 @@ func (r *remediator) forget(now time.Time) {
 			delete(r.seen, node)
 		}
 	}
+	r.forgetFabric(now)
 	r.policy.Prune(now)
 }
 
@@ -644,6 +652,9 @@ func (r *remediator) draining(self *plan) int {
 // do runs one step and returns how many steps it completed: 0 while a
 // drain waits, 2 when a taint and the cordon after it went in one write.
 func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time) (int, string, error) {
+	if p.d.nic != nil {
+		return r.doFabric(ctx, p, step)
+	}
 	d := p.d
 	fault := d.fault.String()
 	switch step {
@@ -783,6 +794,9 @@ func (r *remediator) reportLocked(err error) {
 }
 
 func (r *remediator) describe(p *plan) string {
+	if p.d.nic != nil {
+		return r.describeFabric(p)
+	}
 	verb := "acting"
 	if r.dryRun() {
 		verb = "would act (dry run)"
