@@ -353,7 +353,7 @@ func (cfg *Config) Validate() error {
 	} else if cfg.DRA.InsteadOfNodeTaint {
 		bad("dra::instead_of_node_taint needs actions::device_taint: without the device's taint the GPU would have none")
 	}
-	errs = append(errs, cfg.Fabric.Validate())
+	errs = append(errs, cfg.Fabric.validate())
 	if cfg.Recovery.Timeout <= 0 {
 		bad("recovery::timeout must be positive, got %v", cfg.Recovery.Timeout)
 	}

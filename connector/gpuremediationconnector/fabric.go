@@ -50,8 +50,9 @@ func defaultLinkErrors() []string {
 	}
 }
 
-// Validate checks the fabric settings; each error names its key.
-func (f FabricConfig) Validate() error {
+// validate checks the fabric settings; each error names its key. Config.Validate
+// calls it (a Validate of its own would be called twice by confmap).
+func (f FabricConfig) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch f.Action {

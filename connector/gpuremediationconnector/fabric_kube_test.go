@@ -109,6 +109,22 @@ func TestFabricFaultOnARealNode(t *testing.T) {
 	require.True(t, decision)
 	require.Equal(t, int64(1), f.counter(stepTaint, reasonPolicy))
 	require.Contains(t, f.r.breaker.Acted(f.now), b, "counted by the breaker")
+
+	// fabric::action cordon: the taint and the cordon in one write; a
+	// port below its peers' rate, judged over the batch.
+	cfg = testConfig()
+	cfg.Fabric.Enabled, cfg.Fabric.Action = true, fabricCordon
+	f.remediator(cfg, nil)
+	nc := f.node("c", nil)
+	ports := []nicReport{
+		{node: nc, port: "mlx5_0:1", up: 1, rate: 200 * gbps, gpus: rail},
+		{node: nc, port: "mlx5_1:1", up: 1, rate: 400 * gbps}, {node: nc, port: "mlx5_2:1", up: 1, rate: 400 * gbps},
+	}
+	require.Equal(t, []string{"nic_degraded_speed:cordon:policy"}, reasons(f.feedNIC(ports...)))
+	n = f.getNode(nc)
+	require.True(t, hasTaint(n, "nic-mlx5_0-1"))
+	require.True(t, n.Spec.Unschedulable)
+	require.Equal(t, "NICDegradedSpeed", networkCondition(n).Reason)
 }
 
 // One budget: with circuit_breaker::max_nodes 1, a GPU fault on node A
