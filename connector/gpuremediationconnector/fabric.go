@@ -309,9 +309,11 @@ func railGPUs(attrs pcommon.Map) []string {
 	return out
 }
 
-// delta is how much a cumulative counter grew since its last point: its
-// history from before the port was first seen is not counted; after a
-// reset (a new start time, or a smaller value), the count from zero.
+// delta is how much a cumulative counter grew since its last point. A
+// counter's count from before the port was first seen is history, even
+// when the counter is first reported later (a read that failed at first):
+// the receiver reports every counter of a port, so, unlike an XID's, its
+// first appearance is no event. After a reset, the count from zero.
 func (s *portState) delta(key string, dp pmetric.NumberDataPoint) float64 {
 	prev, known := s.counters[key]
 	c := counter{start: int64(dp.StartTimestamp()), value: value(dp)}
@@ -319,10 +321,10 @@ func (s *portState) delta(key string, dp pmetric.NumberDataPoint) float64 {
 	switch {
 	case known && c.start == prev.start && c.value >= prev.value:
 		return c.value - prev.value
-	case known:
-		return c.value
-	case int64(dp.Timestamp()) > s.firstSeen:
-		return c.value // a counter first reported after the port was
+	case known && c.start == prev.start:
+		return c.value // reset under the same start time
+	case c.start > s.firstSeen:
+		return c.value // started since the port was first seen
 	default:
 		return 0
 	}

@@ -147,6 +147,24 @@ func TestNICFlapping(t *testing.T) {
 	}
 }
 
+// A counter first reported late carries history, not events; one that
+// restarts after the port was first seen counts from zero.
+func TestNICCountersHistoryAndReset(t *testing.T) {
+	r := fabricShadow(t)
+	p := nicReport{node: "n", port: "mlx5_0:1", up: 1}
+	require.Empty(t, feedNIC(r, t0, t0, p))
+	p.errors = map[string]int64{"link_downed": 40}
+	require.Empty(t, feedNIC(r, t0, at(time.Minute), p), "40 link-downs from before: no flapping")
+	p.errors["link_downed"] = 41
+	require.Empty(t, feedNIC(r, t0, at(2*time.Minute), p))
+	s := r.fab.ports["n"]["mlx5_0:1"]
+	require.Len(t, s.downs, 1)
+	// The driver reloaded: the counter restarts, at 2 since its new start.
+	p.errors["link_downed"] = 2
+	require.Equal(t, []string{"n/mlx5_0:1:nic_flapping"}, feedNIC(r, at(150*time.Second), at(3*time.Minute), p))
+	require.Len(t, s.downs, 3)
+}
+
 // Link errors at 10 a minute or more, over each half of 5 minutes, are
 // nic_errors; fewer, a single burst, or drops are not.
 func TestNICErrors(t *testing.T) {
