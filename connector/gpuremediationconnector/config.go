@@ -37,6 +37,9 @@ type Config struct {
 	DRA            DRAConfig            `mapstructure:"dra" stability:"development"`
 	Drain          DrainConfig          `mapstructure:"drain"`
 	Breaker        BreakerConfig        `mapstructure:"circuit_breaker"`
+	// Fabric turns the NIC ports of GPU nodes (the gpu_node receiver's
+	// hw.type network resources) into faults (fabric.go).
+	Fabric FabricConfig `mapstructure:"fabric" stability:"development"`
 	// OptOutLabel: a node with this label set to "true" is never acted on.
 	OptOutLabel string         `mapstructure:"opt_out_label"`
 	Recovery    RecoveryConfig `mapstructure:"recovery"`
@@ -197,6 +200,29 @@ type BreakerConfig struct {
 	Window   time.Duration `mapstructure:"window"`
 }
 
+// FabricConfig shapes the fabric faults: a NIC port that goes down, flaps,
+// keeps counting link errors, or runs below its peers' rate.
+type FabricConfig struct {
+	// Enabled turns fabric faults on; off, NIC resources are ignored.
+	Enabled bool `mapstructure:"enabled"`
+	// Action is what a fabric fault does to its node: none (decisions
+	// only), taint (the GPUNetworkHealthy condition and a NoSchedule
+	// taint), or cordon (taint, and the node cordoned). Never a GPU reset
+	// or a drain: neither repairs a cable, a transceiver or a switch port.
+	Action string `mapstructure:"action"`
+	// FlapCount link_downed increments within FlapWindow make the port
+	// flapping (nic_flapping).
+	FlapCount  int           `mapstructure:"flap_count"`
+	FlapWindow time.Duration `mapstructure:"flap_window"`
+	// ErrorRate is the link errors per minute (the sum of ErrorTypes'
+	// counters) that, sustained over ErrorWindow, make nic_errors.
+	ErrorRate   float64       `mapstructure:"error_rate"`
+	ErrorWindow time.Duration `mapstructure:"error_window"`
+	// ErrorTypes are the hw.errors error.type values counted as link
+	// errors; drops and discards (congestion, a slow host) are not.
+	ErrorTypes []string `mapstructure:"error_types"`
+}
+
 // RecoveryConfig: after the reset or reboot it asked for, a GPU must pass
 // a health check before its node is given back; a GPU that fails it stays
 // out of service and a person is asked.
@@ -245,8 +271,12 @@ func createDefaultConfig() *Config {
 		// serving pods mount /dev/shm as an emptyDir, so kubectl's default
 		// would refuse nearly every drain of a GPU node, leaving the pods on
 		// the broken GPU.
-		Drain:       DrainConfig{GracePeriod: -1, Timeout: 10 * time.Minute, MaxConcurrent: 1, DeleteEmptyDirData: true},
-		Breaker:     BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour},
+		Drain:   DrainConfig{GracePeriod: -1, Timeout: 10 * time.Minute, MaxConcurrent: 1, DeleteEmptyDirData: true},
+		Breaker: BreakerConfig{MaxShare: 0.25, MaxNodes: 10, Window: time.Hour},
+		Fabric: FabricConfig{
+			Action: fabricTaint, FlapCount: 3, FlapWindow: 10 * time.Minute,
+			ErrorRate: 10, ErrorWindow: 5 * time.Minute, ErrorTypes: defaultLinkErrors(),
+		},
 		OptOutLabel: "gpu-remediation.otelcol-gpu.io/opt-out",
 		Recovery:    RecoveryConfig{Timeout: time.Hour, HealthyFor: 10 * time.Minute, Uncordon: true},
 		GPUTTL:      time.Hour,
@@ -323,6 +353,7 @@ func (cfg *Config) Validate() error {
 	} else if cfg.DRA.InsteadOfNodeTaint {
 		bad("dra::instead_of_node_taint needs actions::device_taint: without the device's taint the GPU would have none")
 	}
+	errs = append(errs, cfg.Fabric.validate())
 	if cfg.Recovery.Timeout <= 0 {
 		bad("recovery::timeout must be positive, got %v", cfg.Recovery.Timeout)
 	}

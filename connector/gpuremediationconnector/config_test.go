@@ -64,6 +64,18 @@ func TestDeviceTaintSettings(t *testing.T) {
 	require.Equal(t, []string{stepEvent}, withSteps(t, cfg).steps(policy.RestartApp), "no device taint for the application's own error")
 }
 
+// Fabric faults: off by default, with the README's thresholds; every key
+// read from YAML.
+func TestFabricSettings(t *testing.T) {
+	cfg, err := load(t, "")
+	require.NoError(t, err)
+	require.Equal(t, FabricConfig{Action: "taint", FlapCount: 3, FlapWindow: 10 * time.Minute, ErrorRate: 10, ErrorWindow: 5 * time.Minute, ErrorTypes: defaultLinkErrors()}, cfg.Fabric)
+	cfg, err = load(t, "fabric")
+	require.NoError(t, err)
+	require.Equal(t, FabricConfig{Enabled: true, Action: "cordon", FlapCount: 5, FlapWindow: 30 * time.Minute, ErrorRate: 2.5, ErrorWindow: 10 * time.Minute,
+		ErrorTypes: []string{"symbol_error", "port_rcv_errors"}}, cfg.Fabric)
+}
+
 func TestLoadConfig(t *testing.T) {
 	cfg, err := load(t, "live")
 	require.NoError(t, err)
@@ -94,6 +106,7 @@ func TestBadSettingsNameTheKey(t *testing.T) {
 		"negative_healthy_for":         "recovery::healthy_for must be positive, got -1m0s",
 		"bad_dra_driver":               `dra::driver must name a DRA driver (a DNS subdomain, e.g. gpu.nvidia.com), got "GPU NVIDIA"`,
 		"instead_without_device_taint": "dra::instead_of_node_taint needs actions::device_taint",
+		"fabric_drain":                 `fabric::action: unknown action "drain"; want none, taint or cordon`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(t, name)

@@ -95,6 +95,9 @@ type detected struct {
 	// level's rise); false for a level already high when first seen (after
 	// a restart, say), which is not a new fault.
 	fresh bool
+	// nic is the port and rail of a fabric fault (gpu is then the port's
+	// hw.id); nil for a GPU's.
+	nic *nicPort
 }
 
 func str(m pcommon.Map, k string) string {
@@ -110,6 +113,9 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 	node := str(attrs, attrNode)
 	if node == "" {
 		node = str(attrs, attrHost)
+	}
+	if isNetwork(attrs) {
+		return r.detectFabric(rm)
 	}
 	gpu := str(attrs, attrGPU)
 	if _, split := attrs.Get(metricnames.AttrOTelGPUProcessOwner); split {

@@ -119,8 +119,8 @@ func (r *remediator) persist(ctx context.Context, now time.Time) error {
 	}
 	st := leaseState{Acted: r.breaker.Acted(now)}
 	for _, p := range r.plans {
-		if !p.started || !p.touchesNode() {
-			continue
+		if !p.started || !p.touchesNode() || p.d.nic != nil {
+			continue // a fabric fault's plan is written in one tick or retried by the evidence's replica
 		}
 		st.Plans = append(st.Plans, planRecord{
 			Incident: p.incident, Node: p.d.node, GPU: p.d.gpu, Pod: p.d.pod,

@@ -28,7 +28,6 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
-	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
@@ -37,6 +36,7 @@ type nodeAPI interface {
 	Node(ctx context.Context, name string) (*kube.Node, error)
 	Quarantine(ctx context.Context, name, gpu, fault, incident string, taint, cordon bool) (bool, bool, error)
 	SetCondition(ctx context.Context, name string, healthy bool, reason, message string) error
+	SetNetworkCondition(ctx context.Context, name string, healthy bool, reason, message string) error
 	Event(ctx context.Context, node, eventType, reason, message string) error
 	Drain(ctx context.Context, node string, only map[string]bool, pol kube.DrainPolicy) (kube.DrainResult, error)
 	Request(ctx context.Context, name, key, value string) error
@@ -148,6 +148,7 @@ type remediator struct {
 	announced  bool // the open breaker has been logged
 
 	gpus    map[string]*gpuState
+	fab     fabricState          // NIC ports (fabric.go)
 	seen    map[string]time.Time // node → last report: the fleet
 	pending []detected
 	plans   []*plan
@@ -299,12 +300,14 @@ func (r *remediator) consume(ctx context.Context, md pmetric.Metrics) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rms := md.ResourceMetrics()
-	arrived := r.now()
+	var found []detected
 	for i := 0; i < rms.Len(); i++ {
-		for _, d := range r.detect(rms.At(i)) {
-			d.arrived = arrived
-			r.pending = append(r.pending, d)
-		}
+		found = append(found, r.detect(rms.At(i))...)
+	}
+	arrived := r.now()
+	for _, d := range append(found, r.speedFaults()...) {
+		d.arrived = arrived
+		r.pending = append(r.pending, d)
 	}
 	r.bad.record(ctx, r.tb)
 	return nil
@@ -449,6 +452,9 @@ func writes(step string) bool { return step != stepAwait && step != stepVerify }
 // a burst of lines from one fault is one decision. record false files and
 // plans without recording decisions (a follower).
 func (r *remediator) decide(d detected, record bool) *plan {
+	if d.fault.Kind.Fabric() {
+		return r.decideFabric(d, record)
+	}
 	note := func(rem policy.Remediation, inc, reason, why string) {
 		if record {
 			r.decision(d, inc, rem, reason, why)
@@ -501,11 +507,7 @@ func (r *remediator) decide(d detected, record bool) *plan {
 }
 
 // touchesNode says whether a plan changes the node beyond an Event.
-func (p *plan) touchesNode() bool { return p.rem >= policy.ResetGPU }
-
-// fleetHorizon is how recently a node must have reported to count in the
-// fleet the circuit breaker's share is of.
-func (r *remediator) fleetHorizon() time.Duration { return max(r.cfg.Breaker.Window, 15*time.Minute) }
+func (p *plan) touchesNode() bool { return p.rem >= policy.ResetGPU || p.d.nic != nil }
 
 // forget drops the state of GPUs silent for gpu_ttl (or reporting from a
 // clock that far ahead), and of nodes silent beyond the fleet's horizon:
@@ -530,17 +532,8 @@ func (r *remediator) forget(now time.Time) {
 			delete(r.seen, node)
 		}
 	}
+	r.forgetFabric(now)
 	r.policy.Prune(now)
-}
-
-func (r *remediator) fleet(now time.Time) int {
-	n := 0
-	for _, at := range r.seen {
-		if now.Sub(at) < r.fleetHorizon() {
-			n++
-		}
-	}
-	return n
 }
 
 // advance works on a plan until it finishes, waits (a drain), or fails.
@@ -659,6 +652,9 @@ func (r *remediator) draining(self *plan) int {
 // do runs one step and returns how many steps it completed: 0 while a
 // drain waits, 2 when a taint and the cordon after it went in one write.
 func (r *remediator) do(ctx context.Context, p *plan, step string, now time.Time) (int, string, error) {
+	if p.d.nic != nil {
+		return r.doFabric(ctx, p, step)
+	}
 	d := p.d
 	fault := d.fault.String()
 	switch step {
@@ -798,184 +794,12 @@ func (r *remediator) reportLocked(err error) {
 }
 
 func (r *remediator) describe(p *plan) string {
+	if p.d.nic != nil {
+		return r.describeFabric(p)
+	}
 	verb := "acting"
 	if r.dryRun() {
 		verb = "would act (dry run)"
 	}
 	return fmt.Sprintf("%s on %s: GPU %s %s → %s (%s), incident %s: %s", verb, p.d.node, p.d.gpu, p.d.fault, p.rem, p.reason, p.incident, strings.Join(p.steps, ", "))
-}
-
-func (r *remediator) breakerReason() string {
-	_, reason, _ := r.breaker.Open()
-	return "circuit breaker open: " + reason
-}
-
-// tripped reports an open breaker once, and records it on the Lease (until
-// that succeeds) so that only a person closes it.
-func (r *remediator) tripped(ctx context.Context) {
-	open, reason, _ := r.breaker.Open()
-	if !open {
-		return
-	}
-	if !r.announced {
-		r.announced = true
-		r.logger.Error("Circuit breaker open: all remediation stopped until a person resets it", zap.String("reason", reason))
-		r.count("breaker", "open")
-	}
-	if r.persisted || r.api == nil || !r.cfg.LeaderElection.Enabled || r.cfg.DryRun {
-		return
-	}
-	if err := r.api.SetBreaker(ctx, r.leaseNS, r.cfg.LeaderElection.LeaseName, reason); err != nil {
-		r.tb.ConnectorGpuRemediationAPIErrors.Add(ctx, 1)
-		r.reportLocked(fmt.Errorf("recording the open breaker on the Lease (retried at the next tick): %w", err))
-		return
-	}
-	r.persisted = true
-}
-
-// syncBreaker follows the breaker annotation on the Lease: present, the
-// breaker is open (after a restart or a change of leader); removed by a
-// person, it closes.
-func (r *remediator) syncBreaker(ctx context.Context, now time.Time) error {
-	if r.api == nil || !r.cfg.LeaderElection.Enabled || r.cfg.DryRun || !r.leading {
-		return nil
-	}
-	if open, _, _ := r.breaker.Open(); open && !r.persisted {
-		r.tripped(ctx)
-		return nil
-	}
-	ann, err := r.api.Breaker(ctx, r.leaseNS, r.cfg.LeaderElection.LeaseName)
-	if err != nil {
-		r.tb.ConnectorGpuRemediationAPIErrors.Add(ctx, 1)
-		return fmt.Errorf("reading the breaker from the Lease: %w", err)
-	}
-	open, _, _ := r.breaker.Open()
-	switch {
-	case ann != "" && !open:
-		r.breaker.Trip(ann, now)
-		r.persisted = true
-		r.tripped(ctx)
-	case ann == "" && open:
-		r.breaker.Reset()
-		r.persisted, r.announced = false, false
-		r.logger.Warn("Circuit breaker reset by a person (annotation removed from the Lease)")
-		r.count("breaker", "reset")
-	}
-	return nil
-}
-
-func (r *remediator) count(action, reason string) { r.counts[[2]string{action, reason}]++ }
-
-// decision records one decision: a log record, a line for gpureplay, and,
-// for decisions not to act, the actions metric.
-func (r *remediator) decision(d detected, incident string, rem policy.Remediation, reason, why string) {
-	dry := r.dryRun()
-	if reason != reasonPolicy && reason != reasonEscalated {
-		r.count(rem.String(), reason)
-	}
-	r.decisionNamed(d, incident, d.fault.String(), rem.String(), reason, why, dry)
-}
-
-// decisionNamed records a decision or a change of an incident's state; at
-// is the evidence's time for a decision on new evidence, the tick's for a
-// state change.
-func (r *remediator) decisionNamed(d detected, incident, fault, action, reason, why string, dry bool) {
-	r.out = append(r.out, offline.Decision{Time: d.at, Node: d.node, UUID: d.gpu, Incident: incident, Fault: fault, Action: action, Reason: reason, DryRun: dry})
-	lr := r.record(d.node, d.at)
-	lr.Body().SetStr(why)
-	at := lr.Attributes()
-	at.PutStr("gpu.remediation.kind", "decision")
-	at.PutStr("gpu.remediation.incident.id", incident)
-	at.PutStr(metricnames.AttrHWID, d.gpu)
-	at.PutStr("gpu.remediation.fault", fault)
-	at.PutStr("gpu.remediation.action", action)
-	at.PutStr("gpu.remediation.reason", reason)
-	at.PutBool("gpu.remediation.dry_run", dry)
-	r.logger.Info("GPU remediation decision", zap.String("incident", incident), zap.String("node", d.node), zap.String("gpu", d.gpu), zap.String("fault", fault),
-		zap.String("action", action), zap.String("reason", reason), zap.Bool("dry_run", dry), zap.String("why", why))
-}
-
-// actionLog records one action taken (or, in dry run, one not written).
-func (r *remediator) actionLog(p *plan, step string, dry bool, detail string) {
-	lr := r.record(p.d.node, r.now())
-	verb := "done"
-	if dry {
-		verb = "would do (dry run)"
-	}
-	body := fmt.Sprintf("%s %s on node %s for GPU %s (%s, incident %s)", verb, step, p.d.node, p.d.gpu, p.d.fault, p.incident)
-	if detail != "" {
-		body += ": " + detail
-	}
-	lr.Body().SetStr(body)
-	at := lr.Attributes()
-	at.PutStr("gpu.remediation.kind", "action")
-	at.PutStr("gpu.remediation.incident.id", p.incident)
-	at.PutStr(metricnames.AttrHWID, p.d.gpu)
-	at.PutStr("gpu.remediation.fault", p.d.fault.String())
-	at.PutStr("gpu.remediation.action", step)
-	at.PutStr("gpu.remediation.reason", p.reason)
-	at.PutBool("gpu.remediation.dry_run", dry)
-}
-
-func (r *remediator) record(node string, at time.Time) plog.LogRecord {
-	rl := r.logs.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr(attrNode, node)
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.Scope().SetName(metadata.ScopeName)
-	lr := sl.LogRecords().AppendEmpty()
-	lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
-	lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(r.now()))
-	lr.SetSeverityNumber(plog.SeverityNumberWarn)
-	lr.SetSeverityText("WARN")
-	return lr
-}
-
-// emit sends the tick's log records and the metrics.
-func (r *remediator) emit(ctx context.Context, now time.Time) {
-	if r.logsOut != nil && r.logs.LogRecordCount() > 0 {
-		if err := r.logsOut.ConsumeLogs(ctx, r.logs); err != nil {
-			r.logger.Warn("Could not emit remediation logs", zap.Error(err))
-		}
-	}
-	r.logs = plog.NewLogs()
-	if r.metricsOut == nil {
-		return
-	}
-	ts := pcommon.NewTimestampFromTime(now)
-	if r.firstTS == 0 {
-		r.firstTS = ts
-	}
-	keys := make([][2]string, 0, len(r.counts))
-	for k := range r.counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+"/"+keys[i][1] < keys[j][0]+"/"+keys[j][1] })
-	for _, k := range keys {
-		r.mb.RecordGpuRemediationActionsDataPoint(ts, r.counts[k], k[0], k[1])
-	}
-	state := int64(0)
-	if open, _, _ := r.breaker.Open(); open {
-		state = 1
-	}
-	r.mb.RecordGpuRemediationBreakerStateDataPoint(ts, state)
-	nodes := map[string]bool{}
-	for _, h := range r.handled {
-		nodes[h.node] = true
-	}
-	r.mb.RecordGpuRemediationNodesDataPoint(ts, int64(len(nodes)))
-	for _, p := range r.plans {
-		if p.started && p.touchesNode() {
-			r.mb.RecordGpuRemediationIncidentStateDataPoint(ts, 1, p.incident, p.d.gpu, p.state())
-		}
-	}
-	for gpu, h := range r.handled {
-		if h.needsPerson {
-			r.mb.RecordGpuRemediationIncidentStateDataPoint(ts, 1, h.incident, gpu, reasonNeedsPerson)
-		}
-	}
-	// The counts start at the first emission.
-	md := r.mb.Emit(metadata.WithStartTimeOverride(r.firstTS))
-	if err := r.metricsOut.ConsumeMetrics(ctx, md); err != nil {
-		r.logger.Warn("Could not emit remediation metrics", zap.Error(err))
-	}
 }

@@ -43,6 +43,10 @@ func (a *recordingAPI) SetCondition(context.Context, string, bool, string, strin
 	return a.call("condition")
 }
 
+func (a *recordingAPI) SetNetworkCondition(context.Context, string, bool, string, string) error {
+	return a.call("network_condition")
+}
+
 func (a *recordingAPI) Event(context.Context, string, string, string, string) error {
 	return a.call("event")
 }

@@ -42,6 +42,10 @@ const (
 	TaintPrefix = Prefix
 	// ConditionType is the node condition, as node-problem-detector writes its own.
 	ConditionType = "GPUHealthy"
+	// NetworkConditionType is the node condition of its NIC ports (the GPUs'
+	// rails): apart from GPUHealthy, so that a GPU's recovery does not
+	// clear a fabric fault, nor a fabric fault a GPU's.
+	NetworkConditionType = "GPUNetworkHealthy"
 	// BreakerAnnotation on the leader-election Lease holds an open circuit
 	// breaker; deleting it is how a person resets the breaker.
 	BreakerAnnotation = Prefix + "breaker"
@@ -224,13 +228,23 @@ func (c *Client) patchNode(ctx context.Context, n *corev1.Node, own *Ownership, 
 // SetCondition writes the GPUHealthy condition through the status
 // subresource.
 func (c *Client) SetCondition(ctx context.Context, name string, healthy bool, reason, message string) error {
+	return c.setCondition(ctx, name, ConditionType, healthy, reason, message)
+}
+
+// SetNetworkCondition writes the GPUNetworkHealthy condition through the
+// status subresource.
+func (c *Client) SetNetworkCondition(ctx context.Context, name string, healthy bool, reason, message string) error {
+	return c.setCondition(ctx, name, NetworkConditionType, healthy, reason, message)
+}
+
+func (c *Client) setCondition(ctx context.Context, name string, typ corev1.NodeConditionType, healthy bool, reason, message string) error {
 	status := corev1.ConditionFalse
 	if healthy {
 		status = corev1.ConditionTrue
 	}
 	now := metav1.NewTime(c.now())
 	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{{
-		Type: ConditionType, Status: status, Reason: reason, Message: message,
+		Type: typ, Status: status, Reason: reason, Message: message,
 		LastHeartbeatTime: now, LastTransitionTime: now,
 	}}}})
 	if err != nil {

@@ -62,7 +62,18 @@ const (
 	// gpu.HealthSystem) failed, as the receiver's nvidia.gpu.health says.
 	// A warning is no fault: it calls for no action (gpuhealth.DCGMHealth).
 	DCGMHealth
+	// Fabric faults: a NIC port (InfiniBand, RoCE, Ethernet) of a GPU
+	// node, keyed by its node and port rather than a GPU. The connector
+	// decides them by its fabric settings, not by Decide: each takes the
+	// node's condition and taint, never a GPU reset or a drain.
+	NICDown          // the port went down after having been up
+	NICFlapping      // the port keeps going down (link_downed rising)
+	NICErrors        // link error counters rising, sustained
+	NICDegradedSpeed // the port runs below its peers' rate
 )
+
+// Fabric says whether a fault is a NIC port's.
+func (k Kind) Fabric() bool { return k >= NICDown && k <= NICDegradedSpeed }
 
 // Fault is one piece of evidence that a GPU is broken.
 type Fault struct {
@@ -92,6 +103,14 @@ func (f Fault) String() string {
 		return "bad_page_threshold"
 	case DCGMHealth:
 		return gpuhealth.DCGMHealthFault(gpu.HealthSystem(f.Code))
+	case NICDown:
+		return "nic_down"
+	case NICFlapping:
+		return "nic_flapping"
+	case NICErrors:
+		return "nic_errors"
+	case NICDegradedSpeed:
+		return "nic_degraded_speed"
 	default:
 		return "gpu_faulted"
 	}
