@@ -23,13 +23,13 @@ import (
 // They go through the GPU faults' incidents, dry run and circuit breaker;
 // what they do to the node is fabric::action, never a reset or a drain.
 
-// Names the gpu_node receiver writes (metricnames has none of them yet).
+// Names the gpu_node receiver writes.
 const (
 	hwTypeNetwork  = "network"
-	attrLinkLayer  = "otelgpu.network.link_layer"
-	attrRailGPUs   = "otelgpu.network.rail.gpus"
-	metricNetUp    = "hw.network.up"
-	metricNetLimit = "hw.network.bandwidth.limit"
+	attrLinkLayer  = metricnames.AttrOTelGPUNetworkLinkLayer
+	attrRailGPUs   = metricnames.AttrOTelGPUNetworkRailGpus
+	metricNetUp    = metricnames.HWNetworkUp
+	metricNetLimit = metricnames.HWNetworkBandwidthLimit
 	errLinkDowned  = "link_downed"
 	// fabric::action values
 	fabricNone   = "none"

@@ -16,29 +16,28 @@ import (
 )
 
 // The gpu_node receiver's names (its metadata.yaml), as the analyzer reads
-// them. Kept here rather than imported: the analyzer runs on gateways,
-// which do not link the receiver.
+// them.
 const (
 	nodeHWTypeNetwork    = "network"
-	nodeNetIO            = "hw.network.io"
-	nodeNetLimit         = "hw.network.bandwidth.limit"
-	nodeNetUp            = "hw.network.up"
-	nodeNetErrors        = "hw.errors"
-	nodeNetAllowance     = "otelgpu.network.allowance_exceeded"
-	nodeRailGPUs         = "otelgpu.network.rail.gpus"
-	nodePodCPUTime       = "otelgpu.pod.cpu.time"
-	nodePodCPULimit      = "otelgpu.pod.cpu.limit"
-	nodePodPeriods       = "otelgpu.pod.cpu.periods"
-	nodePodThrottled     = "otelgpu.pod.cpu.throttled_periods"
-	nodePodThrottledTime = "otelgpu.pod.cpu.throttled_time"
-	nodePodMemory        = "otelgpu.pod.memory.usage"
-	nodePodMemoryLimit   = "otelgpu.pod.memory.limit"
-	nodePressure         = "otelgpu.pressure.stall_time"
-	nodePressureResource = "otelgpu.pressure.resource"
-	nodePressureScope    = "otelgpu.pressure.scope"
-	attrNetworkDirection = "network.io.direction"
-	attrErrorType        = "error.type"
-	attrAllowance        = "otelgpu.network.allowance"
+	nodeNetIO            = metricnames.HWNetworkIO
+	nodeNetLimit         = metricnames.HWNetworkBandwidthLimit
+	nodeNetUp            = metricnames.HWNetworkUp
+	nodeNetErrors        = metricnames.HWErrors
+	nodeNetAllowance     = metricnames.OTelGPUNetworkAllowanceExceeded
+	nodeRailGPUs         = metricnames.AttrOTelGPUNetworkRailGpus
+	nodePodCPUTime       = metricnames.OTelGPUPodCPUTime
+	nodePodCPULimit      = metricnames.OTelGPUPodCPULimit
+	nodePodPeriods       = metricnames.OTelGPUPodCPUPeriods
+	nodePodThrottled     = metricnames.OTelGPUPodCPUThrottledPeriods
+	nodePodThrottledTime = metricnames.OTelGPUPodCPUThrottledTime
+	nodePodMemory        = metricnames.OTelGPUPodMemoryUsage
+	nodePodMemoryLimit   = metricnames.OTelGPUPodMemoryLimit
+	nodePressure         = metricnames.OTelGPUPressureStallTime
+	nodePressureResource = metricnames.AttrOTelGPUPressureResource
+	nodePressureScope    = metricnames.AttrOTelGPUPressureScope
+	attrNetworkDirection = metricnames.AttrNetworkIODirection
+	attrErrorType        = metricnames.AttrErrorType
+	attrAllowance        = metricnames.AttrOTelGPUNetworkAllowance
 	attrNvidiaPCIBusID   = metricnames.AttrNvidiaGPUPCIBusID
 	attrAmdPCIBusID      = metricnames.AttrAmdGPUPCIBusID
 	nodeEvidenceMaxGPUs  = 4 // where (host, bus) is kept for up to this many times MaxGPUs
