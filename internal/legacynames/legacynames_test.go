@@ -50,9 +50,11 @@ func TestTable(t *testing.T) {
 		require.False(t, declared[old], "%s is no longer declared", old)
 		require.Regexp(t, `^otelgpu\.`, n)
 	}
+	// The components of the rename had every otelgpu.* metric under an
+	// old name; the gpu_node receiver came after it and never had one.
 	for _, m := range metricnames.Metrics {
-		if _, ok := legacynames.Metric(m.Name); !ok {
-			require.NotRegexp(t, `^otelgpu\.`, m.Name, "every otelgpu.* metric had an old name")
+		if _, ok := legacynames.Metric(m.Name); !ok && m.Origin != "receiver/gpunodereceiver" {
+			require.NotRegexp(t, `^otelgpu\.`, m.Name, "every otelgpu.* metric of %s had an old name", m.Origin)
 		}
 	}
 }
