@@ -179,7 +179,7 @@ func (r *remediator) detectFabric(rm pmetric.ResourceMetrics) []detected {
 			m := ms.At(j)
 			switch m.Name() {
 			case metricNetUp, metricNetLimit:
-				dps, ok := numberPoints(m)
+				dps, ok := metricpoints.Of(m)
 				if !ok {
 					r.bad.wrongType += int64(metricpoints.Count(m))
 					continue
@@ -277,18 +277,6 @@ func (r *remediator) speedFaults() []detected {
 	}
 	clear(r.fab.changed)
 	return out
-}
-
-// numberPoints returns a level's points: a gauge's, or a non-monotonic
-// sum's (the receiver writes hw.network.up and its rate as such).
-func numberPoints(m pmetric.Metric) (pmetric.NumberDataPointSlice, bool) {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		return m.Gauge().DataPoints(), true
-	case pmetric.MetricTypeSum:
-		return m.Sum().DataPoints(), true
-	}
-	return pmetric.NumberDataPointSlice{}, false
 }
 
 func railGPUs(attrs pcommon.Map) []string {

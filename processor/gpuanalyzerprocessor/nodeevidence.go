@@ -81,7 +81,7 @@ func (p *analyzerProcessor) takeNIC(host, name string, attrs pcommon.Map, rm pme
 	var c cause.NICCounters
 	var rx, tx bool
 	t := eachPoint(rm, func(n string, dp pmetric.NumberDataPoint) {
-		v := value(dp)
+		v := metricpoints.Value(dp)
 		switch n {
 		case nodeNetIO:
 			switch attrStr(dp, attrNetworkDirection) {
@@ -121,7 +121,7 @@ func (p *analyzerProcessor) takeNIC(host, name string, attrs pcommon.Map, rm pme
 
 func readPod(rm pmetric.ResourceMetrics, c *cause.PodCounters) int64 {
 	return eachPoint(rm, func(name string, dp pmetric.NumberDataPoint) {
-		v := value(dp)
+		v := metricpoints.Value(dp)
 		switch name {
 		case nodePodCPUTime:
 			c.CPUSeconds = v
@@ -161,9 +161,9 @@ func readPressure(name string, dp pmetric.NumberDataPoint, pr *cause.Pressure) {
 	}
 	switch attrStr(dp, nodePressureScope) {
 	case "some":
-		pr.Some[r], pr.Has[r] = value(dp), true
+		pr.Some[r], pr.Has[r] = metricpoints.Value(dp), true
 	case "full":
-		pr.Full[r] = value(dp)
+		pr.Full[r] = metricpoints.Value(dp)
 	}
 }
 
@@ -182,7 +182,7 @@ func eachPoint(rm pmetric.ResourceMetrics, fn func(name string, dp pmetric.Numbe
 			}
 			for k := 0; k < dps.Len(); k++ {
 				dp := dps.At(k)
-				if v := value(dp); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				if v := metricpoints.Value(dp); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 					continue
 				}
 				fn(m.Name(), dp)
@@ -206,13 +206,6 @@ func hasMetric(rm pmetric.ResourceMetrics, names ...string) bool {
 		}
 	}
 	return false
-}
-
-func value(dp pmetric.NumberDataPoint) float64 {
-	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-		return float64(dp.IntValue())
-	}
-	return dp.DoubleValue()
 }
 
 func strAttr(attrs pcommon.Map, k string) string {
