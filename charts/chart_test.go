@@ -489,6 +489,10 @@ func TestSchemaRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(out, "set agent.enabled: false") {
 		t.Errorf("alongside with the agent on: %v\n%s", err, out)
 	}
+	out, err = helm(t, "template", release, chart, "--set", "remediation.enabled=true,remediation.fabric=true,nodeEvidence.network.enabled=false")
+	if err == nil || !strings.Contains(out, "set nodeEvidence.enabled and nodeEvidence.network.enabled") {
+		t.Errorf("fabric faults without the NIC ports: %v\n%s", err, out)
+	}
 }
 
 // rawManifests: which file of distributions/otelcol-gpu each chart

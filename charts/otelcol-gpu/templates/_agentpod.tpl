@@ -12,7 +12,9 @@
 {{/*
 The agent's host volumes: the kubelet's pod-resources socket, the queue on
 disk (a hostPath, so that the pod that replaces this one on the node finds
-it), and with perProcess the container logs that name each process's pod.
+it), with perProcess the container logs that name each process's pod, and
+with nodeEvidence the host's /sys and /proc (and NCCL Inspector's
+directory) under /hostfs, gpu_node's root_path.
 */}}
 {{- define "otelcol-gpu.agent.volumes" -}}
 - name: pod-resources
@@ -27,6 +29,18 @@ it), and with perProcess the container logs that name each process's pod.
 - name: pod-logs
   hostPath: {path: /var/log/pods, type: Directory}
 {{- end }}
+{{- with .Values.nodeEvidence }}
+{{- if .enabled }}
+- name: host-sys
+  hostPath: {path: /sys, type: Directory}
+- name: host-proc
+  hostPath: {path: /proc, type: Directory}
+{{- if .nccl.enabled }}
+- name: nccl-inspector
+  hostPath: {path: {{ .nccl.hostPath }}, type: DirectoryOrCreate}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{- define "otelcol-gpu.agent.volumeMounts" -}}
@@ -38,6 +52,17 @@ it), and with perProcess the container logs that name each process's pod.
 - {name: container-logs, mountPath: /var/log/containers, readOnly: true}
 - {name: pod-logs, mountPath: /var/log/pods, readOnly: true}
 {{- end }}
+{{- with .Values.nodeEvidence }}
+{{- if .enabled }}
+{{- /* Read-only down to the mounts under them (/sys/fs/cgroup) where the
+runtime can (Kubernetes 1.30+, containerd 2.0+ or CRI-O 1.30+, Linux 5.12+). */}}
+- {name: host-sys, mountPath: /hostfs/sys, readOnly: true, recursiveReadOnly: IfPossible}
+- {name: host-proc, mountPath: /hostfs/proc, readOnly: true, recursiveReadOnly: IfPossible}
+{{- if .nccl.enabled }}
+- {name: nccl-inspector, mountPath: {{ printf "/hostfs%s" .nccl.hostPath }}, readOnly: true}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/* The kubelet's pod-resources socket belongs to root. */}}
@@ -46,4 +71,13 @@ runAsUser: 0
 allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
 capabilities: {drop: [ALL]}
+{{- end }}
+
+{{/*
+"true" when the agent runs in the node's network namespace: gpu_node's
+ethtool statistics are read through an ioctl in the agent's own.
+*/}}
+{{- define "otelcol-gpu.agent.hostNetwork" -}}
+{{- $n := .Values.nodeEvidence }}
+{{- if and $n.enabled $n.network.enabled $n.network.ethtool }}true{{ end }}
 {{- end }}

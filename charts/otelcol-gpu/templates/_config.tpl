@@ -4,9 +4,13 @@ component's `config` is merged over. Every one passes `otelcol-gpu validate`
 in the chart's tests (the agent's through the binary of the image it runs).
 */}}
 
-{{/* The fault evidence gpu_remediation reads, and nothing else: NVIDIA's and AMD's. */}}
+{{/*
+The fault evidence gpu_remediation reads, and nothing else: NVIDIA's and
+AMD's GPUs', and the NIC ports' (gpu_node: hw.errors, hw.network.up,
+hw.network.bandwidth.limit) for its fabric faults.
+*/}}
 {{- define "otelcol-gpu.faultCondition" -}}
-metric.name != "nvidia.gpu.xid.errors" and metric.name != "hw.errors" and metric.name != "nvidia.gpu.row_remap.failure" and metric.name != "nvidia.gpu.recovery_action" and metric.name != "nvidia.gpu.health" and metric.name != "amd.gpu.cper.records" and metric.name != "amd.gpu.bad_pages" and metric.name != "amd.gpu.bad_pages.threshold"
+metric.name != "nvidia.gpu.xid.errors" and metric.name != "hw.errors" and metric.name != "hw.network.up" and metric.name != "hw.network.bandwidth.limit" and metric.name != "nvidia.gpu.row_remap.failure" and metric.name != "nvidia.gpu.recovery_action" and metric.name != "nvidia.gpu.health" and metric.name != "amd.gpu.cper.records" and metric.name != "amd.gpu.bad_pages" and metric.name != "amd.gpu.bad_pages.threshold"
 {{- end }}
 
 {{/* A queue on disk that retries without end: (dict "size" N "batch" {...}). */}}
@@ -34,6 +38,10 @@ file_storage:
 {{- $k8sattr := and $v.gateway.enabled $v.presets.kubernetesAttributes.enabled }}
 {{- $ns := .Release.Namespace }}
 {{- $remediation := include "otelcol-gpu.component" (list . "remediation") }}
+{{- $node := $v.nodeEvidence }}
+{{- $receivers := ternary (list "dcgm" "gpu_node") (list "dcgm") $node.enabled }}
+{{- /* The NIC ports go to the remediation too (its fabric faults). */}}
+{{- $faultReceivers := ternary (list "dcgm" "gpu_node") (list "dcgm") (and $node.enabled $node.network.enabled) }}
 receivers:
   dcgm:
     backend: auto
@@ -53,6 +61,20 @@ receivers:
       enabled: true
       node_name: ${env:K8S_NODE_NAME}
     {{- end }}
+  {{- if $node.enabled }}
+  gpu_node:
+    collection_interval: {{ $node.collectionInterval }}
+    root_path: /hostfs
+    host_name: ${env:K8S_NODE_NAME}
+    network:
+      enabled: {{ $node.network.enabled }}
+      ethtool: {{ and $node.network.enabled $node.network.ethtool }}
+    {{- if $node.nccl.enabled }}
+    nccl:
+      enabled: true
+      paths: [{{ printf "%s/*.prom" (trimSuffix "/" $node.nccl.hostPath) | quote }}, {{ printf "%s/*.log" (trimSuffix "/" $node.nccl.hostPath) | quote }}]
+    {{- end }}
+  {{- end }}
 processors:
   memory_limiter:
     check_interval: 1s
@@ -66,8 +88,14 @@ processors:
       - sources:
           - {from: resource_attribute, name: k8s.pod.name}
           - {from: resource_attribute, name: k8s.namespace.name}
+      {{- if $node.enabled }}
+      # gpu_node's pods, named by their UID only: their namespace and job
+      # route them to the replica that has their GPUs.
+      - sources:
+          - {from: resource_attribute, name: k8s.pod.uid}
+      {{- end }}
     extract:
-      metadata: [k8s.job.name, k8s.deployment.name, k8s.statefulset.name, k8s.node.name]
+      metadata: [k8s.job.name, k8s.deployment.name, k8s.statefulset.name, k8s.node.name{{ if $node.enabled }}, k8s.namespace.name, k8s.pod.name{{ end }}]
       labels:
         - {tag_name: k8s.job.name, key: training.kubeflow.org/job-name, from: pod}
   {{- end }}
@@ -148,13 +176,13 @@ service:
     {{- if and (not $v.gateway.enabled) $v.otlp.enabled }}{{ $exporters = append $exporters "otlp_http" }}{{ end }}
     {{- if $exporters }}
     metrics:
-      receivers: [dcgm]
+      receivers: {{ toJson $receivers }}
       processors: {{ toJson (concat (list "memory_limiter") (ternary (list "k8s_attributes") (list) $k8sattr) (ternary (list) (list "batch") $queue)) }}
       exporters: {{ toJson $exporters }}
     {{- end }}
     {{- if $v.remediation.enabled }}
     metrics/faults:
-      receivers: [dcgm]
+      receivers: {{ toJson $faultReceivers }}
       processors: {{ toJson (concat (list "memory_limiter" "filter/faults") (ternary (list) (list "batch") $queue)) }}
       exporters: [otlp_grpc/remediation-0, otlp_grpc/remediation-1]
     {{- end }}
@@ -310,6 +338,9 @@ connectors:
     auth: {type: in_cluster}
     {{- if $v.remediation.deviceTaints }}
     actions: {device_taint: true}
+    {{- end }}
+    {{- if $v.remediation.fabric }}
+    fabric: {enabled: true}
     {{- end }}
     leader_election:
       enabled: true

@@ -103,7 +103,7 @@ agent runs the lean image when every component of its configuration is one
 of these.
 */}}
 {{- define "otelcol-gpu.agent.leanTypes" -}}
-receivers: [dcgm]
+receivers: [dcgm, gpu_node]
 processors: [batch, memory_limiter]
 exporters: [otlp_grpc, otlp_http, prometheus]
 extensions: [file_storage, health_check]
@@ -240,6 +240,9 @@ template, so that helm template and helm install fail before rendering.
 {{- end }}
 {{- if and $v.perProcess.enabled (eq $v.mode "operator") }}
 {{- fail "perProcess.enabled needs hostPID, which the Operator's OpenTelemetryCollector does not offer: use mode: kubernetes" }}
+{{- end }}
+{{- if and $v.remediation.fabric (not (and $v.nodeEvidence.enabled $v.nodeEvidence.network.enabled)) }}
+{{- fail "remediation.fabric reads the NIC ports the agents' gpu_node receiver reads: set nodeEvidence.enabled and nodeEvidence.network.enabled" }}
 {{- end }}
 {{- if and $v.otlp.enabled (not $v.otlp.endpoint) }}
 {{- fail "otlp.enabled: set otlp.endpoint to the backend's OTLP/HTTP address" }}
