@@ -486,7 +486,7 @@ const (
 	AttrOTelGPUBottleneckClassLaunchBound        = "launch_bound"
 	AttrOTelGPUBottleneckClassInputBound         = "input_bound"
 	AttrOTelGPUBottleneckClassComputeBound       = "compute_bound"
-	// AttrOTelGPUBottleneckEvidence (attribute, processor/gpuanalyzerprocessor): What the class rests on, so that a user knows how far to trust it: sm_active (measured), gr_engine (the graphics engine's activity, an upper bound of SM activity, with tensor activity and power), power (utilization and power without profiling), utilization, dram_active or umc_activity (memory bound), nvlink, xgmi or pcie (communication bound), clock_reasons, power_cap or thermal (throttled: reported, or told from power or temperature with the SM clock far below its maximum), errors (faulted); absent for unknown.
+	// AttrOTelGPUBottleneckEvidence (attribute, processor/gpuanalyzerprocessor): What the class rests on, so that a user knows how far to trust it: sm_active (measured), gr_engine (the graphics engine's activity, an upper bound of SM activity, with tensor activity and power), power (utilization and power without profiling), utilization, dram_active or umc_activity (memory bound), nvlink, xgmi, pcie or nic (communication bound; nic: its rail's NIC carries a collective, from the gpu_node receiver), clock_reasons, power_cap or thermal (throttled: reported, or told from power or temperature with the SM clock far below its maximum), errors (faulted); absent for unknown.
 	AttrOTelGPUBottleneckEvidence             = "otelgpu.bottleneck.evidence"
 	AttrOTelGPUBottleneckEvidenceErrors       = "errors"
 	AttrOTelGPUBottleneckEvidenceClockReasons = "clock_reasons"
@@ -501,6 +501,7 @@ const (
 	AttrOTelGPUBottleneckEvidencePCIe         = "pcie"
 	AttrOTelGPUBottleneckEvidencePower        = "power"
 	AttrOTelGPUBottleneckEvidenceUtilization  = "utilization"
+	AttrOTelGPUBottleneckEvidenceNic          = "nic"
 	// AttrOTelGPUBottleneckHint (attribute, processor/gpuanalyzerprocessor): The next step for the class; absent where there is none (idle, unknown, a compute-bound GPU doing what it should).
 	AttrOTelGPUBottleneckHint                     = "otelgpu.bottleneck.hint"
 	AttrOTelGPUBottleneckHintIncreaseBatchSize    = "increase_batch_size"

@@ -38,13 +38,18 @@ type CausesConfig struct {
 	// FabricErrorsPerMinute is how fast a rail's error counters must rise
 	// to be the cause (10).
 	FabricErrorsPerMinute float64 `mapstructure:"fabric_errors_per_minute"`
+	// NetworkCollective is the share of its rate a GPU's rail NIC must
+	// move each way (the directions within half of each other) for a
+	// waiting GPU to read communication bound over the network, evidence
+	// nic (0.20).
+	NetworkCollective float64 `mapstructure:"network_collective"`
 }
 
 func defaultCausesConfig() CausesConfig {
 	th := cause.DefaultThresholds()
 	return CausesConfig{Enabled: true, Window: time.Minute, MaxAge: 2 * time.Minute,
 		CPUThrottled: th.Throttled, CPUPressure: th.CPUPressure, MemoryPressure: th.MemoryPressure, IOPressure: th.IOPressure,
-		NetworkSaturated: th.Saturated, FabricErrorsPerMinute: th.FabricErrors}
+		NetworkSaturated: th.Saturated, FabricErrorsPerMinute: th.FabricErrors, NetworkCollective: th.RailCollective}
 }
 
 // Validate checks the section; each error names its key under causes.
@@ -60,7 +65,7 @@ func (c *CausesConfig) Validate() error {
 		key string
 		v   float64
 	}{{"cpu_throttled", c.CPUThrottled}, {"cpu_pressure", c.CPUPressure}, {"memory_pressure", c.MemoryPressure},
-		{"io_pressure", c.IOPressure}, {"network_saturated", c.NetworkSaturated}} {
+		{"io_pressure", c.IOPressure}, {"network_saturated", c.NetworkSaturated}, {"network_collective", c.NetworkCollective}} {
 		if !(f.v > 0 && f.v <= 1) {
 			errs = append(errs, fmt.Errorf("causes::%s must be a share in (0, 1], got %v", f.key, f.v))
 		}
@@ -73,5 +78,5 @@ func (c *CausesConfig) Validate() error {
 
 func (c *CausesConfig) thresholds() cause.Thresholds {
 	return cause.Thresholds{Throttled: c.CPUThrottled, CPUPressure: c.CPUPressure, MemoryPressure: c.MemoryPressure,
-		IOPressure: c.IOPressure, Saturated: c.NetworkSaturated, FabricErrors: c.FabricErrorsPerMinute}
+		IOPressure: c.IOPressure, Saturated: c.NetworkSaturated, FabricErrors: c.FabricErrorsPerMinute, RailCollective: c.NetworkCollective}
 }

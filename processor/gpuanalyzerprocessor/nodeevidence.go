@@ -262,3 +262,12 @@ func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
 	p.peerEvidence = peers
 	return cause.Straggler(&e, w.host, peers, &p.thresholds)
 }
+
+func (x explainer) RailCollective(id string, t int64) bool {
+	w, ok := x.p.where[id]
+	if !ok {
+		return false
+	}
+	_, on := x.p.causes.RailCollective(t, w.host, w.bus, x.p.thresholds.RailCollective)
+	return on
+}

@@ -157,3 +157,99 @@ func TestNodeEvidenceIsNotAGPU(t *testing.T) {
 	require.Equal(t, 2, out.ResourceMetrics().Len(), "passed through")
 	assert.Empty(t, verdicts(out))
 }
+
+// nicEvidence appends a NIC port's counters, as the gpu_node receiver
+// sends them, on the rail of the GPU with PCI bus ID bus: n seconds into
+// the run at rx and tx shares of a 400 Gb/s link.
+func nicEvidence(md pmetric.Metrics, host, bus string, t time.Time, n int, rx, tx float64) {
+	rm := md.ResourceMetrics().AppendEmpty()
+	a := rm.Resource().Attributes()
+	a.PutStr(metricnames.AttrHostName, host)
+	a.PutStr(metricnames.AttrHWID, "mlx5_3:1")
+	a.PutStr(metricnames.AttrHWType, "network")
+	a.PutEmptySlice(metricnames.AttrOTelGPUNetworkRailGpus).AppendEmpty().SetStr(bus)
+	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+	ts := pcommon.NewTimestampFromTime(t)
+	const rate = 50e9
+	m := ms.AppendEmpty()
+	m.SetName(nodeNetIO)
+	m.SetEmptySum().SetIsMonotonic(true)
+	for dir, share := range map[string]float64{"receive": rx, "transmit": tx} {
+		dp := m.Sum().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetIntValue(int64(share * rate * float64(n)))
+		dp.Attributes().PutStr(attrNetworkDirection, dir)
+	}
+	m = ms.AppendEmpty()
+	m.SetName(nodeNetLimit)
+	dp := m.SetEmptySum().DataPoints().AppendEmpty()
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(rate)
+}
+
+// TestRailCarriesTheCollective: a GPU whose counters say launch bound
+// (busy engine, little power) while its rail's NIC moves half its rate
+// each way waits in a collective over the network: communication_bound,
+// scope network, evidence nic, and the rail's load in the cause. The same
+// GPU beside a NIC reading a dataset (one way) stays launch bound; with
+// no NIC at all, too.
+func TestRailCarriesTheCollective(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		nic           bool
+		rx, tx        float64
+		wantClass     string
+		wantEvidence  string
+		wantCauseLike string
+	}{
+		{"collective on the rail", true, 0.5, 0.48, "communication_bound", "nic", "none_found"},
+		{"a dataset read on the rail", true, 0.6, 0.01, "launch_bound", "", ""},
+		{"no NIC", false, 0, 0, "launch_bound", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			core, logs := observer.New(zapcore.InfoLevel)
+			set := processortest.NewNopSettings(metadata.Type)
+			set.Logger = zap.New(core)
+			p, sink := newProcessor(t, everySample(), set)
+			f := newFleet(t, simulated.Config{
+				Seed: 5, Hosts: 1, GPUsPerHost: 1, HostPrefix: "gpu-node-", Models: []string{"h100"},
+				Workloads: []simulated.Workload{{Name: "pretrain", Kind: "training", Namespace: "ml", GPUs: "0/0",
+					Phases: []simulated.Phase{{Kind: simulated.LaunchBound, Duration: 10 * time.Minute}}}},
+			})
+			var last map[string]pmetric.Metric
+			var gpu string
+			for i := range 100 {
+				md := f.next(t)
+				attrs := md.ResourceMetrics().At(0).Resource().Attributes()
+				id, _ := attrs.Get(metricnames.AttrHWID)
+				bus, _ := attrs.Get(metricnames.AttrNvidiaGPUPCIBusID)
+				host, _ := attrs.Get(metricnames.AttrHostName)
+				gpu = id.Str()
+				if tc.nic && i%15 == 0 {
+					nicEvidence(md, host.Str(), bus.Str(), f.t0.Add(time.Duration(i)*time.Second), i, tc.rx, tc.tx)
+				}
+				sink.Reset()
+				require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+				last = verdicts(sink.AllMetrics()[0])[gpu]
+			}
+			require.Equal(t, tc.wantClass, classOf(last))
+			dps := last[metricnames.OTelGPUBottleneckState].Gauge().DataPoints()
+			var evidence, scope string
+			for i := 0; i < dps.Len(); i++ {
+				if dps.At(i).IntValue() == 1 {
+					e, _ := dps.At(i).Attributes().Get(metricnames.AttrOTelGPUBottleneckEvidence)
+					sc, _ := dps.At(i).Attributes().Get(metricnames.AttrOTelGPUBottleneckScope)
+					evidence, scope = e.Str(), sc.Str()
+				}
+			}
+			assert.Equal(t, tc.wantCauseLike, causeOf(last))
+			if tc.wantEvidence != "" {
+				assert.Equal(t, tc.wantEvidence, evidence)
+				assert.Equal(t, "network", scope)
+				explained := logs.FilterMessage("GPU wait explained").All()
+				require.NotEmpty(t, explained)
+				assert.Equal(t, "mlx5_3:1 at 50 % of 400 Gb/s: the collective waits on a slower peer", explained[0].ContextMap()["evidence"])
+			}
+		})
+	}
+}

@@ -476,6 +476,7 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 		}
 		g.waiting, g.holding = false, false
 		g.class = a.classify(g)
+		a.onRail(g)
 		g.activity = a.activityOf(g, g.usageStats(&a.own))
 		if g.group != nil && !g.group.touched {
 			g.group.touched = true

@@ -47,11 +47,15 @@ const (
 	EvidencePower
 	// EvidenceUtilization: GPU utilization alone (idle).
 	EvidenceUtilization
+	// EvidenceNIC: communication bound over the network by its rail's NIC
+	// carrying a collective (as much each way) while the GPU waits
+	// (Explainer.RailCollective).
+	EvidenceNIC
 	NumEvidence
 )
 
 var evidenceNames = [NumEvidence]string{"", "errors", "clock_reasons", "power_cap", "thermal", "sm_active", "gr_engine",
-	"dram_active", "umc_activity", "nvlink", "xgmi", "pcie", "power", "utilization"}
+	"dram_active", "umc_activity", "nvlink", "xgmi", "pcie", "power", "utilization", "nic"}
 
 // String is the evidence's name; empty for NoEvidence.
 func (e Evidence) String() string { return evidenceNames[e] }

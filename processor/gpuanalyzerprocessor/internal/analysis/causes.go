@@ -10,6 +10,9 @@ type Explainer interface {
 	// straggles. Peers are the IDs of the straggler's group, itself
 	// excluded; valid only during the call.
 	Explain(q *CauseQuery) cause.Finding
+	// RailCollective says whether the GPU's rail NIC carries a
+	// collective at time t (data time, ns).
+	RailCollective(id string, t int64) bool
 }
 
 // CauseQuery is what Explain is asked of one GPU.
@@ -92,4 +95,20 @@ func (a *Analyzer) explain(g *gpuState) cause.Finding {
 		a.Notify(Event{ID: g.id, Seq: g.seq, Time: g.last, Kind: CauseChanged, Class: g.class, Hint: g.hint, Cause: f, Straggler: g.straggler})
 	}
 	return f
+}
+
+// onRail reads a GPU that waits while its rail carries a collective as
+// communication bound over the network: a GPU whose counters alone say
+// launch or input bound, or nothing (no profiling, no PCIe fields), waits
+// in the collective its NIC is moving. Only with node evidence: without
+// it the class stands.
+func (a *Analyzer) onRail(g *gpuState) {
+	switch g.class {
+	case LaunchBound, InputBound, Unknown:
+	default:
+		return
+	}
+	if a.cfg.Causes != nil && a.cfg.Causes.RailCollective(g.id, g.last) {
+		g.class, g.basis = CommunicationBound, Basis{Evidence: EvidenceNIC, Scope: ScopeNetwork}
+	}
 }

@@ -218,3 +218,35 @@ func TestSweep(t *testing.T) {
 	assert.Empty(t, s.byHost)
 	assert.Empty(t, s.gpuPod)
 }
+
+// TestRailCollective: a rail NIC moving as much each way carries a
+// collective; one moving one way (a dataset read) does not, nor does a
+// busy NIC on another GPU's rail.
+func TestRailCollective(t *testing.T) {
+	const bus = "00000000:18:00.0"
+	for _, tc := range []struct {
+		name   string
+		rx, tx float64 // shares of the rate
+		want   bool
+	}{
+		{"all-reduce", 0.55, 0.52, true},
+		{"dataset read", 0.70, 0.02, false},
+		{"too little", 0.05, 0.05, false},
+		{"lopsided", 0.60, 0.25, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore(time.Minute, 2*time.Minute)
+			for i, t0 := range []int64{0, 60 * sec} {
+				f := float64(i)
+				s.AddNIC("n1", "mlx5_0", t0, NICCounters{RxBytes: f * tc.rx * 50e9 * 60, TxBytes: f * tc.tx * 50e9 * 60, HasBytes: true, RateBytes: 50e9}, []string{bus})
+			}
+			r, ok := s.RailCollective(60*sec, "n1", bus, DefaultThresholds().RailCollective)
+			assert.Equal(t, tc.want, ok)
+			if ok {
+				assert.Equal(t, "mlx5_0", r.Name)
+			}
+			_, ok = s.RailCollective(60*sec, "n1", "00000000:19:00.0", DefaultThresholds().RailCollective)
+			assert.False(t, ok, "another GPU's rail")
+		})
+	}
+}

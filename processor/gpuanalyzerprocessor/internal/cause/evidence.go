@@ -203,7 +203,8 @@ func (s *Store) nicRates(now int64, st *nicState) (NICRates, bool) {
 		return r, true // the link's state alone is evidence
 	}
 	if a.HasBytes && b.HasBytes && b.RateBytes > 0 {
-		r.Util, r.HasUtil = max(b.RxBytes-a.RxBytes, b.TxBytes-a.TxBytes)/secs/b.RateBytes, true
+		r.RxUtil, r.TxUtil = (b.RxBytes-a.RxBytes)/secs/b.RateBytes, (b.TxBytes-a.TxBytes)/secs/b.RateBytes
+		r.Util, r.HasUtil = max(r.RxUtil, r.TxUtil), true
 	}
 	perMin := 60 / secs
 	for _, n := range sortedKeys(b.Errors) {
@@ -290,4 +291,26 @@ func (s *Store) Sweep(now int64) {
 			delete(s.gpuPod, g)
 		}
 	}
+}
+
+// RailCollective says whether the GPU's rail carries a collective over the
+// window: one of its NICs moving at least minUtil of its rate each way,
+// the two directions within half of each other. A ring or tree all-reduce
+// sends what it receives; a dataset read or a checkpoint write moves one
+// way. It returns the NIC that does.
+func (s *Store) RailCollective(now int64, host, busID string, minUtil float64) (NICRates, bool) {
+	if busID == "" {
+		return NICRates{}, false
+	}
+	for _, k := range s.rails[key(host, NormBusID(busID))] {
+		r, ok := s.nicRates(now, s.nics[k])
+		if !ok || !r.HasUtil {
+			continue
+		}
+		lo, hi := min(r.RxUtil, r.TxUtil), max(r.RxUtil, r.TxUtil)
+		if lo >= minUtil && lo >= hi/2 {
+			return r, true
+		}
+	}
+	return NICRates{}, false
 }

@@ -18,6 +18,9 @@ type Thresholds struct {
 	Saturated float64
 	// FabricErrors: a rail's error counters rising this much per minute.
 	FabricErrors float64
+	// RailCollective: a rail NIC moving this share of its rate each way
+	// carries a collective (Store.RailCollective).
+	RailCollective float64
 }
 
 // DefaultThresholds are the shipped thresholds. Why these values:
@@ -32,8 +35,12 @@ type Thresholds struct {
 //     take the tail of the transfer time.
 //   - 10 errors a minute: a healthy link counts none; a marginal one
 //     counts symbol errors or recoveries steadily.
+//   - 20 % of the rate each way for a collective: a GPU's all-reduce over
+//     a 400 Gb/s rail moves tens of Gb/s each way while it lasts; control
+//     traffic and metrics move well under 1 %.
 func DefaultThresholds() Thresholds {
-	return Thresholds{Throttled: 0.10, CPUPressure: 0.20, MemoryPressure: 0.10, IOPressure: 0.20, Saturated: 0.80, FabricErrors: 10}
+	return Thresholds{Throttled: 0.10, CPUPressure: 0.20, MemoryPressure: 0.10, IOPressure: 0.20, Saturated: 0.80, FabricErrors: 10,
+		RailCollective: 0.20}
 }
 
 // Explain puts the wait down to a cause by the GPU's evidence. A wait

@@ -73,6 +73,9 @@ type NICRates struct {
 	// says both were known.
 	Util      float64
 	HasUtil   bool
+	// RxUtil and TxUtil are each direction's share of the rate: a
+	// collective moves as much each way, a dataset read one way.
+	RxUtil, TxUtil float64
 	RateBytes float64
 	Up, HasUp bool
 	// ErrorsPerMin is the sum of the error counters' increase per minute;

@@ -248,6 +248,7 @@ const (
 	AttributeOtelgpuBottleneckEvidencePcie
 	AttributeOtelgpuBottleneckEvidencePower
 	AttributeOtelgpuBottleneckEvidenceUtilization
+	AttributeOtelgpuBottleneckEvidenceNic
 )
 
 // String returns the string representation of the AttributeOtelgpuBottleneckEvidence.
@@ -279,6 +280,8 @@ func (av AttributeOtelgpuBottleneckEvidence) String() string {
 		return "power"
 	case AttributeOtelgpuBottleneckEvidenceUtilization:
 		return "utilization"
+	case AttributeOtelgpuBottleneckEvidenceNic:
+		return "nic"
 	}
 	return ""
 }
@@ -298,6 +301,7 @@ var MapAttributeOtelgpuBottleneckEvidence = map[string]AttributeOtelgpuBottlenec
 	"pcie":          AttributeOtelgpuBottleneckEvidencePcie,
 	"power":         AttributeOtelgpuBottleneckEvidencePower,
 	"utilization":   AttributeOtelgpuBottleneckEvidenceUtilization,
+	"nic":           AttributeOtelgpuBottleneckEvidenceNic,
 }
 
 // AttributeOtelgpuBottleneckHint specifies the value otelgpu.bottleneck.hint attribute.
