@@ -46,17 +46,16 @@ type simNode struct {
 }
 
 type simPod struct {
-	uid   string
-	w     *Workload
-	gpu   *simGPU // the first GPU it uses: its phase
-	n     int     // GPUs it uses
-	key   uint64  // for noise
-	cpu   float64 // seconds
-	per   float64 // CFS periods
-	thr   float64 // throttled periods
-	thrS  float64 // throttled seconds
-	psi   [3]float64
-	memGB float64 // usage without a limit, GiB
+	uid  string
+	w    *Workload
+	gpu  *simGPU // the first GPU it uses: its phase
+	n    int     // GPUs it uses
+	key  uint64  // for noise
+	cpu  float64 // seconds
+	per  float64 // CFS periods
+	thr  float64 // throttled periods
+	thrS float64 // throttled seconds
+	psi  [3]float64
 }
 
 type simNIC struct {
@@ -196,11 +195,12 @@ func (fl *Fleet) multiHost() map[*Workload]bool {
 // network is host h's NICs: its configured entry, or its model's default.
 func (fl *Fleet) network(h int, m model) Network {
 	var n Network
-	if len(fl.cfg.Networks) > 0 {
+	switch {
+	case len(fl.cfg.Networks) > 0:
 		n = fl.cfg.Networks[h%len(fl.cfg.Networks)]
-	} else if m.nvlink {
+	case m.nvlink:
 		n.Kind = InfiniBand
-	} else {
+	default:
 		n.Kind = Ethernet
 	}
 	gpus := fl.cfg.GPUsPerHost

@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
-
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/gpunodereceiver/internal/metadata"
 )
 
