@@ -105,7 +105,9 @@ func TestE2EMakeRun(t *testing.T) {
 	// the network (symmetric PCIe traffic on both ranks). Its first
 	// verdict, before any PCIe rate (a counter needs two samples), reads
 	// launch_bound; the first summary's change line names it as the class
-	// it changed from, and nothing may name it as a class it is in.
+	// it changed from, and, when that summary comes before the second
+	// sample of dcgm/causes, counts the two ranks as "2 launch_bound".
+	// No line may name either GPU as launch_bound.
 	if l := regexp.MustCompile(`(?m)^.*rack-b-[23]/gpu0.*(bottleneck|to)=launch_bound.*$`).FindString(out); l != "" {
 		t.Errorf("the inter-node all-reduce read launch_bound: %q", l)
 	}
