@@ -177,8 +177,19 @@ func TestE2ELocalExample(t *testing.T) {
 	port := freePort(t)
 	c := start(t, "--config", filepath.Join("..", "examples", "local", "config.yaml"),
 		fmt.Sprintf("--set=exporters::prometheus::endpoint=127.0.0.1:%d", port))
-	body, took := waitForGPUs(t, c, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), "hw_id", 16, 15*time.Second)
-	t.Logf("16 GPUs served %v after start", took.Round(100*time.Millisecond))
+	// 16 NVIDIA GPUs on gpu-node-0 and 1, 8 on the second fleet's rack-b-0
+	// to 3 (the AMD GPUs' UUIDs are not NVIDIA's GPU-...).
+	body, took := waitForGPUs(t, c, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), "hw_id", 24, 15*time.Second)
+	t.Logf("24 NVIDIA GPUs served %v after start", took.Round(100*time.Millisecond))
+	// Two receivers feed the page: the first fleet's per-pod and AMD
+	// series can come a batch after the second fleet's GPUs.
+	amdDevices := regexp.MustCompile(`(?m)^hw_gpu_memory_usage_bytes\{[^}]*hw_vendor="AMD"[^}]*\}`)
+	for deadline := time.Now().Add(10 * time.Second); len(amdDevices.FindAllString(body, -1)) < 15 && time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		if b, err := scrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", port)); err == nil {
+			body = b
+		}
+	}
 
 	for _, family := range []string{
 		"hw_gpu_utilization_ratio", "hw_gpu_memory_usage_bytes", "hw_power_watts", "hw_temperature_celsius",
@@ -353,8 +364,9 @@ func TestE2EAnalyzerVerdicts(t *testing.T) {
 	}
 	// The fleet summary, every 30 s: the notebook's idle GPU is priced.
 	// 16 NVIDIA GPUs and gpu-node-1/gpu5's 3 MIG instances, 7 AMD GPUs
-	// and the 8 partitions of gpu-node-2's GPU in CPX mode, each a device.
-	summary := regexp.MustCompile(`34 GPUs: [^\n]*1 idle \(1 held by a pod: \$6\.88/h wasted\)[^\n]*straggler[^\n]*gpu-node-0/gpu5 in ml/llm-pretrain`)
+	// and the 8 partitions of gpu-node-2's GPU in CPX mode, each a device,
+	// and the second fleet's 8 GPUs (rack-b-0 to 3).
+	summary := regexp.MustCompile(`42 GPUs: [^\n]*1 idle \(1 held by a pod: \$6\.88/h wasted\)[^\n]*straggler[^\n]*gpu-node-0/gpu5 in ml/llm-pretrain`)
 	for deadline := time.Now().Add(time.Minute); !summary.MatchString(c.logs.String()) && time.Now().Before(deadline); {
 		time.Sleep(time.Second)
 	}

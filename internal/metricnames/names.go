@@ -88,7 +88,7 @@ const (
 	// HWEnergy (receiver/dcgmreceiver): Energy used since the counter's start time (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION).
 	HWEnergy     = "hw.energy"
 	HWEnergyUnit = "J"
-	// HWErrors (receiver/dcgmreceiver): ECC errors since the counter's start time (DCGM_FI_DEV_ECC_SBE/DBE_VOL_TOTAL).
+	// HWErrors (receiver/dcgmreceiver): Errors the hardware counted since the counter's start time: a GPU's ECC errors (DCGM_FI_DEV_ECC_SBE/DBE_VOL_TOTAL; AMD SMI's total over its RAS blocks), a NIC port's error, drop and discard counters, by kernel name in error.type (symbol_error, port_rcv_errors, rx_errors...). One text for every receiver that emits it, as exporters keep one per name.
 	HWErrors     = "hw.errors"
 	HWErrorsUnit = "{error}"
 	// HWGPUIO (receiver/dcgmreceiver): Bytes moved over PCIe, integrated from DCGM_FI_PROF_PCIE_TX/RX_BYTES rates.

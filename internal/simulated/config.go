@@ -24,7 +24,8 @@ type Config struct {
 	// HostPrefix names hosts HostPrefix0, HostPrefix1, ...
 	HostPrefix string `mapstructure:"host_prefix"`
 	// Models is the GPU model of each host, cycled over hosts: h100, a100,
-	// t4 (profiling, no NVLink), p100 (Pascal: no profiling fields), or
+	// t4 or l40s (profiling, no NVLink), p100 (Pascal: no profiling
+	// fields), or
 	// AMD's mi300x or mi250 (read as AMD SMI reads them).
 	Models []string `mapstructure:"models"`
 	// Workloads place work on GPUs. A GPU that no workload selects is idle
@@ -32,6 +33,14 @@ type Config struct {
 	Workloads []Workload `mapstructure:"workloads"`
 	// Faults are injected on top of the workloads.
 	Faults []Fault `mapstructure:"faults"`
+	// Networks are each host's NICs, cycled over hosts like Models (the
+	// gpu_node receiver's simulated source reads them, with the pods'
+	// cgroups and the node's pressure: node.go). Empty means by model:
+	// an SXM/OAM board (NVLink or XGMI) has one 400 Gb/s InfiniBand port
+	// per GPU on its PCIe switch, as an HGX H100 does; a PCIe card two
+	// 100 Gb/s Ethernet NICs (one with a single GPU), each serving the
+	// GPUs of its NUMA node.
+	Networks []Network `mapstructure:"networks"`
 	// Trace, if set, replays a recorded trace file (the format of the
 	// analyzer's replay contract) in real time, looping, instead of
 	// simulating: its GPUs, pods and values, with each loop a new epoch.
@@ -69,6 +78,26 @@ type Workload struct {
 	// Allocation: each through a ResourceClaim named after it (POD-gpu),
 	// which the receiver reports as k8s.resourceclaim.name.
 	DRA bool `mapstructure:"dra"`
+	// CPULimit is each of the workload's pods' CPU limit, in CPUs (a
+	// Kubernetes limit of 4 is 4); 0, the default, is no limit. A pod in
+	// an input_bound phase wants more CPU than its limit and is throttled
+	// in about a third of its CFS periods; in other phases it stays under
+	// its limit and is throttled in under 3 %.
+	CPULimit float64 `mapstructure:"cpu_limit"`
+}
+
+// Network is a host's NICs.
+type Network struct {
+	// Kind is infiniband (ports mlx5_0:1, mlx5_1:1, ..., on the GPUs'
+	// PCIe switches) or ethernet (netdevs eth0, eth1, ..., by NUMA node).
+	Kind string `mapstructure:"kind"`
+	// RateGbps is each port's link rate in Gb/s; 0 means 400 for
+	// infiniband, 100 for ethernet.
+	RateGbps float64 `mapstructure:"rate_gbps"`
+	// NICs is how many ports the host has, at most gpus_per_host; 0 means
+	// one per GPU for infiniband, two (one for a single GPU) for
+	// ethernet. The GPUs are split between them in order.
+	NICs int `mapstructure:"nics"`
 }
 
 // Phase is a stretch of one behaviour.
@@ -81,8 +110,12 @@ type Phase struct {
 
 // Fault is an injected failure.
 type Fault struct {
-	// Kind is thermal_throttle, slow_clock, slow_rank, ecc, xid or
-	// memory_growth.
+	// Kind is thermal_throttle, slow_clock, slow_rank, ecc, xid,
+	// memory_growth or fabric_errors. fabric_errors degrades the NIC of
+	// each selected GPU's rail (symbol errors ~1,200/min and receive
+	// errors ~250/min on InfiniBand, rx_errors and rx_dropped on
+	// Ethernet, and one link_downed at its start) and makes the GPU a
+	// slow rank, as slow_rank does: the job's straggler.
 	Kind string `mapstructure:"kind"`
 	// GPUs selects GPUs like Workload.GPUs.
 	GPUs string `mapstructure:"gpus"`
@@ -117,6 +150,11 @@ const (
 	ECC             = "ecc"
 	XID             = "xid"
 	MemoryGrowth    = "memory_growth"
+	FabricErrors    = "fabric_errors"
+
+	// Network kinds.
+	InfiniBand = "infiniband"
+	Ethernet   = "ethernet"
 )
 
 // DefaultConfig is 2 hosts of 8 H100s: host 0 runs one training job, host
@@ -160,6 +198,9 @@ var models = map[string]model{
 	// Pascal has none.
 	"t4":   {name: "Tesla T4", fbMiB: 15360, tdp: 70, idleW: 10, maxSM: 1590, memClock: 5001, profiling: true},
 	"p100": {name: "Tesla P100-PCIE-16GB", fbMiB: 16280, tdp: 250, idleW: 25, maxSM: 1328, memClock: 715},
+	// Ada, a PCIe Gen4 card: 48 GB GDDR6, 350 W, no NVLink. Collectives
+	// go over PCIe to the NIC (GPUDirect RDMA).
+	"l40s": {name: "NVIDIA L40S", fbMiB: 46068, tdp: 350, idleW: 35, maxSM: 2520, memClock: 9001, profiling: true},
 	// AMD Instinct, as AMD SMI names and measures them: no profiling
 	// fields, XGMI rather than NVLink; the MI250 reports average power and
 	// an edge temperature, the MI300X current power and no edge sensor.
@@ -209,6 +250,13 @@ var migProfiles = map[int]struct {
 // handful, and MPS's Volta limit is 48 clients, more than a demo shows.
 const MaxSharingPods = 16
 
+// MaxCPULimit is the largest cpu_limit, in CPUs: more than a node has.
+const MaxCPULimit = 1024
+
+// MaxRateGbps is the largest network rate_gbps: 1.6 Tb/s, past today's
+// fastest ports.
+const MaxRateGbps = 1600
+
 // DefaultSharingPods is a time_sliced workload's pods per GPU when Pods
 // is not set.
 const DefaultSharingPods = 3
@@ -229,11 +277,11 @@ func (c *Config) Check() error {
 		errs = append(errs, fmt.Errorf("hosts × gpus_per_host must be at most %d with at most %d GPUs per host, got %d × %d", MaxGPUs, MaxGPUsPerHost, c.Hosts, c.GPUsPerHost))
 	}
 	if len(c.Models) == 0 {
-		errs = append(errs, errors.New("models must name at least one model (h100, a100, t4, p100, mi300x, mi250)"))
+		errs = append(errs, errors.New("models must name at least one model (h100, a100, t4, l40s, p100, mi300x, mi250)"))
 	}
 	for i, m := range c.Models {
 		if _, ok := models[strings.ToLower(m)]; !ok {
-			errs = append(errs, fmt.Errorf("models[%d]: unknown model %q; want h100, a100, t4, p100, mi300x or mi250", i, m))
+			errs = append(errs, fmt.Errorf("models[%d]: unknown model %q; want h100, a100, t4, l40s, p100, mi300x or mi250", i, m))
 		}
 	}
 	for i, w := range c.Workloads {
@@ -260,6 +308,9 @@ func (c *Config) Check() error {
 		default:
 			errs = append(errs, fmt.Errorf("workloads[%d]::kind: unknown kind %q; want training, serving, time_sliced, mig or cpx", i, w.Kind))
 		}
+		if !(w.CPULimit >= 0 && w.CPULimit <= MaxCPULimit) {
+			errs = append(errs, fmt.Errorf("workloads[%d]::cpu_limit must be 0 (no limit) to %d CPUs, got %v", i, MaxCPULimit, w.CPULimit))
+		}
 		if w.Kind != MIG && w.Instances != 0 {
 			errs = append(errs, fmt.Errorf("workloads[%d]::instances: only a mig workload splits GPUs into instances", i))
 		}
@@ -283,15 +334,26 @@ func (c *Config) Check() error {
 	}
 	for i, flt := range c.Faults {
 		switch flt.Kind {
-		case ThermalThrottle, SlowClock, SlowRank, ECC, XID, MemoryGrowth:
+		case ThermalThrottle, SlowClock, SlowRank, ECC, XID, MemoryGrowth, FabricErrors:
 		default:
-			errs = append(errs, fmt.Errorf("faults[%d]::kind: unknown fault %q; want thermal_throttle, slow_clock, slow_rank, ecc, xid or memory_growth", i, flt.Kind))
+			errs = append(errs, fmt.Errorf("faults[%d]::kind: unknown fault %q; want thermal_throttle, slow_clock, slow_rank, ecc, xid, memory_growth or fabric_errors", i, flt.Kind))
 		}
 		if _, err := parseSelector(flt.GPUs); err != nil {
 			errs = append(errs, fmt.Errorf("faults[%d]::gpus: %w", i, err))
 		}
 		if flt.Start < 0 || flt.Duration < 0 || flt.Ramp < 0 {
 			errs = append(errs, fmt.Errorf("faults[%d]: start, duration and ramp must not be negative", i))
+		}
+	}
+	for i, n := range c.Networks {
+		if n.Kind != InfiniBand && n.Kind != Ethernet {
+			errs = append(errs, fmt.Errorf("networks[%d]::kind: unknown kind %q; want infiniband or ethernet", i, n.Kind))
+		}
+		if !(n.RateGbps >= 0 && n.RateGbps <= MaxRateGbps) {
+			errs = append(errs, fmt.Errorf("networks[%d]::rate_gbps must be 0 (the kind's default) to %d, got %v", i, MaxRateGbps, n.RateGbps))
+		}
+		if n.NICs < 0 || (c.GPUsPerHost > 0 && n.NICs > c.GPUsPerHost) {
+			errs = append(errs, fmt.Errorf("networks[%d]::nics must be 0 (the kind's default) to gpus_per_host (%d), got %d", i, c.GPUsPerHost, n.NICs))
 		}
 	}
 	return errors.Join(errs...)

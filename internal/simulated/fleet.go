@@ -18,7 +18,10 @@ type levels struct {
 	gpuUtil                     float64 // percent
 	power                       float64 // fraction of TDP above idle
 	pcie, nvlink                float64 // bytes per second
-	fb                          float64 // fraction of the frame buffer used
+	// symmetric: the GPU sends over PCIe as much as it receives (a
+	// collective through the NIC); otherwise it sends 0.4 of it.
+	symmetric bool
+	fb        float64 // fraction of the frame buffer used
 }
 
 var phases = map[string]levels{
@@ -42,6 +45,9 @@ type Fleet struct {
 	t0      time.Time
 	// processes makes samples carry per-process readings (EnableProcesses).
 	processes bool
+	// nodes are the hosts' pods and NICs (node.go), made at the first
+	// Node.
+	nodes []*simNode
 }
 
 type simGPU struct {
@@ -163,7 +169,7 @@ func New(cfg Config) (*Fleet, error) {
 			}
 			fl.gpus = append(fl.gpus, g)
 			for fi := range fl.faults {
-				if flt := &fl.faults[fi]; flt.Kind == SlowRank && g.workload != nil && flt.sel.matches(h, i) {
+				if flt := &fl.faults[fi]; slows(flt.Kind) && g.workload != nil && flt.sel.matches(h, i) {
 					if flt.slowed == nil {
 						flt.slowed = map[*Workload]bool{}
 					}
@@ -373,13 +379,18 @@ func (fl *Fleet) conditions(g *simGPU, elapsed time.Duration, dt float64) condit
 	if phase == Idle {
 		c.smClock, c.reasons = 345, f.ClocksEventGPUIdle
 	}
+	if phase == CommunicationBound && !g.model.nvlink {
+		// No NVLink: the collective's traffic crosses PCIe both ways,
+		// to the NIC (GPUDirect RDMA) or the peer GPUs.
+		c.lv.pcie, c.lv.symmetric = pcieCollective, true
+	}
 	c.fbFrac = c.lv.fb
 	for fi, flt := range fl.faults {
 		if elapsed < flt.Start || (flt.Duration > 0 && elapsed >= flt.Start+flt.Duration) {
 			continue
 		}
 		if !flt.sel.matches(g.host, g.idx) {
-			if flt.Kind == SlowRank && flt.slowed[g.workload] && !g.model.profiling && phase != Idle {
+			if slows(flt.Kind) && flt.slowed[g.workload] && !g.model.profiling && phase != Idle {
 				c.lv.power = peerWaitPower(c.lv.power)
 			}
 			continue
@@ -393,7 +404,9 @@ func (fl *Fleet) conditions(g *simGPU, elapsed time.Duration, dt float64) condit
 			g.thermalUS += dt * 1e6
 		case SlowClock:
 			c.smClock *= 0.8
-		case SlowRank:
+		case SlowRank, FabricErrors:
+			// A rank on a degraded rail retransmits and waits on its
+			// link: slow as a slow rank is.
 			c.lv.sm *= slowRankSpeed
 			c.lv.tensor *= slowRankSpeed
 			c.lv.occupancy *= slowRankSpeed
@@ -437,6 +450,13 @@ const (
 	slowRankSpeed = 0.6
 	spinPower     = 0.13
 )
+
+// pcieCollective is the PCIe traffic each way, bytes per second, of a GPU
+// without NVLink in a collective: ~60 % of a 100 Gb/s NIC's rate.
+const pcieCollective = 7.5e9
+
+// slows says a fault kind makes its GPUs slow ranks.
+func slows(kind string) bool { return kind == SlowRank || kind == FabricErrors }
 
 // peerWaitPower is the power (a fraction of TDP above idle) of a GPU whose
 // job waits for a slow rank, from the power its phase draws working: the
@@ -504,7 +524,11 @@ func profilingValues(vs *f.Values, m model, lv *levels, n noise) {
 	ratio(f.PipeFP64Active, lv.sm*0.02)
 	ratio(f.PipeFP32Active, lv.sm*0.25)
 	ratio(f.PipeFP16Active, lv.sm*0.05)
-	vs.Set(f.PCIeTxBytes, math.Round(lv.pcie*0.4*n.of(f.PCIeTxBytes, 0.1)))
+	tx := 0.4
+	if lv.symmetric {
+		tx = 1
+	}
+	vs.Set(f.PCIeTxBytes, math.Round(lv.pcie*tx*n.of(f.PCIeTxBytes, 0.1)))
 	vs.Set(f.PCIeRxBytes, math.Round(lv.pcie*n.of(f.PCIeRxBytes, 0.1)))
 	if m.nvlink {
 		vs.Set(f.NVLinkTxBytes, math.Round(lv.nvlink*n.of(f.NVLinkTxBytes, 0.1)))

@@ -46,6 +46,9 @@ func boardIdentity(d *gpu.Device) {
 		d.FirmwareVersion = "96.00.99.00.01"
 	case strings.Contains(d.Model, "A100"):
 		d.FirmwareVersion = "92.00.45.00.03"
+	case strings.Contains(d.Model, "L40S"):
+		d.FirmwareVersion = "95.02.5D.00.01"
+		slowdown, shutdown, memMax = 88, 93, 0
 	case strings.Contains(d.Model, "T4"):
 		d.FirmwareVersion = "90.04.96.00.02"
 		slowdown, shutdown, memMax = 93, 96, 0

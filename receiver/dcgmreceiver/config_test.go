@@ -89,7 +89,7 @@ func TestConfigValidationErrors(t *testing.T) {
 			`dra: driver must be set when enabled is true; auth::type must be in_cluster or kubeconfig, got "token"`,
 		}},
 		{"bad_fleet", []string{
-			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4, p100, mi300x or mi250`,
+			`simulated: models[1]: unknown model "mi300"; want h100, a100, t4, l40s, p100, mi300x or mi250`,
 			`simulated: workloads[0]::kind: unknown kind "batch"; want training, serving, time_sliced, mig or cpx`,
 			`simulated: workloads[0]::gpus: "0/x": gpus: "x" is not *, N or N-M`,
 			`simulated: workloads[0]::phases[0]::kind: unknown phase "busy"`,

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/gpunodereceiver/internal/metadata"
 )
 
@@ -34,6 +35,14 @@ type Config struct {
 	Network NetworkConfig `mapstructure:"network"`
 	// NCCL reads NCCL Inspector's output files.
 	NCCL NCCLConfig `mapstructure:"nccl"`
+	// Simulated, when set, reads the nodes of a simulated fleet instead of
+	// this host: the same block as the dcgm receiver's simulated section
+	// (a YAML anchor there, an alias here), so that the pods' UIDs, the
+	// hosts and the GPUs' PCI bus IDs are the ones the dcgm receiver
+	// reports. The cgroup, pressure and network sections say which of
+	// the fleet's pods, nodes and NICs are emitted; root_path, host_name
+	// and nccl are not read.
+	Simulated *simulated.Config `mapstructure:"simulated"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -83,7 +92,16 @@ func (cfg *Config) Validate() error {
 	if cfg.RootPath == "" || !filepath.IsAbs(cfg.RootPath) {
 		errs = append(errs, fmt.Errorf("root_path %q: want an absolute path (/ on the host)", cfg.RootPath))
 	}
-	if !cfg.Cgroup.Enabled && !cfg.Pressure.Enabled && !cfg.Network.Enabled && !cfg.NCCL.Enabled {
+	if cfg.Simulated != nil {
+		if !cfg.Cgroup.Enabled && !cfg.Pressure.Enabled && !cfg.Network.Enabled {
+			errs = append(errs, errors.New("simulated: cgroup, pressure and network are all disabled: nothing to read"))
+		}
+		// Checked here, as the dcgm receiver does: the block has no
+		// Validate of its own for the config walk.
+		if err := cfg.Simulated.Check(); err != nil {
+			errs = append(errs, fmt.Errorf("simulated: %w", err))
+		}
+	} else if !cfg.Cgroup.Enabled && !cfg.Pressure.Enabled && !cfg.Network.Enabled && !cfg.NCCL.Enabled {
 		errs = append(errs, errors.New("cgroup, pressure, network and nccl are all disabled: nothing to read"))
 	}
 	return errors.Join(errs...)

@@ -76,27 +76,33 @@ func (s *networkSource) scrape(now pcommon.Timestamp, mb *metadata.MetricsBuilde
 				p.AddEthtool(stats)
 			}
 		}
-		recordPort(now, mb, p)
-		rb.SetHostName(s.host)
-		rb.SetHwID(p.ID)
-		rb.SetHwName(p.ID)
-		rb.SetHwType("network")
-		setIf(rb.SetHwModel, p.Model)
-		setIf(rb.SetHwVendor, p.Vendor)
-		setIf(rb.SetNetworkInterfaceName, p.Netdev)
-		setIf(rb.SetOtelgpuNetworkLinkLayer, p.LinkLayer)
-		if r, ok := s.rails[p.ID]; ok && len(r.GPUs) > 0 {
-			gpus := make([]any, len(r.GPUs))
-			for j, g := range r.GPUs {
-				gpus[j] = g
-			}
-			rb.SetOtelgpuNetworkRailGpus(gpus)
-			rb.SetOtelgpuNetworkRailBy(r.By)
-		}
-		mb.EmitForResource(metadata.WithResource(rb.Emit()))
+		emitPort(now, mb, rb, s.host, p, s.rails[p.ID])
 	}
 	s.once.endRound()
 	return nil
+}
+
+// emitPort records one port and emits its resource, with the GPUs of its
+// rail where it has any.
+func emitPort(now pcommon.Timestamp, mb *metadata.MetricsBuilder, rb *metadata.ResourceBuilder, host string, p *netdev.Port, r netdev.Rail) {
+	recordPort(now, mb, p)
+	rb.SetHostName(host)
+	rb.SetHwID(p.ID)
+	rb.SetHwName(p.ID)
+	rb.SetHwType("network")
+	setIf(rb.SetHwModel, p.Model)
+	setIf(rb.SetHwVendor, p.Vendor)
+	setIf(rb.SetNetworkInterfaceName, p.Netdev)
+	setIf(rb.SetOtelgpuNetworkLinkLayer, p.LinkLayer)
+	if len(r.GPUs) > 0 {
+		gpus := make([]any, len(r.GPUs))
+		for j, g := range r.GPUs {
+			gpus[j] = g
+		}
+		rb.SetOtelgpuNetworkRailGpus(gpus)
+		rb.SetOtelgpuNetworkRailBy(r.By)
+	}
+	mb.EmitForResource(metadata.WithResource(rb.Emit()))
 }
 
 // recordPort records one port's figures; what the kernel did not report

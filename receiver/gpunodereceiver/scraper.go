@@ -45,6 +45,7 @@ type nodeScraper struct {
 	sources []source
 	mb      *metadata.MetricsBuilder
 	logger  *zap.Logger
+	now     func() time.Time // the data time of a scrape: the wall clock
 }
 
 func newNodeScraper(cfg *Config, host string, set receiver.Settings) (*nodeScraper, error) {
@@ -54,8 +55,14 @@ func newNodeScraper(cfg *Config, host string, set receiver.Settings) (*nodeScrap
 		// does; its start is the earliest time it vouches for.
 		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set, metadata.WithStartTime(pcommon.NewTimestampFromTime(time.Now()))),
 		logger: set.Logger,
+		now:    time.Now,
 	}
-	for _, mk := range sourceMakers {
+	makers := sourceMakers
+	if cfg.Simulated != nil {
+		// The fleet's nodes instead of this host's: no real source is made.
+		makers = []sourceMaker{newSimulatedSource}
+	}
+	for _, mk := range makers {
 		src, err := mk(env)
 		if err != nil {
 			return nil, err
@@ -70,7 +77,7 @@ func newNodeScraper(cfg *Config, host string, set receiver.Settings) (*nodeScrap
 // scrape reads every source. One that fails leaves the others' metrics
 // to be sent: the error is a partial one.
 func (s *nodeScraper) scrape(context.Context) (pmetric.Metrics, error) {
-	now := pcommon.NewTimestampFromTime(time.Now())
+	now := pcommon.NewTimestampFromTime(s.now())
 	var errs []error
 	for _, src := range s.sources {
 		if err := src.scrape(now, s.mb); err != nil {

@@ -152,6 +152,11 @@ func generate(root string, files []string) ([]byte, error) {
 				if prev.unit != *m.Unit {
 					return nil, fmt.Errorf("metric %q has unit %q in %s but %q in %s", name, prev.unit, from[prev], *m.Unit, file)
 				}
+				// An exporter keeps one description per name (Prometheus
+				// logs a conflict at every scrape): components share it.
+				if prev.desc != m.Description {
+					return nil, fmt.Errorf("metric %q has one description in %s and another in %s; give both the same", name, from[prev], file)
+				}
 				continue
 			}
 			e := &entry{name: name, unit: *m.Unit, desc: m.Description, origin: origin}

@@ -239,7 +239,7 @@ type metricHwErrors struct {
 // init fills hw.errors metric with initial data.
 func (m *metricHwErrors) init() {
 	m.data.SetName("hw.errors")
-	m.data.SetDescription("Errors a NIC port counted, per counter (InfiniBand's symbol_error, link_downed, port_rcv_errors...; a netdev's rx_errors, rx_dropped...; ethtool's rx_discards_phy, rx_out_of_buffer).")
+	m.data.SetDescription("Errors the hardware counted since the counter's start time: a GPU's ECC errors (DCGM_FI_DEV_ECC_SBE/DBE_VOL_TOTAL; AMD SMI's total over its RAS blocks), a NIC port's error, drop and discard counters, by kernel name in error.type (symbol_error, port_rcv_errors, rx_errors...). One text for every receiver that emits it, as exporters keep one per name.")
 	m.data.SetUnit("{error}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

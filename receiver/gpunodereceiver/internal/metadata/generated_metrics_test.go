@@ -214,7 +214,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Errors a NIC port counted, per counter (InfiniBand's symbol_error, link_downed, port_rcv_errors...; a netdev's rx_errors, rx_dropped...; ethtool's rx_discards_phy, rx_out_of_buffer).", mi.Description())
+						assert.Equal(t, "Errors the hardware counted since the counter's start time: a GPU's ECC errors (DCGM_FI_DEV_ECC_SBE/DBE_VOL_TOTAL; AMD SMI's total over its RAS blocks), a NIC port's error, drop and discard counters, by kernel name in error.type (symbol_error, port_rcv_errors, rx_errors...). One text for every receiver that emits it, as exporters keep one per name.", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -231,7 +231,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Errors a NIC port counted, per counter (InfiniBand's symbol_error, link_downed, port_rcv_errors...; a netdev's rx_errors, rx_dropped...; ethtool's rx_discards_phy, rx_out_of_buffer).", mi.Description())
+						assert.Equal(t, "Errors the hardware counted since the counter's start time: a GPU's ECC errors (DCGM_FI_DEV_ECC_SBE/DBE_VOL_TOTAL; AMD SMI's total over its RAS blocks), a NIC port's error, drop and discard counters, by kernel name in error.type (symbol_error, port_rcv_errors, rx_errors...). One text for every receiver that emits it, as exporters keep one per name.", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
