@@ -250,3 +250,16 @@ func TestRailCollective(t *testing.T) {
 		})
 	}
 }
+
+// TestOneNICReading: a NIC read once is no evidence yet (no rate), unless
+// its link is down.
+func TestOneNICReading(t *testing.T) {
+	th := DefaultThresholds()
+	s := NewStore(time.Minute, 2*time.Minute)
+	s.AddNIC("n1", "eth0", 0, NICCounters{RxBytes: 5, TxBytes: 5, HasBytes: true, RateBytes: 12.5e9, Up: true, HasUp: true}, nil)
+	e := s.Of(0, "GPU-1", "n1", "")
+	assert.Equal(t, None, Explain(InputWait, &e, &th).Kind, "no none_found from a first reading")
+	s.AddNIC("n1", "eth1", 0, NICCounters{HasUp: true}, nil)
+	e = s.Of(0, "GPU-1", "n1", "")
+	assert.Equal(t, Finding{Kind: FabricErrors, Subject: "eth1", Why: "eth1 is down"}, Explain(NetworkWait, &e, &th))
+}

@@ -200,7 +200,10 @@ func (s *Store) nicRates(now int64, st *nicState) (NICRates, bool) {
 	r.RateBytes, r.Up, r.HasUp = last.RateBytes, last.Up, last.HasUp
 	a, b, secs, ok := st.h.span(now, s.maxAge)
 	if !ok || secs <= 0 {
-		return r, true // the link's state alone is evidence
+		// One reading: a link down is evidence by itself; a link up
+		// says nothing until its counters give a rate, or the first
+		// reading would explain a wait as none_found.
+		return r, r.HasUp && !r.Up
 	}
 	if a.HasBytes && b.HasBytes && b.RateBytes > 0 {
 		r.RxUtil, r.TxUtil = (b.RxBytes-a.RxBytes)/secs/b.RateBytes, (b.TxBytes-a.TxBytes)/secs/b.RateBytes
