@@ -186,7 +186,8 @@ func TestRemediationTopology(t *testing.T) {
 }
 
 // checkFaultFilter: filter/faults drops every metric but the fault evidence
-// gpu_remediation reads from the dcgm receiver, NVIDIA's and AMD's.
+// gpu_remediation reads from the dcgm receiver, NVIDIA's and AMD's, and
+// from the gpu_node receiver's NIC ports (its fabric faults).
 func checkFaultFilter(t *testing.T, where string, filter any) {
 	t.Helper()
 	conds := strs(at(filter, "metric_conditions"))
@@ -206,7 +207,8 @@ func checkFaultFilter(t *testing.T, where string, filter any) {
 	}
 	sort.Strings(kept)
 	want := []string{metricnames.HWErrors, metricnames.NvidiaGPURowRemapFailure, metricnames.NvidiaGPUXIDErrors, metricnames.NvidiaGPURecoveryAction, metricnames.NvidiaGPUHealth,
-		metricnames.AmdGPUCperRecords, metricnames.AmdGPUBadPages, metricnames.AmdGPUBadPagesThreshold}
+		metricnames.AmdGPUCperRecords, metricnames.AmdGPUBadPages, metricnames.AmdGPUBadPagesThreshold,
+		metricnames.HWNetworkUp, metricnames.HWNetworkBandwidthLimit}
 	sort.Strings(want)
 	if !reflect.DeepEqual(kept, want) {
 		t.Errorf("%s: filter/faults keeps %v; want %v", where, kept, want)
