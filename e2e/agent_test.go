@@ -29,8 +29,9 @@ func agentBinary(t *testing.T) string {
 }
 
 // TestE2EAgentComponents: the agent carries exactly the components a GPU
-// node needs, and nothing else. No k8s_attributes: the dcgm receiver names
-// each GPU's pod itself, and the gateway adds the workload.
+// node needs, and nothing else: the GPUs (dcgm) and the node's evidence
+// (gpu_node: pods' cgroups, pressure, NICs). No k8s_attributes: the dcgm
+// receiver names each GPU's pod itself, and the gateway adds the workload.
 func TestE2EAgentComponents(t *testing.T) {
 	out, err := exec.Command(agentBinary(t), "components").Output()
 	if err != nil {
@@ -41,7 +42,7 @@ func TestE2EAgentComponents(t *testing.T) {
 		t.Fatalf("components: %v\n%s", err, out)
 	}
 	want := map[string][]string{
-		"receivers":  {"dcgm"},
+		"receivers":  {"dcgm", "gpu_node"},
 		"processors": {"batch", "memory_limiter"},
 		"exporters":  {"otlp_grpc", "otlp_http", "prometheus"},
 		"extensions": {"file_storage", "health_check"},
