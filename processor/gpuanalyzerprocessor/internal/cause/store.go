@@ -71,13 +71,13 @@ type NICRates struct {
 	Name string
 	// Util is the busier direction's bytes against the link's rate; HasUtil
 	// says both were known.
-	Util      float64
-	HasUtil   bool
+	Util    float64
+	HasUtil bool
 	// RxUtil and TxUtil are each direction's share of the rate: a
 	// collective moves as much each way, a dataset read one way.
 	RxUtil, TxUtil float64
-	RateBytes float64
-	Up, HasUp bool
+	RateBytes      float64
+	Up, HasUp      bool
 	// ErrorsPerMin is the sum of the error counters' increase per minute;
 	// WorstError the counter that rose most and WorstPerMin its rise.
 	ErrorsPerMin, WorstPerMin float64
