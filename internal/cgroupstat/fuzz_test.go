@@ -60,7 +60,7 @@ func FuzzParsePressure(f *testing.F) {
 // seedFiles adds the shared real files matching pattern to the corpus,
 // where the shared directory is present (the fuzz targets run without it).
 func seedFiles(f *testing.F, pattern string) {
-	files, _ := filepath.Glob(filepath.Join(realData, "*", pattern))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "realdata", "node", "cgroup", "*", pattern))
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {

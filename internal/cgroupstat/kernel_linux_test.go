@@ -12,17 +12,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-// skipOrFail skips a test that needs what this machine lacks, except under
-// CI, whose machine is set up to have it: there the lack is a failure.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
+)
 
 // TestRealKernel makes a pod-shaped cgroup under the real hierarchy, caps
 // it at 0.1 CPU, runs a busy loop in it and checks that the package finds
@@ -32,14 +24,14 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 func TestRealKernel(t *testing.T) {
 	const root = "/sys/fs/cgroup"
 	if os.Geteuid() != 0 {
-		skipOrFail(t, "needs root to make cgroups under %s (euid %d)", root, os.Geteuid())
+		sharedtest.Need(t, "root to make cgroups under %s (euid %d)", root, os.Geteuid())
 	}
 	r, err := New(root)
 	if err != nil {
-		skipOrFail(t, "no cgroup hierarchy: %v", err)
+		sharedtest.Need(t, "no cgroup hierarchy: %v", err)
 	}
 	if r.Layout() == V2 || r.cpu == "" {
-		skipOrFail(t, "%s is %v without a v1 cpu hierarchy; this test drives v1's cpu.cfs_quota_us", root, r.Layout())
+		sharedtest.Need(t, "%s is %v without a v1 cpu hierarchy; this test drives v1's cpu.cfs_quota_us", root, r.Layout())
 	}
 
 	uid := randomUID(t)
@@ -59,7 +51,7 @@ func TestRealKernel(t *testing.T) {
 				t.Logf("no pod directory in %s (%v): pressure not checked", h, err)
 				continue
 			}
-			skipOrFail(t, "hierarchy %s not writable: %v", h, err)
+			sharedtest.Need(t, "hierarchy %s not writable: %v", h, err)
 		}
 		dirs = append(dirs, d)
 	}
@@ -114,7 +106,7 @@ func TestRealKernel(t *testing.T) {
 // TestRealNodePressure reads the running kernel's /proc/pressure.
 func TestRealNodePressure(t *testing.T) {
 	if _, err := os.Stat("/proc/pressure/cpu"); err != nil {
-		t.Skipf("this kernel has no PSI (%v): built without CONFIG_PSI or booted with psi=0", err)
+		sharedtest.Need(t, "a kernel with PSI (not built without CONFIG_PSI, not booted with psi=0): %v", err)
 	}
 	var np NodePressure
 	require.NoError(t, (&Reader{}).ReadNodePressure("/proc", &np))

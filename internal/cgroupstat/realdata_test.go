@@ -7,26 +7,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
-// realData is the shared directory of files copied from public sources
-// (its SOURCES.md names each one's origin, commit and licence). It lives
-// outside this repository: the opsschool files' licence is not confirmed,
-// so they are read in place rather than copied into testdata.
-const realData = "../../../shared/realdata/node/cgroup"
-
-// realDir returns a fixture directory, skipping the test where the shared
-// directory is absent — except under CI, where its absence is a failure.
+// realDir returns a fixture directory of the shared real data (read in
+// place: the opsschool files' licence is not confirmed).
 func realDir(t *testing.T, name string) string {
 	t.Helper()
-	dir := filepath.Join(realData, name)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real data %s missing under CI: %v", dir, err)
-		}
-		t.Skipf("real data %s not present (%v); it is only in the shared checkout", dir, err)
-	}
-	return dir
+	return filepath.Join(sharedtest.Path(t, "realdata/node/cgroup"), name)
 }
 
 // TestRealV2PodCPULimited: coroot's Kubernetes container at 0.1 CPU.
@@ -91,8 +80,7 @@ func TestRealSystemdQuota20pct(t *testing.T) {
 // TestRealEveryFile: every cpu.stat and pressure file of the shared
 // directory parses, so a fixture added there is read at least once.
 func TestRealEveryFile(t *testing.T) {
-	realDir(t, ".")
-	files, err := filepath.Glob(filepath.Join(realData, "*", "*"))
+	files, err := filepath.Glob(filepath.Join(realDir(t, "."), "*", "*"))
 	require.NoError(t, err)
 	n := 0
 	for _, f := range files {

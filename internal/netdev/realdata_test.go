@@ -5,22 +5,16 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
 // realNodeDir is the folder of real node fixtures beside the repository
-// (shared/realdata/node, sources in its SOURCES.md). They are read in
-// place, not copied: some have no licence. Outside CI a checkout may lack
-// them and the tests skip; under CI=true a missing folder fails.
+// (shared/realdata/node, sources in its SOURCES.md), read in place: some
+// have no licence.
 func realNodeDir(tb testing.TB) string {
 	tb.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "realdata", "node")
-	if _, err := os.Stat(filepath.Join(dir, "SOURCES.md")); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("the real node fixtures are missing under CI: %v", err)
-		}
-		tb.Skipf("no real node fixtures beside the repository (%s): %v", dir, err)
-	}
-	return dir
+	return sharedtest.Path(tb, "realdata/node")
 }
 
 // fixtureRoot makes a sysfs root whose class/infiniband is the given

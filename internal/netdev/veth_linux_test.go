@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
 // realVeth makes a network namespace and a veth pair, one end in the
@@ -16,18 +18,11 @@ import (
 // CI=true, where the machine is expected to have both.
 func realVeth(t *testing.T) (ifname, peer string) {
 	t.Helper()
-	need := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
 	if os.Geteuid() != 0 {
-		need("the real veth test needs root to create a network namespace")
+		sharedtest.Need(t, "root to create a network namespace")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		need("the real veth test needs iproute2's ip: %v", err)
+		sharedtest.Need(t, "iproute2's ip: %v", err)
 	}
 	// Names unique to this process, within IFNAMSIZ.
 	id := os.Getpid()%100000*10 + int(time.Now().UnixNano()%10)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 )
 
@@ -26,14 +27,7 @@ import (
 // a missing folder fails them.
 func realPagesDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "realdata", "exporter-pages")
-	if _, err := os.Stat(filepath.Join(dir, "SOURCES.md")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the real exporter pages are missing under CI: %v", err)
-		}
-		t.Skipf("no real exporter pages beside the repository (%s): %v", dir, err)
-	}
-	return dir
+	return sharedtest.Path(t, "realdata/exporter-pages")
 }
 
 // readablePage drops the lines a page's publisher elided ("...", "<snip>"):

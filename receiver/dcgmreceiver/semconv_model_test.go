@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
 // The OpenTelemetry semantic conventions' hardware model, as much of it as
@@ -18,14 +20,7 @@ import (
 // the test that reads it skips; under CI=true a missing folder fails it.
 func semconvModelDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "semconv", "v1.44.0", "model")
-	if _, err := os.Stat(filepath.Join(dir, "hardware", "gpu-metrics.yaml")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the semantic conventions' model is missing under CI: %v", err)
-		}
-		t.Skipf("no semantic conventions model beside the repository (%s): %v", dir, err)
-	}
-	return dir
+	return sharedtest.Path(t, "semconv/v1.44.0/model")
 }
 
 // scAttr is an attribute as a group or metric lists it: a ref (or a

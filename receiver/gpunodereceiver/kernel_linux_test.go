@@ -17,16 +17,15 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
 // needKernel skips a test that needs root and the host's cgroup and
 // network namespaces, except under CI=true, whose machine has them.
 func needKernel(t *testing.T, why string, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: %s: %v", why, err)
-	}
-	t.Skipf("%s: %v", why, err)
+	sharedtest.Need(t, "%s: %v", why, err)
 }
 
 // TestRealKernelThroughTheReceiver runs the receiver, started as a

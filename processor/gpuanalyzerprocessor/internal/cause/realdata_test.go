@@ -11,22 +11,14 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/cgroupstat"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/netdev"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
-// realNode is the shared directory of node files from public sources (its
-// SOURCES.md names each one's origin and licence), read in place.
-const realNode = "../../../../../shared/realdata/node"
-
+// realFile is a file of the shared real node data (its SOURCES.md names
+// each one's origin and licence), read in place.
 func realFile(t *testing.T, rel string) string {
 	t.Helper()
-	p := filepath.Join(realNode, rel)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real data %s missing under CI: %v", p, err)
-		}
-		t.Skipf("real data %s not present (%v); it is only in the shared checkout", p, err)
-	}
-	return p
+	return sharedtest.Path(t, "realdata/node/"+rel)
 }
 
 // podFrom turns a pod's cgroup figures, as cgroupstat reads them, into the
