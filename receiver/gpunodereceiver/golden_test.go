@@ -88,9 +88,9 @@ func TestPodMetrics(t *testing.T) {
 
 	limited := byPod[uidLimited]
 	require.InDelta(t, 0.1, limited["otelgpu.pod.cpu.limit"].Gauge().DataPoints().At(0).DoubleValue(), 1e-12)
-	require.Equal(t, int64(76), limited["otelgpu.pod.cpu.throttled_periods"].Sum().DataPoints().At(0).IntValue())
+	require.Equal(t, int64(512), limited["otelgpu.pod.cpu.throttled_periods"].Sum().DataPoints().At(0).IntValue())
 	require.True(t, limited["otelgpu.pod.cpu.throttled_periods"].Sum().IsMonotonic())
-	require.InDelta(t, 0.363166, limited["otelgpu.pod.cpu.throttled_time"].Sum().DataPoints().At(0).DoubleValue(), 1e-9)
+	require.InDelta(t, 2.048, limited["otelgpu.pod.cpu.throttled_time"].Sum().DataPoints().At(0).DoubleValue(), 1e-9)
 	require.Equal(t, 6, limited["otelgpu.pressure.stall_time"].Sum().DataPoints().Len(), "cpu, memory, io x some, full")
 
 	unlimited := byPod[uidUnlimited]
