@@ -47,9 +47,9 @@ const (
 // reports whether it was one.
 func (p *analyzerProcessor) nodeEvidence(rm pmetric.ResourceMetrics) bool {
 	attrs := rm.Resource().Attributes()
-	host := strAttr(attrs, metricnames.AttrHostName)
+	// A GPU's resource, the common case, costs two lookups here.
 	if t := strAttr(attrs, metricnames.AttrHWType); t == nodeHWTypeNetwork {
-		if host != "" {
+		if host := strAttr(attrs, metricnames.AttrHostName); host != "" {
 			p.takeNIC(host, strAttr(attrs, metricnames.AttrHWID), attrs, rm)
 		}
 		return true
@@ -57,6 +57,7 @@ func (p *analyzerProcessor) nodeEvidence(rm pmetric.ResourceMetrics) bool {
 	if _, isHW := attrs.Get(metricnames.AttrHWID); isHW {
 		return false
 	}
+	host := strAttr(attrs, metricnames.AttrHostName)
 	if host == "" || !hasMetric(rm, nodePressure, nodePodCPUTime) {
 		return false
 	}
@@ -221,8 +222,8 @@ type gpuWhere struct{ host, bus string }
 // noteGPU keeps where a GPU analysed in this batch is, and binds the GPUs
 // of per-process resources to their pods.
 func (p *analyzerProcessor) noteGPU(id string, attrs pcommon.Map) {
-	if p.where == nil {
-		return
+	if p.where == nil || p.causes.Empty() {
+		return // no evidence has arrived: a fleet without gpu_node pays nothing
 	}
 	bus := strAttr(attrs, attrNvidiaPCIBusID)
 	if bus == "" {
@@ -243,6 +244,9 @@ type explainer struct{ p *analyzerProcessor }
 
 func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
 	p := x.p
+	if p.causes.Empty() {
+		return cause.Finding{}
+	}
 	w := p.where[q.ID]
 	e := p.causes.Of(q.Time, q.ID, w.host, w.bus)
 	if !q.Straggler {
@@ -264,6 +268,9 @@ func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
 }
 
 func (x explainer) RailCollective(id string, t int64) bool {
+	if x.p.causes.Empty() {
+		return false
+	}
 	w, ok := x.p.where[id]
 	if !ok {
 		return false

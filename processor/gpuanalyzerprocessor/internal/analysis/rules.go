@@ -226,3 +226,41 @@ type Config struct {
 	// looks for no cause.
 	Causes Explainer
 }
+
+// hint picks the next step for the GPU's class from its window's means.
+func (a *Analyzer) hint(g *gpuState) Hint {
+	h, s := &a.cfg.Hints, &g.cur
+	if g.holding && g.fbHeld {
+		// Near idle with its memory allocated while its job waits: the
+		// work is on the host (a checkpoint written, data loaded).
+		return ReduceHostWork
+	}
+	switch g.class {
+	case Faulted:
+		return ReplaceOrDrain
+	case Throttled:
+		return CheckCoolingOrPower
+	case MemoryBound:
+		return ReduceMemoryTraffic
+	case CommunicationBound:
+		if g.waiting && g.group != nil && g.group.held {
+			return FixStraggler
+		}
+		return OverlapCommunication
+	case LaunchBound:
+		return UseCUDAGraphs
+	case InputBound:
+		if s.n[wPCIeRx] > 0 && s.mean[wPCIeRx] < h.DataLoadingPCIeRx {
+			return FixHostPreprocessing
+		}
+		return FixDataLoading
+	case ComputeBound:
+		if s.n[wOccupancy] > 0 && s.mean[wSM] >= h.BatchSizeSMActive && s.mean[wOccupancy] < h.BatchSizeOccupancy {
+			return IncreaseBatchSize
+		}
+		if s.n[wTensor] > 0 && s.mean[wTensor] < h.MixedPrecisionTensor {
+			return EnableMixedPrecision
+		}
+	}
+	return NoHint
+}

@@ -39,6 +39,10 @@ func NewStore(window, maxAge time.Duration) *Store {
 
 func key(host, id string) string { return host + "\x00" + id }
 
+// Empty says no evidence is held: the analyzer then asks nothing of the
+// store, so that a fleet without the gpu_node receiver pays nothing.
+func (s *Store) Empty() bool { return len(s.pods) == 0 && len(s.nodes) == 0 && len(s.nics) == 0 }
+
 // AddPod records a pod's cgroup figures at t (ns).
 func (s *Store) AddPod(host, uid string, t int64, c PodCounters) {
 	k := key(host, uid)
