@@ -63,10 +63,6 @@ type Finding struct {
 	// Why is the evidence in a person's words, e.g. "throttled in 38 % of
 	// periods at a 4-CPU limit"; empty for None.
 	Why string
-	// Subject is what the evidence is about: a NIC ("mlx5_3"), "pod" or
-	// "node"; a low-cardinality label for the metric, where Why is for
-	// the log.
-	Subject string
 }
 
 // Wait is the kind of verdict a cause is looked for.

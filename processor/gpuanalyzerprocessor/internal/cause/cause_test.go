@@ -141,7 +141,7 @@ func TestNetworkCauses(t *testing.T) {
 	e := s.Of(60*sec, "GPU-1", "n1", "0000:18:00.0")
 	assert.Equal(t, NoneFound, Explain(NetworkWait, &e, &th).Kind)
 	// ...but a saturated NIC does explain a data loader's wait.
-	assert.Equal(t, Finding{Kind: NetworkSaturated, Subject: "eth0", Why: "eth0 at 95 % of 100 Gb/s"}, Explain(InputWait, &e, &th))
+	assert.Equal(t, Finding{Kind: NetworkSaturated, Why: "eth0 at 95 % of 100 Gb/s"}, Explain(InputWait, &e, &th))
 	// Without a rail, the node's NICs are the evidence.
 	e = s.Of(60*sec, "GPU-1", "n1", "")
 	assert.Equal(t, NetworkSaturated, Explain(NetworkWait, &e, &th).Kind)
@@ -156,7 +156,7 @@ func TestShapedByTheCloud(t *testing.T) {
 	}
 	e := s.Of(60*sec, "GPU-1", "n1", "")
 	f := Explain(InputWait, &e, &th)
-	assert.Equal(t, Finding{Kind: NetworkSaturated, Subject: "ens34", Why: "ens34: the instance's allowances exceeded 900 times/min, most bw_in"}, f)
+	assert.Equal(t, Finding{Kind: NetworkSaturated, Why: "ens34: the instance's allowances exceeded 900 times/min, most bw_in"}, f)
 }
 
 func TestThrottleCauses(t *testing.T) {
@@ -261,5 +261,5 @@ func TestOneNICReading(t *testing.T) {
 	assert.Equal(t, None, Explain(InputWait, &e, &th).Kind, "no none_found from a first reading")
 	s.AddNIC("n1", "eth1", 0, NICCounters{HasUp: true}, nil)
 	e = s.Of(0, "GPU-1", "n1", "")
-	assert.Equal(t, Finding{Kind: FabricErrors, Subject: "eth1", Why: "eth1 is down"}, Explain(NetworkWait, &e, &th))
+	assert.Equal(t, Finding{Kind: FabricErrors, Why: "eth1 is down"}, Explain(NetworkWait, &e, &th))
 }

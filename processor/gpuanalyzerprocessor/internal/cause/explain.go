@@ -49,9 +49,9 @@ func DefaultThresholds() Thresholds {
 func Explain(w Wait, e *Evidence, th *Thresholds) Finding {
 	switch w {
 	case ThermalWait:
-		return Finding{Kind: Thermal, Why: "the GPU's temperature holds its clocks back", Subject: "gpu"}
+		return Finding{Kind: Thermal, Why: "the GPU's temperature holds its clocks back"}
 	case PowerWait:
-		return Finding{Kind: PowerCap, Why: "the GPU runs at its power limit", Subject: "gpu"}
+		return Finding{Kind: PowerCap, Why: "the GPU runs at its power limit"}
 	case NoWait, ThrottleWait:
 		return Finding{}
 	}
@@ -78,14 +78,14 @@ func input(e *Evidence, th *Thresholds) Finding {
 	if f, ok := shaped(nics); ok {
 		return f
 	}
-	return Finding{Kind: NoneFound, Why: "no CPU limit reached, no pressure, no NIC near its rate: the data pipeline itself is slow", Subject: "node"}
+	return Finding{Kind: NoneFound, Why: "no CPU limit reached, no pressure, no NIC near its rate: the data pipeline itself is slow"}
 }
 
 // host is a cause on the host: CPU limit, CPU, memory or I/O pressure.
 func host(e *Evidence, th *Thresholds) (Finding, bool) {
 	p := &e.Pod
 	if e.HasPod && p.HasThrottle && p.ThrottledFrac >= th.Throttled {
-		return Finding{Kind: CPUThrottled, Subject: "pod",
+		return Finding{Kind: CPUThrottled,
 			Why: fmt.Sprintf("throttled in %s of periods at a %s-CPU limit", pct(p.ThrottledFrac), num(p.LimitCPUs))}, true
 	}
 	for _, r := range []struct {
@@ -102,10 +102,10 @@ func host(e *Evidence, th *Thresholds) (Finding, bool) {
 			if r.res == Memory && p.MemoryLimit > 0 {
 				why += fmt.Sprintf(" (%s of its %s limit)", gib(p.MemoryBytes), gib(p.MemoryLimit))
 			}
-			return Finding{Kind: r.kind, Why: why, Subject: "pod"}, true
+			return Finding{Kind: r.kind, Why: why}, true
 		}
 		if e.HasNode && e.Node.Has[r.res] && e.Node.Some[r.res] >= r.th {
-			return Finding{Kind: r.kind, Subject: "node",
+			return Finding{Kind: r.kind,
 				Why: fmt.Sprintf("the node's tasks %s %s of the time", r.what, pct(e.Node.Some[r.res]))}, true
 		}
 	}
@@ -133,7 +133,7 @@ func network(e *Evidence, th *Thresholds) Finding {
 		if r.HasUtil {
 			why = fmt.Sprintf("%s at %s of %s", r.Name, pct(r.Util), gbits(r.RateBytes))
 		}
-		return Finding{Kind: NoneFound, Subject: r.Name, Why: why + ": the collective waits on a slower peer"}
+		return Finding{Kind: NoneFound, Why: why + ": the collective waits on a slower peer"}
 	}
 	return Finding{}
 }
@@ -142,7 +142,7 @@ func network(e *Evidence, th *Thresholds) Finding {
 func fabric(nics []NICRates, th *Thresholds) (Finding, bool) {
 	for _, r := range nics {
 		if r.HasUp && !r.Up {
-			return Finding{Kind: FabricErrors, Subject: r.Name, Why: r.Name + " is down"}, true
+			return Finding{Kind: FabricErrors, Why: r.Name + " is down"}, true
 		}
 	}
 	var worst *NICRates
@@ -154,7 +154,7 @@ func fabric(nics []NICRates, th *Thresholds) (Finding, bool) {
 	if worst == nil {
 		return Finding{}, false
 	}
-	return Finding{Kind: FabricErrors, Subject: worst.Name,
+	return Finding{Kind: FabricErrors,
 		Why: fmt.Sprintf("%s +%s/min on %s", errorName(worst.WorstError), count(worst.WorstPerMin), worst.Name)}, true
 }
 
@@ -164,7 +164,7 @@ func saturated(nics []NICRates, th *Thresholds) (Finding, bool) {
 	if !r.HasUtil || r.Util < th.Saturated {
 		return Finding{}, false
 	}
-	return Finding{Kind: NetworkSaturated, Subject: r.Name, Why: fmt.Sprintf("%s at %s of %s", r.Name, pct(r.Util), gbits(r.RateBytes))}, true
+	return Finding{Kind: NetworkSaturated, Why: fmt.Sprintf("%s at %s of %s", r.Name, pct(r.Util), gbits(r.RateBytes))}, true
 }
 
 // shaped is a cloud allowance exceeded: the instance's traffic is shaped
@@ -172,7 +172,7 @@ func saturated(nics []NICRates, th *Thresholds) (Finding, bool) {
 func shaped(nics []NICRates) (Finding, bool) {
 	for _, r := range nics {
 		if r.AllowancePerMin > 0 {
-			return Finding{Kind: NetworkSaturated, Subject: r.Name,
+			return Finding{Kind: NetworkSaturated,
 				Why: fmt.Sprintf("%s: the instance's allowances exceeded %s times/min, most %s", r.Name, count(r.AllowancePerMin), r.WorstAllowance)}, true
 		}
 	}

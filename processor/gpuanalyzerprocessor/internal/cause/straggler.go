@@ -22,7 +22,7 @@ func Straggler(self *Evidence, host string, peers []Evidence, th *Thresholds) Fi
 	}
 	if p := &self.Pod; self.HasPod && p.HasThrottle && p.ThrottledFrac >= th.Throttled &&
 		median(peers, throttled) < th.Throttled/2 {
-		return Finding{Kind: CPUThrottled, Subject: "pod",
+		return Finding{Kind: CPUThrottled,
 			Why: fmt.Sprintf("throttled in %s of periods at a %s-CPU limit; the job's other pods %s", pct(p.ThrottledFrac), num(p.LimitCPUs), pct(median(peers, throttled)))}
 	}
 	for _, r := range []struct {
@@ -33,14 +33,14 @@ func Straggler(self *Evidence, host string, peers []Evidence, th *Thresholds) Fi
 	}{{CPU, CPUContention, th.CPUPressure, "CPU"}, {Memory, MemoryPressure, th.MemoryPressure, "memory"}, {IO, IOWait, th.IOPressure, "I/O"}} {
 		own := stall(self, r.res)
 		if own >= r.th && median(peers, func(e *Evidence) float64 { return stall(e, r.res) }) < r.th/2 {
-			return Finding{Kind: r.kind, Subject: "node",
+			return Finding{Kind: r.kind,
 				Why: fmt.Sprintf("%s pressure %s on %s, under %s on the job's other nodes", r.what, pct(own), host, pct(r.th/2))}
 		}
 	}
 	if f, ok := saturated(self.Rail, th); ok && median(peers, railUtil) < th.Saturated {
 		return f
 	}
-	return Finding{Kind: NoneFound, Subject: "node",
+	return Finding{Kind: NoneFound,
 		Why: fmt.Sprintf("nothing on %s differs from the job's other nodes: likely workload imbalance", host)}
 }
 
