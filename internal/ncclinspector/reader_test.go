@@ -114,3 +114,19 @@ func TestReaderBadPattern(t *testing.T) {
 }
 
 func sprintf(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// TestReaderExpires: a rank whose file the plugin left behind when its job
+// ended keeps its figures for maxAge after its last dump, then has none.
+func TestReaderExpires(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Second)
+	writeFile(t, filepath.Join(dir, "nccl_inspector_metrics_GPU-1.prom"),
+		promLine(metricBusBW, "4-5GB", 400)+promLine(metricExecTime, "4-5GB", 9000), t0)
+	r := NewReader([]string{filepath.Join(dir, "*.prom")}, 5*time.Minute)
+	r.now = func() time.Time { return t0.Add(4 * time.Minute) }
+	require.NoError(t, r.Read())
+	require.Len(t, r.Latest(), 1, "4 minutes after the dump")
+	r.now = func() time.Time { return t0.Add(6 * time.Minute) }
+	require.NoError(t, r.Read())
+	assert.Empty(t, r.Latest(), "6 minutes after the dump")
+}
