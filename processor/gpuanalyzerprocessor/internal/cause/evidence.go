@@ -23,6 +23,13 @@ type Store struct {
 type nicState struct {
 	name string
 	h    history[NICCounters]
+	// The rates last worked out, at time at: every GPU of a host reads
+	// its NICs at the same verdict time, so a host's eight GPUs cost one
+	// pass over each NIC's counters, not eight. memo says they are valid.
+	at    int64
+	rates NICRates
+	ok    bool
+	memo  bool
 }
 
 // maxEntries bounds each map: a gateway that receives a whole fleet's
@@ -89,6 +96,7 @@ func (s *Store) AddNIC(host, name string, t int64, c NICCounters, railGPUs []str
 		sort.Strings(s.byHost[host])
 	}
 	st.h.add(t, c, s.window, nicReset)
+	st.memo = false
 	for _, bus := range railGPUs {
 		rk := key(host, NormBusID(bus))
 		if !contains(s.rails[rk], k) && len(s.rails) < maxEntries {
@@ -196,6 +204,15 @@ func (s *Store) podRates(now int64, h *history[PodCounters]) (PodRates, bool) {
 }
 
 func (s *Store) nicRates(now int64, st *nicState) (NICRates, bool) {
+	if st.memo && st.at == now {
+		return st.rates, st.ok
+	}
+	r, ok := s.workOutNICRates(now, st)
+	st.at, st.rates, st.ok, st.memo = now, r, ok, true
+	return r, ok
+}
+
+func (s *Store) workOutNICRates(now int64, st *nicState) (NICRates, bool) {
 	r := NICRates{Name: st.name}
 	last, ok := st.h.latest(now, s.maxAge)
 	if !ok {
