@@ -21,15 +21,15 @@ import (
 // shared folder, found from the module's root, which it finds from the
 // test's working directory (its package's). It skips the test when rel is
 // absent, or fails it under CI=true.
-func Path(t testing.TB, rel string) string {
-	t.Helper()
+func Path(tb testing.TB, rel string) string {
+	tb.Helper()
 	root, err := moduleRoot()
 	if err != nil {
-		Need(t, "the module root (go.mod) above the test's directory: %v", err)
+		Need(tb, "the module root (go.mod) above the test's directory: %v", err)
 	}
 	p := filepath.Join(root, "..", "shared", filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
-		Need(t, "%s beside the repository (only in the shared checkout): %v", p, err)
+		Need(tb, "%s beside the repository (only in the shared checkout): %v", p, err)
 	}
 	return p
 }
@@ -37,12 +37,12 @@ func Path(t testing.TB, rel string) string {
 // Need skips a test for what this machine or checkout lacks, saying what;
 // under CI=true, where the machine is set up to have it, it fails the test
 // instead.
-func Need(t testing.TB, format string, args ...any) {
-	t.Helper()
+func Need(tb testing.TB, format string, args ...any) {
+	tb.Helper()
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: needs "+format, args...)
+		tb.Fatalf("CI=true: needs "+format, args...)
 	}
-	t.Skipf("needs "+format, args...)
+	tb.Skipf("needs "+format, args...)
 }
 
 func moduleRoot() (string, error) {
