@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/cgroup"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sysfile"
 )
 
 // Layout is how the cgroup hierarchies are mounted.
@@ -74,7 +75,7 @@ type Reader struct {
 	// the controller is not mounted).
 	unified, cpu, cpuacct, memory string
 
-	buf   []byte
+	files sysfile.Files  // the pods' files, kept open between scrapes
 	index map[string]int // pod UID -> index in the slice Pods builds
 }
 

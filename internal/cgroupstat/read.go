@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sysfile"
 )
 
 // Stats are one pod's figures. Each group has its Has… flags: a figure whose
@@ -255,37 +255,32 @@ func (r *Reader) ReadNodePressure(procRoot string, np *NodePressure) error {
 	return errors.Join(errs...)
 }
 
-// maxFile bounds a file read: every file read here is one or a few lines.
-const maxFile = 4096
-
-// readFile reads name into the Reader's buffer, valid until the next call.
-// ok is false when the file is absent or its cgroup is being removed
-// (ENODEV on a file opened just before its directory went), neither of
-// which is an error.
+// readFile reads name, keeping it open for the next scrape (sysfile.Files:
+// a pod's files are read every scrape while it lives); the data is valid
+// until the next call. ok is false when the file is absent or its cgroup is
+// being removed (ENODEV on a file opened just before its directory went),
+// neither of which is an error.
 func (r *Reader) readFile(name string) (data []byte, ok bool, err error) {
-	f, err := os.Open(name)
-	if err != nil {
-		if absent(err) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	defer f.Close()
-	if r.buf == nil {
-		r.buf = make([]byte, maxFile)
-	}
-	n, err := io.ReadFull(f, r.buf)
+	data, err = r.files.Read(name)
 	switch {
 	case err == nil:
-		return nil, false, fmt.Errorf("%s: longer than %d bytes", name, maxFile)
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return r.buf[:n], true, nil
+		return data, true, nil
 	case absent(err):
 		return nil, false, nil
+	case errors.Is(err, sysfile.ErrTooLong):
+		return nil, false, fmt.Errorf("%s: longer than %d bytes", name, sysfile.BufSize)
 	default:
 		return nil, false, err
 	}
 }
+
+// EndRound closes the files of pods not read since the last EndRound: a
+// scraper calls it after each scrape, so that a deleted pod's files do not
+// stay open.
+func (r *Reader) EndRound() { r.files.EndRound() }
+
+// Close closes the files kept open; the Reader can still be used.
+func (r *Reader) Close() { r.files.Close() }
 
 func absent(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENODEV)

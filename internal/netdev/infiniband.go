@@ -82,7 +82,7 @@ func (s *Scanner) readRDMA(ports []Port, dir, name string) ([]Port, error) {
 	if strings.HasPrefix(name, "efa") || st.driver == "efa" {
 		kind = KindEFA
 	}
-	portNames, err := listDir(filepath.Join(dir, "ports"))
+	portNames, err := st.list(filepath.Join(dir, "ports"), nil, false)
 	if err != nil {
 		return ports, fmt.Errorf("rdma device %s: %w", name, err)
 	}
@@ -95,19 +95,19 @@ func (s *Scanner) readRDMA(ports []Port, dir, name string) ([]Port, error) {
 		p := Port{ID: name + ":" + pn, Device: name, Port: num, Kind: kind}
 		st.apply(&p)
 		pdir := filepath.Join(dir, "ports", pn)
-		n := s.readRDMACounters(&p, pdir, "counters")
-		n += s.readRDMACounters(&p, pdir, "hw_counters")
+		n := s.readRDMACounters(&p, st, pdir, "counters")
+		n += s.readRDMACounters(&p, st, pdir, "hw_counters")
 		// An EFA device on older kernels keeps its counters at device
 		// level only, with one port.
 		if kind == KindEFA && len(portNames) == 1 {
-			n += s.readRDMACounters(&p, dir, "hw_counters")
+			n += s.readRDMACounters(&p, st, dir, "hw_counters")
 		}
 		ok := s.readRDMAPortState(&p, pdir)
 		if n == 0 && !ok {
 			errs = append(errs, pn)
 			continue
 		}
-		p.Netdev = s.rdmaNetdev(dir, pdir, num)
+		p.Netdev = s.rdmaNetdevOf(st, dir, pdir, num)
 		ports = append(ports, p)
 	}
 	if errs != nil {
@@ -158,11 +158,18 @@ func (s *Scanner) readOr(parts ...string) []byte {
 	return b
 }
 
-// readRDMACounters reads every file of dir/sub into p; it returns how
-// many it read.
-func (s *Scanner) readRDMACounters(p *Port, dir, sub string) int {
+// readRDMACounters reads every file of dir/sub into p (with KnownOnly,
+// every file it classifies); it returns how many it read.
+func (s *Scanner) readRDMACounters(p *Port, st *staticInfo, dir, sub string) int {
 	cdir := filepath.Join(dir, sub)
-	names, err := listDir(cdir)
+	var only map[string]known
+	if s.opts.KnownOnly {
+		only = rdmaKnown
+		if p.Kind == KindEFA {
+			only = efaKnown
+		}
+	}
+	names, err := st.list(cdir, only, true)
 	if err != nil {
 		return 0
 	}
@@ -235,6 +242,19 @@ func (p *Port) addRDMA(name string, v uint64) {
 	default:
 		p.Other = append(p.Other, Counter{Name: name, Class: k.class, Direction: k.dir, Value: v})
 	}
+}
+
+// rdmaNetdevOf is rdmaNetdev, kept with the device's static attributes.
+func (s *Scanner) rdmaNetdevOf(st *staticInfo, dir, pdir string, port int) string {
+	if n, ok := st.netdevs[pdir]; ok {
+		return n
+	}
+	n := s.rdmaNetdev(dir, pdir, port)
+	if st.netdevs == nil {
+		st.netdevs = map[string]string{}
+	}
+	st.netdevs[pdir] = n
+	return n
 }
 
 // rdmaNetdev names the netdev an RDMA port carries traffic for: the one

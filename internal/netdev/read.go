@@ -2,19 +2,19 @@ package netdev
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sysfile"
 )
 
-// reader reads small sysfs files into one reused buffer. A sysfs attribute
-// is at most a page, and the ones read here are a line, so one read of a
-// 4 KiB buffer takes the whole value; the path is built in a reused buffer
-// too, so reading a counter allocates nothing.
+// reader reads small sysfs files, keeping them open between scans
+// (sysfile.Files: a counter read again is one pread, not an open, a read
+// and a close). A sysfs attribute is at most a page, and the ones read here
+// are a line; the path is built in a reused buffer, so reading a counter
+// kept open allocates nothing.
 type reader struct {
-	buf  [4096]byte
-	path []byte
+	files sysfile.Files
+	path  []byte
 }
 
 // read returns the content of the file whose path is the parts joined with
@@ -29,32 +29,11 @@ func (r *reader) read(parts ...string) ([]byte, error) {
 		}
 		r.path = append(r.path, p...)
 	}
-	if bytes.IndexByte(r.path, 0) >= 0 {
-		return nil, unix.EINVAL
-	}
-	r.path = append(r.path, 0)
-	fd, err := openPath(r.path)
+	b, err := r.files.ReadPath(r.path)
 	if err != nil {
 		return nil, err
 	}
-	n, err := readRetry(fd, r.buf[:])
-	_ = unix.Close(fd)
-	if err != nil {
-		return nil, err
-	}
-	if n < 0 {
-		n = 0
-	}
-	return bytes.TrimSpace(r.buf[:n]), nil
-}
-
-func readRetry(fd int, b []byte) (int, error) {
-	for {
-		n, err := unix.Read(fd, b)
-		if !errors.Is(err, unix.EINTR) {
-			return n, err
-		}
-	}
+	return bytes.TrimSpace(b), nil
 }
 
 // uint reads a file holding one unsigned decimal number.

@@ -250,3 +250,43 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+// TestRealGpudH100KnownOnly: reading only the classified counters gives
+// the same ports, bytes, errors, waits and retransmits as reading them all,
+// leaves no unclassified counter in Other, and keeps fewer files open from
+// scan to scan (each one a read the agent makes every scrape).
+func TestRealGpudH100KnownOnly(t *testing.T) {
+	root := fixtureRoot(t, filepath.Join(realNodeDir(t), "ib_sysfs", "gpud_h100_sys_class_infiniband"))
+	all := NewScanner(root, Options{NoNetdev: true})
+	known := NewScanner(root, Options{NoNetdev: true, KnownOnly: true})
+	defer all.Close()
+	defer known.Close()
+	for range 2 { // the second scan reads through the cached listings and open files
+		pa, errA := all.Scan()
+		pk, errK := known.Scan()
+		if errA != nil || errK != nil || len(pa) != 9 || len(pk) != len(pa) {
+			t.Fatalf("%d ports (%v), known only %d (%v)", len(pa), errA, len(pk), errK)
+		}
+		for i := range pa {
+			a, k := pa[i], pk[i]
+			if a.ID != k.ID || a.RxBytes != k.RxBytes || a.TxBytes != k.TxBytes || a.XmitWait != k.XmitWait ||
+				a.Retransmits != k.Retransmits || a.CNPs != k.CNPs || a.Up != k.Up || a.RateBytesPerSec != k.RateBytesPerSec ||
+				!slices.Equal(a.Errors, k.Errors) {
+				t.Errorf("%s differs:\n all   %+v\n known %+v", a.ID, a, k)
+			}
+			for _, c := range k.Other {
+				if c.Class == ClassOther {
+					t.Errorf("%s: unclassified %s read with KnownOnly", k.ID, c.Name)
+				}
+			}
+			if _, ok := otherValue(&a, "rx_dct_connect"); !ok {
+				t.Errorf("%s: the full scan lost rx_dct_connect", a.ID)
+			}
+		}
+	}
+	na, nk := all.r.files.Open(), known.r.files.Open()
+	t.Logf("files kept open: %d reading every counter, %d reading the classified ones", na, nk)
+	if nk >= na || nk < 9*20 {
+		t.Errorf("files kept open: %d known only against %d", nk, na)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestScanNetdevs(t *testing.T) {
@@ -209,5 +210,33 @@ func TestScannerCache(t *testing.T) {
 	}
 	if _, err := s.Scan(); err != nil || len(s.static) != 0 {
 		t.Errorf("cache %v, %v", s.static, err)
+	}
+}
+
+// TestScannerStaticMaxAge: a device's static attributes and listings are
+// read again after staticMaxAge even with the same device link (a RoCE
+// port's netdev follows bonds and addresses made after the driver bound),
+// and not before.
+func TestScannerStaticMaxAge(t *testing.T) {
+	f := newFakeSys(t)
+	f.pciDevice("pci0000:17/0000:17:00.0/0000:18:00.0", "0")
+	f.netdev("eth0", "pci0000:17/0000:17:00.0/0000:18:00.0", 1, 1)
+	s := NewScanner(f.root, Options{})
+	now := time.Unix(1767225600, 0)
+	s.now = func() time.Time { return now }
+	if ports, _ := s.Scan(); len(ports) != 1 || ports[0].NUMA != 0 {
+		t.Fatal(ports)
+	}
+	numa := filepath.Join(f.root, "devices/pci0000:17/0000:17:00.0/0000:18:00.0/numa_node")
+	if err := os.WriteFile(numa, []byte("1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(staticMaxAge - time.Second)
+	if ports, _ := s.Scan(); ports[0].NUMA != 0 {
+		t.Errorf("static attributes read again before staticMaxAge: NUMA %d", ports[0].NUMA)
+	}
+	now = now.Add(time.Second)
+	if ports, _ := s.Scan(); ports[0].NUMA != 1 {
+		t.Errorf("static attributes not read again after staticMaxAge: NUMA %d", ports[0].NUMA)
 	}
 }

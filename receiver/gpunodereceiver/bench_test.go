@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/fakenode"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/gpunodereceiver/internal/metadata"
 )
 
@@ -23,7 +23,7 @@ import (
 func BenchmarkScrape(b *testing.B) {
 	const gpus = 8
 	root := b.TempDir()
-	ib := filepath.Join("..", "..", "..", "shared", "realdata", "node", "ib_sysfs", "gpud_h100_sys_class_infiniband")
+	ib := filepath.Join("..", "..", "..", "shared", "realdata", filepath.FromSlash(fakenode.H100InfiniBand))
 	if _, err := os.Stat(ib); err != nil {
 		b.Skipf("the H100 node's InfiniBand sysfs is read from ../shared/realdata: %v", err)
 	}
@@ -32,28 +32,7 @@ func BenchmarkScrape(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	must(os.MkdirAll(filepath.Join(root, "sys", "class"), 0o750))
-	must(exec.Command("cp", "-r", ib, filepath.Join(root, "sys", "class", "infiniband")).Run())
-	must(os.MkdirAll(filepath.Join(root, "sys", "class", "net"), 0o750))
-	cg := filepath.Join(root, "sys", "fs", "cgroup")
-	must(os.MkdirAll(cg, 0o750))
-	must(os.WriteFile(filepath.Join(cg, "cgroup.controllers"), []byte("cpu io memory pids\n"), 0o600))
-	for i := range gpus {
-		uid := fmt.Sprintf("0f3b2c1a-6d4e-4f5a-9b8c-7d6e5f4a3b%02d", i)
-		d := filepath.Join(cg, "kubepods.slice", "kubepods-burstable.slice", "kubepods-burstable-pod"+uidUnderscores(uid)+".slice")
-		must(os.MkdirAll(d, 0o750))
-		for name, v := range map[string]string{
-			"cpu.max":         "400000 100000\n",
-			"cpu.stat":        "usage_usec 9123456789\nuser_usec 8000000000\nsystem_usec 1123456789\nnr_periods 809036\nnr_throttled 76213\nthrottled_usec 363166000\n",
-			"memory.current":  "31457280000\n",
-			"memory.max":      "34359738368\n",
-			"cpu.pressure":    "some avg10=1.00 avg60=2.00 avg300=3.00 total=465907442\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=463529433\n",
-			"memory.pressure": "some avg10=0.00 avg60=0.00 avg300=0.00 total=6912345\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=6812345\n",
-			"io.pressure":     "some avg10=0.00 avg60=0.00 avg300=0.00 total=17712345\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=17612345\n",
-		} {
-			must(os.WriteFile(filepath.Join(d, name), []byte(v), 0o600))
-		}
-	}
+	must(fakenode.Write(root, ib, gpus))
 	for _, tc := range []struct {
 		name         string
 		cgroup, netw bool
@@ -79,14 +58,4 @@ func BenchmarkScrape(b *testing.B) {
 			b.ReportMetric(float64(points), "datapoints/scrape")
 		})
 	}
-}
-
-func uidUnderscores(uid string) string {
-	out := []byte(uid)
-	for i, c := range out {
-		if c == '-' {
-			out[i] = '_'
-		}
-	}
-	return string(out)
 }

@@ -74,8 +74,15 @@ func (c *cgroupSource) scrape(now pcommon.Timestamp, mb *metadata.MetricsBuilder
 		rb.SetK8sPodUID(p.UID)
 		mb.EmitForResource(metadata.WithResource(rb.Emit()))
 	}
+	c.reader.EndRound()
 	c.once.endRound()
 	return nil
+}
+
+func (c *cgroupSource) close() {
+	if c.reader != nil {
+		c.reader.Close()
+	}
 }
 
 // recordPod records one pod's figures, each only where it was reported.
@@ -140,8 +147,12 @@ func newPressureSource(env sourceEnv) (source, error) {
 	return &pressureSource{proc: hostPath(env.cfg, "/proc"), host: env.host, logger: env.logger}, nil
 }
 
+func (p *pressureSource) close() { p.reader.Close() }
+
 func (p *pressureSource) scrape(now pcommon.Timestamp, mb *metadata.MetricsBuilder) error {
-	if err := p.reader.ReadNodePressure(p.proc, &p.np); err != nil {
+	err := p.reader.ReadNodePressure(p.proc, &p.np)
+	p.reader.EndRound()
+	if err != nil {
 		return fmt.Errorf("node pressure: %w", err)
 	}
 	if p.np == (cgroupstat.NodePressure{}) {

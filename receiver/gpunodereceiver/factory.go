@@ -54,7 +54,7 @@ func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg compone
 	if err != nil {
 		return nil, err
 	}
-	sc, err := scraper.NewMetrics(s.scrape)
+	sc, err := scraper.NewMetrics(s.scrape, scraper.WithShutdown(s.shutdown))
 	if err != nil {
 		return nil, err
 	}

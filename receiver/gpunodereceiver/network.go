@@ -41,7 +41,9 @@ func newNetworkSource(env sourceEnv) (source, error) {
 	if !nc.Enabled {
 		return nil, nil //nolint:nilnil // disabled: no source, no error
 	}
-	opts := netdev.Options{PhysicalOnly: !nc.IncludeVirtual, Netdev: func(name string) bool { return name != "lo" }}
+	// KnownOnly: the counters netdev does not classify are not emitted,
+	// so they are not read either.
+	opts := netdev.Options{PhysicalOnly: !nc.IncludeVirtual, KnownOnly: true, Netdev: func(name string) bool { return name != "lo" }}
 	s := &networkSource{sysRoot: hostPath(env.cfg, "/sys"), host: env.host, logger: env.logger, once: newOnceLog(env.logger)}
 	s.scanner = netdev.NewScanner(s.sysRoot, opts)
 	if nc.Ethtool {
@@ -81,6 +83,8 @@ func (s *networkSource) scrape(now pcommon.Timestamp, mb *metadata.MetricsBuilde
 	s.once.endRound()
 	return nil
 }
+
+func (s *networkSource) close() { s.scanner.Close() }
 
 // emitPort records one port and emits its resource, with the GPUs of its
 // rail where it has any.

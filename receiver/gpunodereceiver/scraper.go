@@ -91,6 +91,20 @@ func (s *nodeScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	return md, nil
 }
 
+// closer is a source that keeps files open between scrapes.
+type closer interface{ close() }
+
+// shutdown closes what the sources keep open; the controller calls it once
+// no scrape runs any more.
+func (s *nodeScraper) shutdown(context.Context) error {
+	for _, src := range s.sources {
+		if c, ok := src.(closer); ok {
+			c.close()
+		}
+	}
+	return nil
+}
+
 // hostPath is a host file's path as the receiver sees it, under root_path.
 func hostPath(cfg *Config, path string) string { return filepath.Join(cfg.RootPath, path) }
 

@@ -1,4 +1,4 @@
-package netdev
+package sysfile
 
 import (
 	"errors"
@@ -7,10 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openPath opens a NUL-terminated path read-only. It calls openat itself
+// openat opens a NUL-terminated path read-only. It calls openat itself
 // because unix.Open copies its string argument into a new C string on
 // every call, the one allocation left in reading a counter.
-func openPath(path []byte) (int, error) {
+func openat(path []byte) (int, error) {
 	cwd := unix.AT_FDCWD // a variable: the constant is negative
 	for {
 		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(cwd),

@@ -1,10 +1,10 @@
 //go:build !linux
 
-package netdev
+package sysfile
 
 import "golang.org/x/sys/unix"
 
-// openPath opens a NUL-terminated path read-only.
-func openPath(path []byte) (int, error) {
+// openat opens a NUL-terminated path read-only.
+func openat(path []byte) (int, error) {
 	return unix.Open(string(path[:len(path)-1]), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 }
