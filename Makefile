@@ -58,7 +58,7 @@ $(AGENT_BIN): $(BUILDER) $(GO_SOURCES) builder-config-agent.yaml
 	@# A copy, as an image or package installs it: run straight from the
 	@# linker's output file, the same bytes kept ~8 MB more of the binary's
 	@# pages resident (Linux 6.18, ext4), which would skew its measured RSS.
-	install -m 0755 _build-agent/otelcol-gpu-agent $(AGENT_BIN)
+	install -D -m 0755 _build-agent/otelcol-gpu-agent $(AGENT_BIN)
 	@echo "built $(AGENT_BIN)"
 
 # gpurecord, its own small binary: records this machine's GPUs as a trace

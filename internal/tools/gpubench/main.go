@@ -3,7 +3,8 @@
 // prometheus receiver, the analyzer against a pass-through, how cost grows
 // with the fleet, alert latency, and the DCGM backend (full distribution
 // and lean agent) against NVIDIA's dcgm-exporter on the same stand-in DCGM
-// library. `make bench` runs it.
+// library, and the lean agent's CPU with the gpu_node receiver's node
+// evidence on and off. `make bench` runs it.
 //
 // Every figure is a median of several runs; the paths that are compared are
 // run interleaved, in the same session. CPU comes from the threads' run
@@ -40,7 +41,7 @@ var (
 	agentBin      = flag.String("agent", "bin/otelcol-gpu-agent", "the lean agent binary (make build-agent); measured in the DCGM section when present")
 	dcgmExporter  = flag.String("dcgm-exporter", os.Getenv("DCGM_EXPORTER_BIN"), "NVIDIA's dcgm-exporter binary, built from source (default $DCGM_EXPORTER_BIN); without it the DCGM section says how to build it")
 	dcgmWindow    = flag.Duration("dcgm-window", 8*time.Second, "measurement window per run in the DCGM section (its four paths keep make bench under 20 minutes)")
-	only          = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm, analyzer, gateway or vendors")
+	only          = flag.String("only", "", "run one section alone and write only it (to stdout unless -o is given): dcgm, analyzer, gateway, vendors or node")
 	gatewayWindow = flag.Duration("gateway-window", 30*time.Second, "measurement window per run in the gateway section (three 10 s scrapes)")
 )
 
@@ -73,7 +74,7 @@ func run() error {
 	var r report
 	switch *only {
 	case "":
-	case "dcgm", "analyzer", "gateway", "vendors":
+	case "dcgm", "analyzer", "gateway", "vendors", "node":
 		text := r.dcgmOnly
 		switch *only {
 		case "dcgm":
@@ -87,6 +88,9 @@ func run() error {
 		case "vendors":
 			r.vendors = measureVendors()
 			text = r.vendorsOnly
+		case "node":
+			r.node = measureNode(sink, work)
+			text = r.nodeOnly
 		}
 		r.took = time.Since(began)
 		// One section is not BENCHMARKS.md: without -o it goes to stdout.
@@ -102,7 +106,7 @@ func run() error {
 		log.Printf("wrote %s in %v", *out, r.took.Round(time.Second))
 		return nil
 	default:
-		return fmt.Errorf("-only %q: the sections that run alone are: dcgm, analyzer, gateway, vendors", *only)
+		return fmt.Errorf("-only %q: the sections that run alone are: dcgm, analyzer, gateway, vendors, node", *only)
 	}
 	r.ingestion = measureIngestion(sink, work)
 	r.dcgm = measureDCGM(sink, work)
@@ -111,6 +115,7 @@ func run() error {
 	r.latency = measureLatency(sink, work)
 	r.gateway = measureGateway(sink, work)
 	r.vendors = measureVendors()
+	r.node = measureNode(sink, work)
 	r.took = time.Since(began)
 	if err := os.WriteFile(*out, []byte(r.markdown()), 0o644); err != nil {
 		return err

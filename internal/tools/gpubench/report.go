@@ -17,6 +17,7 @@ type report struct {
 	dcgm      dcgmResult
 	gateway   []gatewayResult
 	vendors   vendorsResult
+	node      nodeResult
 	took      time.Duration
 }
 
@@ -148,6 +149,23 @@ func (r *report) markdown() string {
 	r.dcgm.markdown(w)
 	r.gatewayMarkdown(w)
 	r.vendors.markdown(w)
+	w("")
+	r.node.markdown(w)
+	return b.String()
+}
+
+// nodeOnly is the report of the node-evidence section run alone (-only
+// node).
+func (r *report) nodeOnly() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Benchmarks: the node-evidence section alone")
+	w("")
+	w("Written by `go run ./internal/tools/gpubench -only node` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
+	w("")
+	w("- Machine: %s.", machine())
+	w("")
+	r.node.markdown(w)
 	return b.String()
 }
 
