@@ -24,6 +24,10 @@ type Verdict struct {
 	// Firing and Pending name the alerts in each state, sorted.
 	Firing, Pending []string
 	Usage           string
+	// Cause is why the GPU waits or straggles by its node's evidence
+	// (otelgpu.bottleneck.cause; empty where none), Why that evidence in
+	// words (the analyzer's log line), Hint the verdict's hint.
+	Cause, Why, Hint string
 }
 
 // ScaleEvent is one evaluation of the autoscaler.
