@@ -134,7 +134,7 @@ ARTIFACTS ?= $(CURDIR)/_artifacts
 test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(HELM)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
 	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_REQUIRE_BROWSER=1 OTELCOL_GPU_ARTIFACTS=$(ARTIFACTS) \
-		OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/...
+		OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/... ./cmd/gpureplay/internal/report/
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # remote-write through an outage, the rules (promtool), every dashboard

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -20,25 +19,9 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-)
 
-// chromium finds a Chromium to drive: Debian's package installs
-// /usr/bin/chromium. Without one the test skips, unless
-// OTELCOL_GPU_REQUIRE_BROWSER=1 (make test sets it), where it fails.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	msg := "no Chromium on PATH (Debian: apt-get install chromium): the report is not rendered in a browser"
-	if os.Getenv("OTELCOL_GPU_REQUIRE_BROWSER") == "1" {
-		t.Fatal(msg + ", and OTELCOL_GPU_REQUIRE_BROWSER=1")
-	}
-	t.Skip(msg)
-	return ""
-}
+	"github.com/otelcol-gpu/otelcol-gpu/internal/browsertest"
+)
 
 // artifacts is where the test leaves its screenshots:
 // OTELCOL_GPU_ARTIFACTS (make test sets _artifacts/ in the checkout), else
@@ -172,20 +155,13 @@ var sharedTraces = []string{"serving-mixed-5s", "training-h100-1s", "finetune-st
 // its GPU's lane where the verdicts first say so, and the cost table
 // equal to -cost's figures. It keeps a screenshot of each.
 func TestE2EReportInBrowser(t *testing.T) {
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	dir := t.TempDir()
 	gpureplay := goBuild(t, dir, "../cmd/gpureplay")
 	shots := artifacts(t)
 	prices := "../examples/cost/prices.yaml"
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancelTimeout()
+	ctx := browsertest.Open(t, browser, 3*time.Minute)
 
 	var mu sync.Mutex
 	var problems, requests []string

@@ -27,6 +27,8 @@
 //	{"time":1767225600,"uuid":"GPU-...","bottleneck":"compute_bound","straggler":false,"alerts":[],"score":0.12,"hint":"enable_mixed_precision"}
 //
 // hint is the next step for the bottleneck, empty where there is none.
+// Where the analyzer found a cause on the node's evidence, cause names it
+// and cause_evidence says it in words, as the analyzer's log line does.
 //
 // With -autoscale, FILE holds gpu_autoscale connector settings (the keys
 // under `connectors: gpu_autoscale:`), and the trace also goes through the

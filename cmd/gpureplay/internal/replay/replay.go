@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
@@ -118,7 +119,7 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 	cfg.(*gpuanalyzerprocessor.Config).VerdictInterval = 0
 	cfg.(*gpuanalyzerprocessor.Config).Cost.ReportInterval = 0
 	f := gpuanalyzerprocessor.NewFactory()
-	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost, report: opts.Report}
+	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost, report: opts.Report, causes: newCauseLog()}
 	if cost != nil {
 		cost.waits = newWaitTally(cfg.(*gpuanalyzerprocessor.Config).GroupBy)
 	}
@@ -126,7 +127,9 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 	if err != nil {
 		return err
 	}
-	proc, err := f.CreateMetrics(ctx, processortest.NewNopSettings(f.Type()), cfg, sink)
+	set := processortest.NewNopSettings(f.Type())
+	set.Logger = zap.New(w.causes) // for the causes' evidence (causes.go)
+	proc, err := f.CreateMetrics(ctx, set, cfg, sink)
 	if err != nil {
 		return err
 	}
@@ -206,6 +209,7 @@ type writer struct {
 	// remediate, when set, replaces the verdict lines with decisions.
 	remediate *Remediate
 	report    *report.Collector
+	causes    *causeLog
 	err       error
 }
 
@@ -218,7 +222,7 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		// for the report here.
 		rms := md.ResourceMetrics()
 		for i := 0; i < rms.Len() && i < len(w.rows); i++ {
-			w.report.Add(&w.rows[i], verdictOf(rms.At(i)).forReport())
+			w.report.Add(&w.rows[i], w.verdictOf(rms.At(i)).forReport())
 		}
 	}
 	if w.remediate != nil {
@@ -255,7 +259,7 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 	rms := md.ResourceMetrics()
 	w.verdicts = w.verdicts[:0]
 	for i := 0; i < rms.Len() && i < len(w.rows); i++ {
-		v := verdictOf(rms.At(i))
+		v := w.verdictOf(rms.At(i))
 		w.verdicts = append(w.verdicts, v)
 		r := &w.rows[i]
 		if w.report != nil {
@@ -295,6 +299,10 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 			b = append(b, `,"cause":`...)
 			b = strconv.AppendQuote(b, v.cause)
 		}
+		if v.why != "" {
+			b = append(b, `,"cause_evidence":`...)
+			b = strconv.AppendQuote(b, v.why)
+		}
 		b = append(b, "}\n"...)
 		w.buf = b
 		if _, err := w.out.Write(b); err != nil && w.err == nil {
@@ -315,7 +323,10 @@ type verdict struct {
 	evidence, scope string
 	// cause is why the GPU waits, from its node's evidence; empty where
 	// none was found (traces without node columns have none).
-	cause     string
+	cause string
+	// why is the cause's evidence in words, from the analyzer's log line
+	// (causes.go).
+	why       string
 	straggler bool
 	score     float64
 	alerts    []string // firing
@@ -391,6 +402,15 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 	return v
 }
 
+// verdictOf reads a GPU's verdict and the evidence for its cause.
+func (w *writer) verdictOf(rm pmetric.ResourceMetrics) verdict {
+	v := verdictOf(rm)
+	if id, ok := rm.Resource().Attributes().Get(metricnames.AttrHWID); ok {
+		v.why = w.causes.why(id.AsString(), v.cause)
+	}
+	return v
+}
+
 // healthOf reads the state hw.status sets to 1; "" if none.
 func healthOf(m pmetric.Metric) string {
 	dps := m.Sum().DataPoints()
@@ -426,5 +446,6 @@ func healthByGPU(md pmetric.Metrics) map[string]string {
 }
 
 func (v verdict) forReport() report.Verdict {
-	return report.Verdict{Class: v.bottleneck, Straggler: v.straggler, Score: v.score, Firing: v.alerts, Pending: v.pending, Usage: v.usage}
+	return report.Verdict{Class: v.bottleneck, Straggler: v.straggler, Score: v.score, Firing: v.alerts, Pending: v.pending, Usage: v.usage,
+		Cause: v.cause, Why: v.why, Hint: v.hint}
 }

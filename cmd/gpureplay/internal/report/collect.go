@@ -24,6 +24,10 @@ type Verdict struct {
 	// Firing and Pending name the alerts in each state, sorted.
 	Firing, Pending []string
 	Usage           string
+	// Cause is why the GPU waits or straggles by its node's evidence
+	// (otelgpu.bottleneck.cause; empty where none), Why that evidence in
+	// words (the analyzer's log line), Hint the verdict's hint.
+	Cause, Why, Hint string
 }
 
 // ScaleEvent is one evaluation of the autoscaler.
@@ -82,6 +86,8 @@ type gpuTrack struct {
 	open                             map[string]*AlertEpisode
 	usage                            map[string]float64 // seconds per usage state
 	lastUsage                        string
+	causes                           []CauseSpan // causes.go
+	openCause                        *CauseSpan
 }
 
 // GPU names one GPU and the workload it ran last.
@@ -150,6 +156,7 @@ func (c *Collector) Add(r *trace.Row, v Verdict) {
 		g.usage[g.lastUsage] += r.Time - g.t[n-1]
 	}
 	g.lastUsage = v.Usage
+	g.addCause(r.Time, &v)
 	g.t = append(g.t, r.Time)
 	g.class = append(g.class, classIndex(v.Class))
 	g.util = append(g.util, value(&r.Values, dcgmfield.GPUUtil))

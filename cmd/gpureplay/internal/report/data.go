@@ -48,6 +48,9 @@ type Data struct {
 	Cost         *Cost              `json:"cost,omitempty"`
 	Autoscale    *Autoscale         `json:"autoscale,omitempty"`
 	Remediation  []DecisionJSON     `json:"remediation,omitempty"`
+	// Causes and CauseTotals: why GPUs waited, by node evidence (causes.go).
+	Causes      []CauseSpan  `json:"causes,omitempty"`
+	CauseTotals []CauseTotal `json:"cause_totals,omitempty"`
 }
 
 // Lane is one GPU's timeline. Segments are runs of one class over
@@ -70,6 +73,9 @@ type Straggler struct {
 	UUID string `json:"uuid"`
 	Name string `json:"name"`
 	Span
+	// Cause and Why: the straggler's cause that held longest, if any.
+	Cause string `json:"cause,omitempty"`
+	Why   string `json:"why,omitempty"`
 }
 
 // Cost is -cost's summary: one row per namespace.
@@ -229,6 +235,7 @@ func (c *Collector) Build(opts Options) (*Data, error) {
 		}
 	}
 	d.Summary = d.summarize()
+	c.addCauses(d, ids)
 	return d, nil
 }
 

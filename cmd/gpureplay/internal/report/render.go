@@ -85,6 +85,9 @@ func (p *page) write() {
 `)
 	p.f("<title>GPU fleet report: %s</title>\n", esc(d.Source))
 	p.s(style)
+	if len(d.Causes) > 0 {
+		p.s(causeStyle)
+	}
 	p.s("</head>\n<body>\n")
 	p.f("<h1>GPU fleet report: %s</h1>\n", esc(d.Source))
 	p.f(`<p class="meta">Replayed by gpureplay through the gpu_analyzer processor. %s GPUs, %d rows, %s to %s UTC.</p>`+"\n",
@@ -95,6 +98,7 @@ func (p *page) write() {
 	}
 	p.s("</ul></section>\n")
 	p.timeline()
+	p.causes()
 	p.stragglers()
 	p.alerts()
 	p.cost()
@@ -344,14 +348,23 @@ func (p *page) stragglers() {
 		p.s("<p>No GPU was a straggler.</p></section>\n")
 		return
 	}
-	p.s("<table><thead><tr><th>job</th><th>GPU</th><th>from</th><th>to</th><th>for</th><th>score up to</th></tr></thead><tbody>")
+	causes := p.stragglerCauses()
+	p.s("<table><thead><tr><th>job</th><th>GPU</th><th>from</th><th>to</th><th>for</th><th>score up to</th>")
+	if causes {
+		p.s("<th>cause</th>")
+	}
+	p.s("</tr></thead><tbody>")
 	for _, s := range p.d.Stragglers {
 		to := clock(s.To, false)
 		if s.Open {
 			to += " (still at the end)"
 		}
-		p.f(`<tr data-uuid="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="n">%.2f</td></tr>`,
+		p.f(`<tr data-uuid="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="n">%.2f</td>`,
 			esc(s.UUID), esc(s.Job), esc(s.Name), clock(s.From, false), to, duration(s.To-s.From), s.MaxScore)
+		if causes {
+			p.s(stragglerCauseCell(&s))
+		}
+		p.s("</tr>")
 	}
 	p.s("</tbody></table></section>\n")
 }
