@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/components"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
@@ -118,7 +119,7 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 	cfg.(*gpuanalyzerprocessor.Config).VerdictInterval = 0
 	cfg.(*gpuanalyzerprocessor.Config).Cost.ReportInterval = 0
 	f := gpuanalyzerprocessor.NewFactory()
-	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost, report: opts.Report}
+	w := &writer{out: out, scaler: scaler, remediate: remediate, cost: cost, report: opts.Report, causes: newCauseLog()}
 	if cost != nil {
 		cost.waits = newWaitTally(cfg.(*gpuanalyzerprocessor.Config).GroupBy)
 	}
@@ -126,7 +127,9 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 	if err != nil {
 		return err
 	}
-	proc, err := f.CreateMetrics(ctx, processortest.NewNopSettings(f.Type()), cfg, sink)
+	set := processortest.NewNopSettings(f.Type())
+	set.Logger = zap.New(w.causes)
+	proc, err := f.CreateMetrics(ctx, set, cfg, sink)
 	if err != nil {
 		return err
 	}
@@ -139,6 +142,7 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 	if err != nil {
 		return err
 	}
+	var nodes nodeFeed
 	devices := map[string]*gpu.Device{}
 	var samples []gpu.Sample
 	for {
@@ -153,10 +157,15 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 		for i := range batch {
 			samples = append(samples, batch[i].Sample(devices))
 		}
+		if err := nodes.consume(ctx, proc, w, batch, samples[0].Time); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, batch[0].Line, err)
+		}
 		md := rcv.Map(samples)
 		rms := md.ResourceMetrics()
-		if rms.Len() != len(batch) {
-			return fmt.Errorf("%s:%d: mapping produced %d resources for %d rows", name, batch[0].Line, rms.Len(), len(batch))
+		// The devices' resources, one per row, then the per-process ones
+		// of the rows that name their pod (node.go).
+		if want := len(batch) + withPod(batch); rms.Len() != want {
+			return fmt.Errorf("%s:%d: mapping produced %d resources for %d rows", name, batch[0].Line, rms.Len(), want)
 		}
 		w.rows, w.now = batch, samples[0].Time
 		adder, _ := tr.(resourceAdder)
@@ -207,9 +216,16 @@ type writer struct {
 	remediate *Remediate
 	report    *report.Collector
 	err       error
+	// evidence is set while the node evidence's batch passes.
+	evidence bool
+	// causes holds the evidence the analyzer logged for each cause.
+	causes *causeLog
 }
 
 func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
+	if w.evidence {
+		return nil // the gpu_node receiver's batch: no GPU in it
+	}
 	if w.cost != nil {
 		w.cost.add(md)
 	}
@@ -294,6 +310,10 @@ func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
 		if v.cause != "" {
 			b = append(b, `,"cause":`...)
 			b = strconv.AppendQuote(b, v.cause)
+			if why := w.causes.evidenceOf(r.UUID, v.cause); why != "" {
+				b = append(b, `,"cause_evidence":`...)
+				b = strconv.AppendQuote(b, why)
+			}
 		}
 		b = append(b, "}\n"...)
 		w.buf = b
