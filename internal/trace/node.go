@@ -1,10 +1,9 @@
 package trace
 
 // Node evidence columns: the project's extension of the contract's trace
-// format (cmd/gpureplay/README.md, "Node evidence columns"). Per GPU row,
-// the GPU's PCI bus ID, its pod's cgroup counters and its rail NIC's
-// counters, as the gpu_node receiver reads them. All optional; a trace
-// without them reads as before.
+// format (docs/trace-node-evidence.md). Per GPU row, the GPU's PCI bus ID,
+// its pod's cgroup counters and its rail NIC's counters, as the gpu_node
+// receiver reads them. All optional; a trace without them reads as before.
 
 import (
 	"fmt"
