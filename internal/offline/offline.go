@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 )
 
 // Receiver is the dcgm receiver, made by its factory and not started.
@@ -22,6 +23,15 @@ type Receiver interface {
 	// Map turns samples, as a backend would have collected them, into the
 	// metrics the receiver emits for one scrape.
 	Map(samples []gpu.Sample) pmetric.Metrics
+}
+
+// NodeReceiver is the gpu_node receiver, made by its factory and not
+// started.
+type NodeReceiver interface {
+	// MapNodes turns hosts' evidence at now, as the receiver's sources
+	// would have read it (pods' cgroups, the node's pressure, NIC ports
+	// with their rails), into the metrics it emits for one scrape.
+	MapNodes(now time.Time, nodes []simulated.NodeEvidence) pmetric.Metrics
 }
 
 // Autoscaler is the gpu_autoscale connector, made by its factory and not

@@ -39,6 +39,8 @@ type Row struct {
 	// StepSeconds is the rank's compute time per training step, if given.
 	StepSeconds float64
 	HasStep     bool
+	// Node is the row's node evidence (node.go); nil without any.
+	Node *Node
 }
 
 // Error is a problem at a place in a trace.
@@ -81,11 +83,17 @@ type Reader struct {
 	csv    *csv.Reader
 	kinds  []column
 	fields []dcgmfield.Field
+	names  []string
 	next   *Row  // read ahead: the first row of the next batch
 	err    error // a read-ahead error, returned after the rows before it
 	last   float64
 	seen   map[string]int // uuid -> line, within the current timestamp
 	eof    bool
+	// cols are the current row's cells' columns; pods and nics where
+	// each pod's and NIC's cells were first given at the current
+	// timestamp (node.go).
+	cols       []int
+	pods, nics map[string]nodeSeen
 }
 
 // NewReader reads the header of the trace named name from r.
@@ -104,6 +112,8 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	}
 	tr.kinds = make([]column, len(header))
 	tr.fields = make([]dcgmfield.Field, len(header))
+	tr.names = make([]string, len(header))
+	tr.cols = make([]int, len(header))
 	has := map[string]int{}
 	for i, h := range header {
 		line, col := c.FieldPos(i)
@@ -112,13 +122,18 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 			return nil, &Error{File: tr.name, Line: line, Column: col, Msg: fmt.Sprintf("duplicate column %q (first in column %d)", name, prev)}
 		}
 		has[name] = col
+		tr.names[i] = name
 		if k, ok := identity[name]; ok {
+			tr.kinds[i] = k
+			continue
+		}
+		if k, ok := nodeColumns[name]; ok {
 			tr.kinds[i] = k
 			continue
 		}
 		f, ok := dcgmfield.ByName(name)
 		if !ok {
-			return nil, &Error{File: tr.name, Line: line, Column: col, Msg: fmt.Sprintf("unknown column %q: want an identity column, step_seconds, or a DCGM field name such as DCGM_FI_DEV_GPU_UTIL", name)}
+			return nil, &Error{File: tr.name, Line: line, Column: col, Msg: fmt.Sprintf("unknown column %q: want an identity column, step_seconds, a node evidence column (pci_bus_id, pod_*, nic_*), or a DCGM field name such as DCGM_FI_DEV_GPU_UTIL", name)}
 		}
 		tr.kinds[i], tr.fields[i] = colField, f
 	}
@@ -181,6 +196,7 @@ func (tr *Reader) readRow() (Row, error) {
 	var tsCol, uuidCol int
 	for i, cell := range rec {
 		_, col := tr.csv.FieldPos(i)
+		tr.cols[i] = col
 		cell = strings.TrimSpace(cell)
 		fail := func(format string, args ...any) error {
 			return &Error{File: tr.name, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
@@ -240,6 +256,10 @@ func (tr *Reader) readRow() (Row, error) {
 				return Row{}, fail("%s: malformed number %q", tr.fields[i], cell)
 			}
 			row.Values.Set(tr.fields[i], v)
+		default:
+			if err := nodeCell(&row, tr.kinds[i], tr.names[i], cell, fail); err != nil {
+				return Row{}, err
+			}
 		}
 	}
 	if row.UUID == "" {
@@ -251,6 +271,8 @@ func (tr *Reader) readRow() (Row, error) {
 			Msg: fmt.Sprintf("timestamp %s is earlier than the previous row's; rows must be in non-decreasing time order", row.TimeText)}
 	case row.Time > tr.last:
 		clear(tr.seen)
+		clear(tr.pods)
+		clear(tr.nics)
 		tr.last = row.Time
 	}
 	if prev, dup := tr.seen[row.UUID]; dup {
@@ -258,6 +280,9 @@ func (tr *Reader) readRow() (Row, error) {
 			Msg: fmt.Sprintf("second row for %s at timestamp %s (first on line %d)", row.UUID, row.TimeText, prev)}
 	}
 	tr.seen[row.UUID] = line
+	if err := tr.checkNode(&row); err != nil {
+		return Row{}, err
+	}
 	return row, nil
 }
 

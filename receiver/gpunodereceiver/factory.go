@@ -8,10 +8,14 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/gpunodereceiver/internal/metadata"
 )
 
@@ -58,5 +62,25 @@ func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg compone
 	if err != nil {
 		return nil, err
 	}
-	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+	ctl, err := scraperhelper.NewMetricsController(&c.ControllerConfig, set, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+	if err != nil {
+		return nil, err
+	}
+	return &nodeReceiver{Metrics: ctl, s: s}, nil
+}
+
+// nodeReceiver is the receiver as its factory makes it: the scraper's
+// controller, and its mapping for the project's offline tools.
+type nodeReceiver struct {
+	receiver.Metrics
+	s *nodeScraper
+}
+
+var _ offline.NodeReceiver = (*nodeReceiver)(nil)
+
+// MapNodes implements offline.NodeReceiver: the evidence recorded and
+// emitted by the code every scrape runs, with the receiver's settings.
+func (r *nodeReceiver) MapNodes(now time.Time, nodes []simulated.NodeEvidence) pmetric.Metrics {
+	emitNodes(pcommon.NewTimestampFromTime(now), r.s.mb, r.s.cfg, nodes)
+	return r.s.mb.Emit()
 }

@@ -104,7 +104,8 @@ func emitPort(now pcommon.Timestamp, mb *metadata.MetricsBuilder, rb *metadata.R
 			gpus[j] = g
 		}
 		rb.SetOtelgpuNetworkRailGpus(gpus)
-		rb.SetOtelgpuNetworkRailBy(r.By)
+		// A rail a trace states has no "by": it was not found here.
+		setIf(rb.SetOtelgpuNetworkRailBy, r.By)
 	}
 	mb.EmitForResource(metadata.WithResource(rb.Emit()))
 }

@@ -42,6 +42,7 @@ var sourceMakers = []sourceMaker{newCgroupSource, newPressureSource, newNetworkS
 
 // nodeScraper runs the enabled sources, one MetricsBuilder for all.
 type nodeScraper struct {
+	cfg     *Config
 	sources []source
 	mb      *metadata.MetricsBuilder
 	logger  *zap.Logger
@@ -51,6 +52,7 @@ type nodeScraper struct {
 func newNodeScraper(cfg *Config, host string, set receiver.Settings) (*nodeScraper, error) {
 	env := sourceEnv{cfg: cfg, host: host, logger: set.Logger}
 	s := &nodeScraper{
+		cfg: cfg,
 		// Counters of the cgroups and PSI start before the receiver
 		// does; its start is the earliest time it vouches for.
 		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set, metadata.WithStartTime(pcommon.NewTimestampFromTime(time.Now()))),

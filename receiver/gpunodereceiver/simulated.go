@@ -31,9 +31,17 @@ func newSimulatedSource(env sourceEnv) (source, error) {
 }
 
 func (s *simulatedSource) scrape(now pcommon.Timestamp, mb *metadata.MetricsBuilder) error {
+	emitNodes(now, mb, s.cfg, s.fl.Node(now.AsTime()))
+	return nil
+}
+
+// emitNodes records and emits hosts' evidence as the real sources emit a
+// host's, each part where its section is enabled: the simulated fleet's,
+// and a replayed trace's (offline.NodeReceiver).
+func emitNodes(now pcommon.Timestamp, mb *metadata.MetricsBuilder, cfg *Config, nodes []simulated.NodeEvidence) {
 	rb := mb.NewResourceBuilder()
-	for _, n := range s.fl.Node(now.AsTime()) {
-		if s.cfg.Cgroup.Enabled {
+	for _, n := range nodes {
+		if cfg.Cgroup.Enabled {
 			for i := range n.Pods {
 				recordPod(now, mb, &n.Pods[i].Stats)
 				rb.SetHostName(n.Host)
@@ -41,18 +49,17 @@ func (s *simulatedSource) scrape(now pcommon.Timestamp, mb *metadata.MetricsBuil
 				mb.EmitForResource(metadata.WithResource(rb.Emit()))
 			}
 		}
-		if s.cfg.Pressure.Enabled {
+		if cfg.Pressure.Enabled {
 			recordPSI(now, mb, metadata.AttributeOtelgpuPressureResourceCPU, n.Pressure.CPU)
 			recordPSI(now, mb, metadata.AttributeOtelgpuPressureResourceMemory, n.Pressure.Memory)
 			recordPSI(now, mb, metadata.AttributeOtelgpuPressureResourceIo, n.Pressure.IO)
 			rb.SetHostName(n.Host)
 			mb.EmitForResource(metadata.WithResource(rb.Emit()))
 		}
-		if s.cfg.Network.Enabled {
+		if cfg.Network.Enabled {
 			for i := range n.NICs {
 				emitPort(now, mb, rb, n.Host, &n.NICs[i].Port, n.NICs[i].Rail)
 			}
 		}
 	}
-	return nil
 }

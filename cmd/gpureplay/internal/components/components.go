@@ -25,6 +25,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmmapping"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/gpunodereceiver"
 )
 
 // ReadYAML reads a settings file into a map; errors name the file.
@@ -70,6 +71,26 @@ func RemediationSettings(m map[string]any) (*gpuremediationconnector.Config, err
 // Receiver returns the dcgm receiver with its default settings.
 func Receiver() (offline.Receiver, error) {
 	return dcgmmapping.New(receivertest.NewNopSettings(dcgmreceiver.NewFactory().Type()))
+}
+
+// NodeReceiver returns the gpu_node receiver with its default settings,
+// made by its factory and never started: its mapping of a trace's node
+// evidence reads no host. The host name is the trace's, per resource;
+// ethtool, which would open a socket, is off.
+func NodeReceiver() (offline.NodeReceiver, error) {
+	f := gpunodereceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*gpunodereceiver.Config)
+	cfg.HostName = "gpureplay"
+	cfg.Network.Ethtool = false
+	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
+	if err != nil {
+		return nil, err
+	}
+	nr, ok := r.(offline.NodeReceiver)
+	if !ok {
+		return nil, errors.New("gpu_node receiver: its mapping cannot be reached")
+	}
+	return nr, nil
 }
 
 // Autoscaler is a gpu_autoscale connector for a replay or a simulation.

@@ -142,6 +142,7 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 	if err != nil {
 		return err
 	}
+	var nodes nodeFeed
 	devices := map[string]*gpu.Device{}
 	var samples []gpu.Sample
 	for {
@@ -156,10 +157,15 @@ func run(ctx context.Context, cfg component.Config, opts Options, tr trace.Batch
 		for i := range batch {
 			samples = append(samples, batch[i].Sample(devices))
 		}
+		if err := nodes.consume(ctx, proc, w, batch, samples[0].Time); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, batch[0].Line, err)
+		}
 		md := rcv.Map(samples)
 		rms := md.ResourceMetrics()
-		if rms.Len() != len(batch) {
-			return fmt.Errorf("%s:%d: mapping produced %d resources for %d rows", name, batch[0].Line, rms.Len(), len(batch))
+		// The devices' resources, one per row, then the per-process ones
+		// of the rows that name their pod (node.go).
+		if want := len(batch) + withPod(batch); rms.Len() != want {
+			return fmt.Errorf("%s:%d: mapping produced %d resources for %d rows", name, batch[0].Line, rms.Len(), want)
 		}
 		w.rows, w.now = batch, samples[0].Time
 		adder, _ := tr.(resourceAdder)
@@ -211,9 +217,14 @@ type writer struct {
 	report    *report.Collector
 	causes    *causeLog
 	err       error
+	// evidence is set while the node evidence's batch passes.
+	evidence bool
 }
 
 func (w *writer) consume(_ context.Context, md pmetric.Metrics) error {
+	if w.evidence {
+		return nil // the gpu_node receiver's batch: no GPU in it
+	}
 	if w.cost != nil {
 		w.cost.add(md)
 	}

@@ -41,6 +41,10 @@ type Verdict struct {
 	Usage      string   `json:"usage"`
 	Evidence   string   `json:"evidence"`
 	Scope      string   `json:"scope"`
+	// Cause is why the GPU waits, from its node's evidence, and
+	// CauseEvidence that evidence in words; empty where none.
+	Cause         string `json:"cause"`
+	CauseEvidence string `json:"cause_evidence"`
 }
 
 // Result holds the figures.
@@ -53,6 +57,12 @@ type Result struct {
 	AlertsExpected     int
 	AlertsDetected     int
 	AlertsFalse        int
+	// The causes' figures (cause.go); NaN without cause labels.
+	CauseAccuracy    float64
+	CauseSamples     int
+	CauseLatencyMean float64
+	CauseLatencyMax  float64
+	CauseMissed      int
 }
 
 // ReadLabels reads a NAME.labels.csv file.
@@ -133,6 +143,7 @@ func ScoreAt(labels []Label, verdicts map[string][]Verdict, every float64) Resul
 	}
 	res.BottleneckSamples = total
 	res.BottleneckAccuracy = ratio(correct, total)
+	scoreCauses(&res, labels, verdicts, bottleneckGrace)
 
 	strag := map[string][]interval{}
 	for _, l := range labels {

@@ -63,6 +63,9 @@ func (a *Analyzer) compare(gr *group) {
 		}
 		m.deviating, m.score = false, 0
 		switch {
+		case m.basis.Evidence == EvidenceNIC:
+			// Its rail's NIC moving the collective (onRail) is the
+			// measurement the PCIe symmetry infers: it stands.
 		case m.netCollective && network:
 			m.class, m.basis = CommunicationBound, Basis{Evidence: EvidencePCIe, Scope: ScopeNetwork}
 		case m.waiting && waiting >= 2:
