@@ -89,7 +89,7 @@ func run() error {
 			r.vendors = measureVendors()
 			text = r.vendorsOnly
 		case "node":
-			r.node = measureNode(sink, work)
+			r.node = measureNode(work)
 			text = r.nodeOnly
 		}
 		r.took = time.Since(began)
@@ -115,7 +115,7 @@ func run() error {
 	r.latency = measureLatency(sink, work)
 	r.gateway = measureGateway(sink, work)
 	r.vendors = measureVendors()
-	r.node = measureNode(sink, work)
+	r.node = measureNode(work)
 	r.took = time.Since(began)
 	if err := os.WriteFile(*out, []byte(r.markdown()), 0o644); err != nil {
 		return err
