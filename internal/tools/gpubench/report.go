@@ -21,34 +21,43 @@ type report struct {
 	took      time.Duration
 }
 
-// analyzerOnly is the report of the analyzer section run alone (-only
-// analyzer).
-func (r *report) analyzerOnly() string {
+// alone is the report of one section run alone (-only NAME): its title,
+// how it was written, the machine, a note on the runs where one is given,
+// and the section.
+func (r *report) alone(title, name, runsNote string, section func(w func(string, ...any))) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("# Benchmarks: the analyzer section alone")
+	w("# Benchmarks: %s", title)
 	w("")
-	w("Written by `go run ./internal/tools/gpubench -only analyzer` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
+	w("Written by `go run ./internal/tools/gpubench -only %s` on %s, in %v.", name, time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
 	w("")
 	w("- Machine: %s.", machine())
+	if runsNote != "" {
+		w("- %s", runsNote)
+	}
 	w("")
-	r.analyzerMarkdown(w)
+	section(w)
 	return b.String()
 }
 
-// dcgmOnly is the report of the DCGM section run alone (-only dcgm).
+func (r *report) analyzerOnly() string {
+	return r.alone("the analyzer section alone", "analyzer", "", r.analyzerMarkdown)
+}
+
 func (r *report) dcgmOnly() string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("# Benchmarks: the DCGM section alone")
-	w("")
-	w("Written by `go run ./internal/tools/gpubench -only dcgm` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
-	w("")
-	w("- Machine: %s.", machine())
-	w("- Every figure is the median of %d runs, paths interleaved.", *runs)
-	w("")
-	r.dcgm.markdown(w)
-	return b.String()
+	return r.alone("the DCGM section alone", "dcgm", fmt.Sprintf("Every figure is the median of %d runs, paths interleaved.", *runs), r.dcgm.markdown)
+}
+
+func (r *report) nodeOnly() string {
+	return r.alone("the node-evidence section alone", "node", "", r.node.markdown)
+}
+
+func (r *report) vendorsOnly() string {
+	return r.alone("AMD SMI and DCGM alone", "vendors", "", r.vendors.markdown)
+}
+
+func (r *report) gatewayOnly() string {
+	return r.alone("the gateway section alone", "gateway", fmt.Sprintf("Every figure is the median of %d runs, sizes interleaved.", min(*runs, 3)), r.gatewayMarkdown)
 }
 
 func col(xs []sample, f func(sample) float64) []float64 {
@@ -151,52 +160,6 @@ func (r *report) markdown() string {
 	r.vendors.markdown(w)
 	w("")
 	r.node.markdown(w)
-	return b.String()
-}
-
-// nodeOnly is the report of the node-evidence section run alone (-only
-// node).
-func (r *report) nodeOnly() string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("# Benchmarks: the node-evidence section alone")
-	w("")
-	w("Written by `go run ./internal/tools/gpubench -only node` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
-	w("")
-	w("- Machine: %s.", machine())
-	w("")
-	r.node.markdown(w)
-	return b.String()
-}
-
-// vendorsOnly is the report of the vendors section run alone (-only
-// vendors).
-func (r *report) vendorsOnly() string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("# Benchmarks: AMD SMI and DCGM alone")
-	w("")
-	w("Written by `go run ./internal/tools/gpubench -only vendors` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
-	w("")
-	w("- Machine: %s.", machine())
-	w("")
-	r.vendors.markdown(w)
-	return b.String()
-}
-
-// gatewayOnly is the report of the gateway section run alone (-only
-// gateway).
-func (r *report) gatewayOnly() string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("# Benchmarks: the gateway section alone")
-	w("")
-	w("Written by `go run ./internal/tools/gpubench -only gateway` on %s, in %v.", time.Now().UTC().Format("2006-01-02"), r.took.Round(time.Second))
-	w("")
-	w("- Machine: %s.", machine())
-	w("- Every figure is the median of %d runs, sizes interleaved.", min(*runs, 3))
-	w("")
-	r.gatewayMarkdown(w)
 	return b.String()
 }
 
