@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 )
 
@@ -121,10 +122,24 @@ type AlertEpisode struct {
 	Resolved float64 `json:"resolved,omitempty"`
 }
 
-// classes lists the bottleneck classes in the order of the legend.
+// classes lists the bottleneck classes the analyzer emits
+// (otelgpu.bottleneck.class: the shared analysis spec's section 3 and
+// processor/gpuanalyzerprocessor/metadata.yaml, whose enum the metricnames
+// constants are generated from) in the order of the legend: faulted and
+// throttled first, the GPUs that need someone to act and that win over
+// every other class in the analyzer; then the busy classes; idle and
+// unknown last. A bucket's tie goes to the earlier class, so trouble is
+// not hidden by a busy class. A name not in the list shows as unknown.
 var classes = []string{
-	"compute_bound", "memory_bound", "communication_bound", "input_bound",
-	"launch_bound", "power_limited", "thermal_limited", "idle", "unknown",
+	metricnames.AttrOTelGPUBottleneckClassFaulted,
+	metricnames.AttrOTelGPUBottleneckClassThrottled,
+	metricnames.AttrOTelGPUBottleneckClassComputeBound,
+	metricnames.AttrOTelGPUBottleneckClassMemoryBound,
+	metricnames.AttrOTelGPUBottleneckClassCommunicationBound,
+	metricnames.AttrOTelGPUBottleneckClassInputBound,
+	metricnames.AttrOTelGPUBottleneckClassLaunchBound,
+	metricnames.AttrOTelGPUBottleneckClassIdle,
+	metricnames.AttrOTelGPUBottleneckClassUnknown, // last: classIndex's default
 }
 
 func classIndex(c string) uint8 {

@@ -14,11 +14,20 @@ import (
 	"time"
 )
 
-// Colors of the classes, in the order of classes: busy classes warm to
-// cool, the idle and unknown ones grey.
+// Colors of the classes, in the order of classes: faulted red (an
+// alarm), throttled orange (a warning), each busy class a hue of its own
+// that is neither red, orange, the alerts' pink nor the fixes' gold, the
+// idle and unknown ones grey.
 var classColors = []string{
-	"#2b83ba", "#7b3294", "#d7191c", "#fdae61",
-	"#1a9641", "#e66101", "#b2182b", "#d9d9d9", "#f7f7f7",
+	"#d7191c", // faulted
+	"#ff7f00", // throttled
+	"#2b83ba", // compute_bound
+	"#7b3294", // memory_bound
+	"#8c510a", // communication_bound
+	"#80cdc1", // input_bound
+	"#1a9641", // launch_bound
+	"#d9d9d9", // idle
+	"#f7f7f7", // unknown
 }
 
 // Field colors of a lane's small chart: utilization, SM activity, power,
