@@ -261,9 +261,30 @@ func BenchmarkAnalyzerRatio(b *testing.B) {
 	// Judged by power: the rules without profiling and the power
 	// straggler comparison.
 	b.Run("without_profiling", func(b *testing.B) { benchRatio(b, createDefaultConfig().(*Config), benchNoProfiling) })
+	// With the node evidence the chart sends by default: each GPU's pod
+	// and rail, and per host its pod's cgroup, pressure and 8 NICs
+	// (withNodeEvidence), through the analyzer and the pass-through alike,
+	// in one batch of three, as the chart's agent reads the node every
+	// 30 s and the GPUs every 10 s.
+	b.Run("node_evidence", func(b *testing.B) {
+		benchRatioOf(b, createDefaultConfig().(*Config),
+			func() pmetric.Metrics { return benchBatch(benchGPUs, benchAllFields) },
+			func() pmetric.Metrics { return withNodeEvidence(benchBatch(benchGPUs, benchAllFields)) }, 3)
+	})
 }
 
 func benchRatio(b *testing.B, cfg *Config, fields benchFieldSet) {
+	batch := func() pmetric.Metrics { return benchBatch(benchGPUs, fields) }
+	benchRatioOf(b, cfg, batch, batch, 1)
+}
+
+// benchStart is the start time of the batches' cumulative counters.
+var benchStart = time.Unix(1767225600-3600, 0)
+
+// benchRatioOf alternates the analyzer and the pass-through on one thread,
+// batch after batch; every every-th batch is made by other instead of
+// batch (1: always other).
+func benchRatioOf(b *testing.B, cfg *Config, batch, other func() pmetric.Metrics, every int) {
 	pt, err := passThrough(consumertest.NewNop())
 	if err != nil {
 		b.Fatal(err)
@@ -272,8 +293,9 @@ func benchRatio(b *testing.B, cfg *Config, fields benchFieldSet) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mdP, mdA := benchBatch(benchGPUs, fields), benchBatch(benchGPUs, fields)
-	points := float64(mdA.DataPointCount())
+	plainP, plainA := batch(), batch()
+	otherP, otherA := other(), other()
+	var points float64
 	t0 := time.Unix(1767225600, 0)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -289,8 +311,13 @@ func benchRatio(b *testing.B, cfg *Config, fields benchFieldSet) {
 	gc0 := gcBackgroundCPU()
 	for i := 0; b.Loop(); i++ {
 		ts := pcommon.NewTimestampFromTime(t0.Add(time.Duration(i) * time.Second))
+		mdP, mdA := plainP, plainA
+		if i%every == 0 {
+			mdP, mdA = otherP, otherA
+		}
 		restamp(mdP, ts)
 		restamp(mdA, ts)
+		points += float64(mdP.DataPointCount())
 		if i%2 == 0 {
 			cpuP += turn(pt, mdP)
 			cpuA += turn(an, mdA)
@@ -300,7 +327,7 @@ func benchRatio(b *testing.B, cfg *Config, fields benchFieldSet) {
 		}
 	}
 	cpuA += gcBackgroundCPU() - gc0
-	n := float64(b.N) * points
+	n := points
 	b.ReportMetric(float64(cpuP.Nanoseconds())/n, "passthrough-cpu-ns/datapoint")
 	b.ReportMetric(float64(cpuA.Nanoseconds())/n, "analyzer-cpu-ns/datapoint")
 	b.ReportMetric(float64(cpuA)/float64(cpuP), "x-passthrough")

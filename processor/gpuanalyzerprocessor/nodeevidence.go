@@ -81,6 +81,7 @@ func (p *analyzerProcessor) takeNIC(host, name string, attrs pcommon.Map, rm pme
 	}
 	var c cause.NICCounters
 	var rx, tx bool
+	p.nicErrors = p.nicErrors[:0]
 	t := eachPoint(rm, func(n string, dp pmetric.NumberDataPoint) {
 		v := metricpoints.Value(dp)
 		switch n {
@@ -96,10 +97,7 @@ func (p *analyzerProcessor) takeNIC(host, name string, attrs pcommon.Map, rm pme
 		case nodeNetUp:
 			c.Up, c.HasUp = v > 0, true
 		case nodeNetErrors:
-			if c.Errors == nil {
-				c.Errors = map[string]float64{}
-			}
-			c.Errors[attrStr(dp, attrErrorType)] += v
+			p.nicErrors = addCount(p.nicErrors, attrStr(dp, attrErrorType), v)
 		case nodeNetAllowance:
 			if c.Allowance == nil {
 				c.Allowance = map[string]float64{}
@@ -111,6 +109,10 @@ func (p *analyzerProcessor) takeNIC(host, name string, attrs pcommon.Map, rm pme
 	if t == 0 {
 		return
 	}
+	if len(p.nicErrors) > 0 {
+		// The store keeps the reading: its own copy, of the right size.
+		c.Errors = append([]cause.Count(nil), p.nicErrors...)
+	}
 	var rail []string
 	if v, ok := attrs.Get(nodeRailGPUs); ok && v.Type() == pcommon.ValueTypeSlice {
 		for i := 0; i < v.Slice().Len(); i++ {
@@ -118,6 +120,19 @@ func (p *analyzerProcessor) takeNIC(host, name string, attrs pcommon.Map, rm pme
 		}
 	}
 	p.causes.AddNIC(host, name, t, c, rail)
+}
+
+// addCount adds v to the counter name in cs, appending it if new: a
+// counter reported twice (two points of one error.type) is summed, as the
+// map it replaces summed it.
+func addCount(cs []cause.Count, name string, v float64) []cause.Count {
+	for i := range cs {
+		if cs[i].Name == name {
+			cs[i].Value += v
+			return cs
+		}
+	}
+	return append(cs, cause.Count{Name: name, Value: v})
 }
 
 func readPod(rm pmetric.ResourceMetrics, c *cause.PodCounters) int64 {
@@ -254,7 +269,12 @@ func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
 	}
 	// Peers on other nodes: the comparison is between nodes.
 	peers := p.peerEvidence[:0]
-	seen := map[string]bool{w.host: true}
+	if p.peerHosts == nil {
+		p.peerHosts = map[string]bool{}
+	}
+	seen := p.peerHosts
+	clear(seen)
+	seen[w.host] = true
 	for _, id := range q.Peers {
 		pw, ok := p.where[id]
 		if !ok || seen[pw.host] {

@@ -73,6 +73,8 @@ type analyzerProcessor struct {
 	// off. where is each GPU's host and bus, thresholds the causes',
 	// peerEvidence the scratch of a straggler's peers.
 	causes       *cause.Store
+	nicErrors    []cause.Count   // one NIC reading's error counters, reused (takeNIC)
+	peerHosts    map[string]bool // the hosts of a straggler's peers, reused (Explain)
 	where        map[string]gpuWhere
 	thresholds   cause.Thresholds
 	peerEvidence []cause.Evidence

@@ -104,7 +104,7 @@ func nicStore(util float64, errsPerMin float64, up bool, otherUtil float64) *Sto
 	for i, t0 := range []int64{0, 60 * sec} {
 		f := float64(i)
 		s.AddNIC("n1", "mlx5_3", t0, NICCounters{RxBytes: 1e12 + f*util*rate*60, TxBytes: 1e12, HasBytes: true, RateBytes: rate, Up: up || i == 0, HasUp: true,
-			Errors: map[string]float64{"symbol_error": 5 + f*errsPerMin, "link_downed": 1}}, []string{"00000000:18:00.0"})
+			Errors: []Count{{"symbol_error", 5 + f*errsPerMin}, {"link_downed", 1}}}, []string{"00000000:18:00.0"})
 		s.AddNIC("n1", "eth0", t0, NICCounters{RxBytes: f * otherUtil * 12.5e9 * 60, HasBytes: true, RateBytes: 12.5e9, Up: true, HasUp: true}, nil)
 	}
 	return s

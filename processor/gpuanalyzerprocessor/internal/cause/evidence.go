@@ -1,6 +1,7 @@
 package cause
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,10 +23,12 @@ type Store struct {
 
 type nicState struct {
 	name string
+	key  string   // host \x00 name, its key in the store's maps
+	rail []string // the rail's GPUs its last reading named
 	h    history[NICCounters]
-	// The rates last worked out, at time at: every GPU of a host reads
-	// its NICs at the same verdict time, so a host's eight GPUs cost one
-	// pass over each NIC's counters, not eight. memo says they are valid.
+	// The rates last worked out, from the reading at time at (nicRates):
+	// every GPU of a host, and every verdict until the next reading, costs
+	// no new pass over the NIC's counters. memo says they are valid.
 	at    int64
 	rates NICRates
 	ok    bool
@@ -52,14 +55,15 @@ func (s *Store) Empty() bool { return len(s.pods) == 0 && len(s.nodes) == 0 && l
 
 // AddPod records a pod's cgroup figures at t (ns).
 func (s *Store) AddPod(host, uid string, t int64, c PodCounters) {
-	k := key(host, uid)
-	h := s.pods[k]
+	// Looked up by a key the lookup alone uses (no copy on the heap),
+	// made to keep only for a new pod.
+	h := s.pods[host+"\x00"+uid]
 	if h == nil {
 		if len(s.pods) >= maxEntries {
 			return
 		}
 		h = &history[PodCounters]{}
-		s.pods[k] = h
+		s.pods[key(host, uid)] = h
 	}
 	h.add(t, c, s.window, podReset)
 }
@@ -84,23 +88,27 @@ func (s *Store) AddNode(host string, t int64, p Pressure) {
 // AddNIC records a NIC port's figures at t, with the PCI bus IDs of the
 // GPUs it serves (its rail; none where unknown).
 func (s *Store) AddNIC(host, name string, t int64, c NICCounters, railGPUs []string) {
-	k := key(host, name)
-	st := s.nics[k]
+	st := s.nics[host+"\x00"+name]
 	if st == nil {
 		if len(s.nics) >= maxEntries {
 			return
 		}
-		st = &nicState{name: name}
+		k := key(host, name)
+		st = &nicState{name: name, key: k}
 		s.nics[k] = st
 		s.byHost[host] = append(s.byHost[host], k)
 		sort.Strings(s.byHost[host])
 	}
 	st.h.add(t, c, s.window, nicReset)
 	st.memo = false
+	if slices.Equal(st.rail, railGPUs) {
+		return // the rail is known already: every reading names it again
+	}
+	st.rail = append(st.rail[:0], railGPUs...)
 	for _, bus := range railGPUs {
 		rk := key(host, NormBusID(bus))
-		if !contains(s.rails[rk], k) && len(s.rails) < maxEntries {
-			s.rails[rk] = append(s.rails[rk], k)
+		if !contains(s.rails[rk], st.key) && len(s.rails) < maxEntries {
+			s.rails[rk] = append(s.rails[rk], st.key)
 		}
 	}
 }
@@ -109,8 +117,8 @@ func nicReset(a, b *NICCounters) bool {
 	if b.RxBytes < a.RxBytes || b.TxBytes < a.TxBytes {
 		return true
 	}
-	for n, v := range b.Errors {
-		if v < a.Errors[n] {
+	for i, c := range b.Errors {
+		if v, ok := countOf(a.Errors, i, c.Name); ok && c.Value < v {
 			return true
 		}
 	}
@@ -122,6 +130,9 @@ func nicReset(a, b *NICCounters) bool {
 func (s *Store) BindGPU(gpuID, host, podUID string) {
 	if podUID == "" || (len(s.gpuPod) >= maxEntries && s.gpuPod[gpuID] == "") {
 		return
+	}
+	if cur, ok := s.gpuPod[gpuID]; ok && isKeyOf(cur, host) && cur[len(host)+1:] == podUID {
+		return // bound already: every batch binds it again
 	}
 	s.gpuPod[gpuID] = key(host, podUID)
 }
@@ -162,7 +173,7 @@ func (e *Evidence) Any() bool { return e.HasPod || e.HasNode || len(e.Rail) > 0 
 // ("" unknown), at now.
 func (s *Store) Of(now int64, gpuID, host, busID string) Evidence {
 	var e Evidence
-	if pk, ok := s.gpuPod[gpuID]; ok && strings.HasPrefix(pk, host+"\x00") {
+	if pk, ok := s.gpuPod[gpuID]; ok && isKeyOf(pk, host) {
 		if h := s.pods[pk]; h != nil {
 			e.Pod, e.HasPod = s.podRates(now, h)
 		}
@@ -190,6 +201,12 @@ func (s *Store) Of(now int64, gpuID, host, busID string) Evidence {
 	return e
 }
 
+// isKeyOf says the store key k (host \x00 id) is host's, without
+// building host's prefix.
+func isKeyOf(k, host string) bool {
+	return len(k) > len(host) && k[len(host)] == 0 && k[:len(host)] == host
+}
+
 func (s *Store) podRates(now int64, h *history[PodCounters]) (PodRates, bool) {
 	a, b, secs, ok := h.span(now, s.maxAge)
 	if !ok || secs <= 0 {
@@ -203,12 +220,20 @@ func (s *Store) podRates(now int64, h *history[PodCounters]) (PodRates, bool) {
 	return r, true
 }
 
+// nicRates are the NIC's rates at now, worked out again only when a
+// reading came since: they depend on now only through whether the newest
+// reading is older than maxAge, so one reading's rates serve every GPU of
+// its host at every verdict until the next reading (a gateway's analyzer
+// asks for a straggler's peers' NICs at each batch of GPUs; the NICs are
+// read every 30 s).
 func (s *Store) nicRates(now int64, st *nicState) (NICRates, bool) {
-	if st.memo && st.at == now {
+	last := st.h.lastTime()
+	fresh := now-last <= s.maxAge
+	if st.memo && st.at == last && fresh {
 		return st.rates, st.ok
 	}
 	r, ok := s.workOutNICRates(now, st)
-	st.at, st.rates, st.ok, st.memo = now, r, ok, true
+	st.at, st.rates, st.ok, st.memo = last, r, ok, fresh
 	return r, ok
 }
 
@@ -231,16 +256,21 @@ func (s *Store) workOutNICRates(now int64, st *nicState) (NICRates, bool) {
 		r.Util, r.HasUtil = max(r.RxUtil, r.TxUtil), true
 	}
 	perMin := 60 / secs
-	for _, n := range sortedKeys(b.Errors) {
-		d := (b.Errors[n] - a.Errors[n]) * perMin
-		if d <= 0 {
+	// The counts' increases are whole numbers, so their sum is the same in
+	// any order; of two counters rising alike, the first by name is named.
+	var errs float64
+	for i, c := range b.Errors {
+		was, _ := countOf(a.Errors, i, c.Name)
+		inc := c.Value - was
+		if inc <= 0 {
 			continue
 		}
-		r.ErrorsPerMin += d
-		if d > r.WorstPerMin {
-			r.WorstPerMin, r.WorstError = d, n
+		errs += inc
+		if d := inc * perMin; d > r.WorstPerMin || (d == r.WorstPerMin && c.Name < r.WorstError) {
+			r.WorstPerMin, r.WorstError = d, c.Name
 		}
 	}
+	r.ErrorsPerMin = errs * perMin
 	var worst float64
 	for _, n := range sortedKeys(b.Allowance) {
 		d := (b.Allowance[n] - a.Allowance[n]) * perMin

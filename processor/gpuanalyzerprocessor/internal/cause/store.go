@@ -41,10 +41,33 @@ type NICCounters struct {
 	RateBytes float64
 	// Up and HasUp: the link state, where reported.
 	Up, HasUp bool
-	// Errors are the error counters by name (symbol_error, ...).
-	Errors map[string]float64
+	// Errors are the error counters by name (symbol_error, ...), one
+	// each, in the order the receiver sent them. A slice, not a map: a
+	// gateway keeps a window of readings of every rail of its fleet, and
+	// an RDMA port has a dozen error counters.
+	Errors []Count
 	// Allowance is the cloud's shaping counters by allowance (bw_in, ...).
 	Allowance map[string]float64
+}
+
+// Count is one named counter's value.
+type Count struct {
+	Name  string
+	Value float64
+}
+
+// countOf is the value of the counter name in cs, looked for first at i:
+// two readings of one port list their counters in the same order.
+func countOf(cs []Count, i int, name string) (float64, bool) {
+	if i < len(cs) && cs[i].Name == name {
+		return cs[i].Value, true
+	}
+	for _, c := range cs {
+		if c.Name == name {
+			return c.Value, true
+		}
+	}
+	return 0, false
 }
 
 // Rates are a pod's, node's or NIC's evidence over the window.
