@@ -198,7 +198,7 @@ lint: $(GOLANGCI_LINT)
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) run --concurrency $(LINT_JOBS) ./...
 
-# BENCHMARKS.md from one run (about 22 minutes here): the built collector
+# BENCHMARKS.md from one run (about 30 minutes here): the built collector
 # as a process against the alternatives, the analyzer, growth, alert latency,
 # the DCGM backend and lean agent against NVIDIA's dcgm-exporter, which
 # is measured when DCGM_EXPORTER_BIN names a binary built from source
