@@ -263,9 +263,10 @@ func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
 		return cause.Finding{}
 	}
 	w := p.where[q.ID]
-	e := p.causes.Of(q.Time, q.ID, w.host, w.bus)
+	e := &p.selfEvidence
+	p.causes.OfInto(e, q.Time, q.ID, w.host, w.bus)
 	if !q.Straggler {
-		return cause.Explain(q.Wait, &e, &p.thresholds)
+		return cause.Explain(q.Wait, e, &p.thresholds)
 	}
 	// Peers on other nodes: the comparison is between nodes.
 	peers := p.peerEvidence[:0]
@@ -281,10 +282,16 @@ func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
 			continue
 		}
 		seen[pw.host] = true
-		peers = append(peers, p.causes.Of(q.Time, id, pw.host, pw.bus))
+		// Each peer's Evidence keeps its arrays from the last straggler.
+		if len(peers) < cap(peers) {
+			peers = peers[:len(peers)+1]
+		} else {
+			peers = append(peers, cause.Evidence{})
+		}
+		p.causes.OfInto(&peers[len(peers)-1], q.Time, id, pw.host, pw.bus)
 	}
 	p.peerEvidence = peers
-	return cause.Straggler(&e, w.host, peers, &p.thresholds)
+	return cause.Straggler(e, w.host, peers, &p.thresholds)
 }
 
 func (x explainer) RailCollective(id string, t int64) bool {

@@ -75,6 +75,7 @@ type analyzerProcessor struct {
 	causes       *cause.Store
 	nicErrors    []cause.Count   // one NIC reading's error counters, reused (takeNIC)
 	peerHosts    map[string]bool // the hosts of a straggler's peers, reused (Explain)
+	selfEvidence cause.Evidence  // the GPU's own evidence, reused (Explain)
 	where        map[string]gpuWhere
 	thresholds   cause.Thresholds
 	peerEvidence []cause.Evidence

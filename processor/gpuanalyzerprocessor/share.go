@@ -41,7 +41,14 @@ type shareRef struct {
 type batchShares struct {
 	byGPU map[string][]shareRef
 	rms   map[shareKey]pmetric.ResourceMetrics
+	// owners interns the owners' keys from batch to batch, buf builds
+	// them: the same pods come back every scrape.
+	owners map[string]string
+	buf    []byte
 }
+
+// maxOwners bounds owners: past it the keys are made anew.
+const maxOwners = 1 << 16
 
 func (b *batchShares) reset() {
 	clear(b.byGPU)
@@ -51,7 +58,7 @@ func (b *batchShares) reset() {
 // add takes an owner's resource of the GPU id.
 func (b *batchShares) add(id string, rm pmetric.ResourceMetrics) {
 	attrs := rm.Resource().Attributes()
-	owner := ownerKey(attrs)
+	owner := b.ownerOf(attrs)
 	util, t, ok := processUtilization(rm)
 	if !ok {
 		return // no reading: not an owner of this interval
@@ -76,18 +83,37 @@ func (b *batchShares) of(id string, t int64, dst []analysis.Share) []analysis.Sh
 
 // ownerKey names an owner by every attribute the receiver groups its
 // processes by.
-func ownerKey(attrs pcommon.Map) string {
-	var b []byte
+func ownerKey(attrs pcommon.Map) string { return string(appendOwnerKey(nil, attrs)) }
+
+func appendOwnerKey(b []byte, attrs pcommon.Map) []byte {
 	for i, k := range [...]string{metricnames.AttrOTelGPUProcessOwner, metricnames.AttrK8sPodUid,
 		metricnames.AttrK8sNamespaceName, metricnames.AttrK8sPodName, metricnames.AttrK8sContainerName} {
 		if i > 0 {
 			b = append(b, 0)
 		}
 		if v, ok := attrs.Get(k); ok {
-			b = append(b, v.AsString()...)
+			if v.Type() == pcommon.ValueTypeStr {
+				b = append(b, v.Str()...)
+			} else {
+				b = append(b, v.AsString()...)
+			}
 		}
 	}
-	return string(b)
+	return b
+}
+
+// ownerOf is ownerKey, interned: a key seen before costs no allocation.
+func (b *batchShares) ownerOf(attrs pcommon.Map) string {
+	b.buf = appendOwnerKey(b.buf[:0], attrs)
+	if k, ok := b.owners[string(b.buf)]; ok {
+		return k
+	}
+	if b.owners == nil || len(b.owners) >= maxOwners {
+		b.owners = map[string]string{}
+	}
+	k := string(b.buf)
+	b.owners[k] = k
+	return k
 }
 
 // processUtilization reads an owner's utilization (the general task) and

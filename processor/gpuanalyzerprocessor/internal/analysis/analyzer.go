@@ -351,8 +351,10 @@ type Analyzer struct {
 	groups  map[string]*group
 	batch   []*gpuState
 	touched []*group
-	// peerIDs is the scratch of a straggler's peers for Explain.
+	// peerIDs is the scratch of a straggler's peers for Explain, query
+	// the question explain asks of it.
 	peerIDs  []string
+	query    CauseQuery
 	critical map[uint32]bool
 	lastSwp  int64
 	counters Counters

@@ -73,7 +73,10 @@ func (a *Analyzer) explain(g *gpuState) cause.Finding {
 	if a.cfg.Causes == nil {
 		return cause.Finding{}
 	}
-	q := CauseQuery{ID: g.id, Seq: g.seq, Time: g.last, Wait: g.waitOf(), Straggler: g.straggler}
+	// One query, reused: passed to the Explainer it would escape, one
+	// allocation per waiting GPU per batch.
+	q := &a.query
+	*q = CauseQuery{ID: g.id, Seq: g.seq, Time: g.last, Wait: g.waitOf(), Straggler: g.straggler}
 	if q.Wait == cause.NoWait && !q.Straggler {
 		return cause.Finding{}
 	}
@@ -86,7 +89,7 @@ func (a *Analyzer) explain(g *gpuState) cause.Finding {
 		}
 		a.peerIDs = q.Peers
 	}
-	f := a.cfg.Causes.Explain(&q)
+	f := a.cfg.Causes.Explain(q)
 	g.cause = f.Kind
 	if h := causeHints[f.Kind]; h != NoHint {
 		g.hint = h

@@ -173,6 +173,14 @@ func (e *Evidence) Any() bool { return e.HasPod || e.HasNode || len(e.Rail) > 0 
 // ("" unknown), at now.
 func (s *Store) Of(now int64, gpuID, host, busID string) Evidence {
 	var e Evidence
+	s.OfInto(&e, now, gpuID, host, busID)
+	return e
+}
+
+// OfInto is Of written into e, whose Rail and Others keep their arrays: a
+// caller that asks for many GPUs' evidence reuses one Evidence.
+func (s *Store) OfInto(e *Evidence, now int64, gpuID, host, busID string) {
+	*e = Evidence{Rail: e.Rail[:0], Others: e.Others[:0]}
 	if pk, ok := s.gpuPod[gpuID]; ok && isKeyOf(pk, host) {
 		if h := s.pods[pk]; h != nil {
 			e.Pod, e.HasPod = s.podRates(now, h)
@@ -198,7 +206,6 @@ func (s *Store) Of(now int64, gpuID, host, busID string) Evidence {
 			e.Others = append(e.Others, r)
 		}
 	}
-	return e
 }
 
 // isKeyOf says the store key k (host \x00 id) is host's, without
