@@ -13,8 +13,6 @@ package fakenode
 
 import (
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -95,47 +93,8 @@ func underscores(uid string) string {
 	return string(out)
 }
 
-// copyTree copies the directories, regular files and symbolic links under
-// src to dst (a sysfs dump keeps its device links as links).
+// copyTree copies the directories and regular files under src (a sysfs
+// dump's counter files) to dst.
 func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o750)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		case d.Type().IsRegular():
-			return copyFile(path, to)
-		}
-		return nil
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return err
-	}
-	return out.Close()
+	return os.CopyFS(dst, os.DirFS(src))
 }

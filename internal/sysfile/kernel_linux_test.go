@@ -60,7 +60,7 @@ func TestRealKernelRemovedCgroupReadsAsGone(t *testing.T) {
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	dir := filepath.Join(hier, "sysfile-test-"+hex.EncodeToString(id[:]))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o750); err != nil {
 		sharedtest.Need(t, "%s not writable: %v", hier, err)
 	}
 	removed := false

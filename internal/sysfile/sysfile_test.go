@@ -1,7 +1,6 @@
 package sysfile
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -99,7 +98,7 @@ func TestErrors(t *testing.T) {
 	// A directory opens but does not read: no descriptor is kept.
 	_, err = f.Read(dir)
 	require.Error(t, err)
-	require.False(t, errors.Is(err, fs.ErrNotExist))
+	require.NotErrorIs(t, err, fs.ErrNotExist)
 	require.Equal(t, 2, f.Open(), "the long file and the page are kept open, not the directory")
 }
 

@@ -116,21 +116,21 @@ func nodeCell(row *Row, k column, name, cell string, fail func(string, ...any) e
 		row.Node = &Node{}
 	}
 	n := row.Node
-	switch {
-	case k == colBusID:
+	switch k {
+	case colBusID:
 		bus, ok := netdev.NormalizeBusID(cell)
 		if !ok {
 			return fail("pci_bus_id: want a PCI address such as 0000:18:00.0, got %q", cell)
 		}
 		n.BusID = bus
 		return nil
-	case k == colPodUID:
+	case colPodUID:
 		n.PodUID = cell
 		return nil
-	case k == colNIC:
+	case colNIC:
 		n.NIC = cell
 		return nil
-	case k == colLinkLayer:
+	case colLinkLayer:
 		if cell != netdev.LinkInfiniBand && cell != netdev.LinkEthernet {
 			return fail("nic_link_layer: want %s or %s, got %q", netdev.LinkInfiniBand, netdev.LinkEthernet, cell)
 		}

@@ -42,7 +42,8 @@ const (
 // peers 450 W. With dcgm-exporter's default counters: the graphics engine,
 // DRAM and tensor activity but no SM activity, occupancy or clock event
 // reasons, so that the engine, tensor pipes, power and clocks judge them.
-func benchBatch(gpus int, fields benchFieldSet) pmetric.Metrics {
+func benchBatch(fields benchFieldSet) pmetric.Metrics {
+	const gpus = benchGPUs
 	profiling := fields == benchAllFields
 	md := pmetric.NewMetrics()
 	for g := range gpus {
@@ -176,7 +177,7 @@ func passThrough(next consumer.Metrics) (processor.Metrics, error) {
 // and the CPU time the process spent in ConsumeMetrics, garbage collection
 // included, which other load on a shared machine does not inflate.
 func benchConsume(b *testing.B, p processor.Metrics) {
-	md := benchBatch(benchGPUs, benchAllFields)
+	md := benchBatch(benchAllFields)
 	points := md.DataPointCount()
 	t0 := time.Unix(1767225600, 0)
 	var cpu time.Duration
@@ -268,13 +269,13 @@ func BenchmarkAnalyzerRatio(b *testing.B) {
 	// 30 s and the GPUs every 10 s.
 	b.Run("node_evidence", func(b *testing.B) {
 		benchRatioOf(b, createDefaultConfig().(*Config),
-			func() pmetric.Metrics { return benchBatch(benchGPUs, benchAllFields) },
-			func() pmetric.Metrics { return withNodeEvidence(benchBatch(benchGPUs, benchAllFields)) }, 3)
+			func() pmetric.Metrics { return benchBatch(benchAllFields) },
+			func() pmetric.Metrics { return withNodeEvidence(benchBatch(benchAllFields)) }, 3)
 	})
 }
 
 func benchRatio(b *testing.B, cfg *Config, fields benchFieldSet) {
-	batch := func() pmetric.Metrics { return benchBatch(benchGPUs, fields) }
+	batch := func() pmetric.Metrics { return benchBatch(fields) }
 	benchRatioOf(b, cfg, batch, batch, 1)
 }
 
