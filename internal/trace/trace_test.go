@@ -99,6 +99,10 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("timestamp,uuid\n1,a\n0,b\n"))
 	f.Add([]byte("timestamp,uuid,gpu,step_seconds\n1,a,3,NaN\n1,b,,\n"))
 	f.Add([]byte("timestamp,uuid\n\"1\",\"a\"\"b\"\n"))
+	// The node evidence columns (docs/trace-node-evidence.md): a pod and a
+	// NIC shared by two GPUs, and a row that disagrees.
+	f.Add([]byte("timestamp,host,uuid,pci_bus_id,pod_uid,pod_cpu_limit,pod_cpu_periods,nic,nic_rate_gbps,nic_rx_bytes,nic_tx_bytes,nic_up\n" +
+		"1,h,a,0000:18:00.0,p,4,10,mlx5_0:1,400,5,5,1\n1,h,b,0000:19:00.0,p,4,11,mlx5_0:1,400,5,5,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := NewReader(strings.NewReader(string(data)), "f.csv")
 		for err == nil {
