@@ -109,10 +109,7 @@ func (p *analyzerProcessor) takeNIC(host, name string, attrs pcommon.Map, rm pme
 	if t == 0 {
 		return
 	}
-	if len(p.nicErrors) > 0 {
-		// The store keeps the reading: its own copy, of the right size.
-		c.Errors = append([]cause.Count(nil), p.nicErrors...)
-	}
+	c.Errors = p.nicErrors // AddNIC keeps a copy where it needs one
 	var rail []string
 	if v, ok := attrs.Get(nodeRailGPUs); ok && v.Type() == pcommon.ValueTypeSlice {
 		for i := 0; i < v.Slice().Len(); i++ {

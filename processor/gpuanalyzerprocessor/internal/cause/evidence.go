@@ -86,7 +86,9 @@ func (s *Store) AddNode(host string, t int64, p Pressure) {
 }
 
 // AddNIC records a NIC port's figures at t, with the PCI bus IDs of the
-// GPUs it serves (its rail; none where unknown).
+// GPUs it serves (its rail; none where unknown). c.Errors is not kept: the
+// store keeps its own copy, or the last reading's where the counts are the
+// same, as a port's error counters mostly are from one reading to the next.
 func (s *Store) AddNIC(host, name string, t int64, c NICCounters, railGPUs []string) {
 	st := s.nics[host+"\x00"+name]
 	if st == nil {
@@ -99,6 +101,7 @@ func (s *Store) AddNIC(host, name string, t int64, c NICCounters, railGPUs []str
 		s.byHost[host] = append(s.byHost[host], k)
 		sort.Strings(s.byHost[host])
 	}
+	c.Errors = st.keepErrors(c.Errors)
 	st.h.add(t, c, s.window, nicReset)
 	st.memo = false
 	if slices.Equal(st.rail, railGPUs) {
@@ -111,6 +114,19 @@ func (s *Store) AddNIC(host, name string, t int64, c NICCounters, railGPUs []str
 			s.rails[rk] = append(s.rails[rk], st.key)
 		}
 	}
+}
+
+// keepErrors is the error counts to keep in a reading: the last reading's
+// slice where the counts are the same (readings are never changed once
+// kept, so they may share it), else a copy of errs.
+func (st *nicState) keepErrors(errs []Count) []Count {
+	if len(errs) == 0 {
+		return nil
+	}
+	if n := len(st.h.v); n > 0 && slices.Equal(st.h.v[n-1].Errors, errs) {
+		return st.h.v[n-1].Errors
+	}
+	return slices.Clone(errs)
 }
 
 func nicReset(a, b *NICCounters) bool {
