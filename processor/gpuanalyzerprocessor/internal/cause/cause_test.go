@@ -263,3 +263,26 @@ func TestOneNICReading(t *testing.T) {
 	e = s.Of(0, "GPU-1", "n1", "")
 	assert.Equal(t, Finding{Kind: FabricErrors, Why: "eth1 is down"}, Explain(NetworkWait, &e, &th))
 }
+
+// TestAddNICKeepsItsOwnErrors: the store does not keep the caller's error
+// counts (the analyzer reuses that slice for the next NIC), and a reading
+// whose counts did not move shares the last one's without changing them.
+func TestAddNICKeepsItsOwnErrors(t *testing.T) {
+	s := NewStore(time.Minute, 2*time.Minute)
+	scratch := []Count{{"symbol_error", 5}, {"link_downed", 1}}
+	add := func(sec int64) {
+		s.AddNIC("n1", "mlx5_0:1", sec*1e9, NICCounters{HasUp: true, Up: true, Errors: scratch}, []string{"0000:18:00.0"})
+	}
+	add(0)
+	add(30) // unchanged: shares the first reading's counts
+	scratch[0].Value = 5 + 600
+	add(60)
+	scratch[0].Value, scratch[1].Value = -1, -1 // the caller's next use of its buffer
+	e := s.Of(60e9, "GPU-a", "n1", "0000:18:00.0")
+	if len(e.Rail) != 1 {
+		t.Fatalf("rail %+v", e.Rail)
+	}
+	if r := e.Rail[0]; r.WorstError != "symbol_error" || r.ErrorsPerMin != 600 || r.WorstPerMin != 600 {
+		t.Errorf("rates %+v, want symbol_error +600/min", r)
+	}
+}
