@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,6 +83,47 @@ func TestRealKernelRemovedCgroupReadsAsGone(t *testing.T) {
 	_, err = f.Read(p)
 	require.ErrorIs(t, err, fs.ErrNotExist, "the removed cgroup's file")
 	require.Equal(t, 0, f.Open(), "its descriptor was closed")
+}
+
+// TestRealKernelPressureThroughAKeptDescriptor: /proc/pressure/cpu (a
+// seq_file) read again from offset 0 through the kept descriptor shows the
+// stall the kernel counted since: three busy processes on this machine's
+// CPUs make tasks wait for one.
+func TestRealKernelPressureThroughAKeptDescriptor(t *testing.T) {
+	const p = "/proc/pressure/cpu"
+	if _, err := os.Stat(p); err != nil {
+		sharedtest.Need(t, "the kernel's pressure (PSI) at %s: %v", p, err)
+	}
+	var f Files
+	before := someTotal(t, &f, p)
+	fd := f.open[p].fd
+	busy := max(3, runtime.NumCPU()+1)
+	var cmds []*exec.Cmd
+	for range busy {
+		c := exec.Command("sh", "-c", "end=$(($(date +%s)+1)); while [ $(date +%s) -lt $end ]; do :; done")
+		require.NoError(t, c.Start())
+		cmds = append(cmds, c)
+	}
+	for _, c := range cmds {
+		_ = c.Wait()
+	}
+	after := someTotal(t, &f, p)
+	require.Equal(t, fd, f.open[p].fd, "read through the same descriptor")
+	require.Greater(t, after, before, "cpu some total with %d busy processes", busy)
+	t.Logf("cpu some total %d -> %d µs through one descriptor", before, after)
+}
+
+// someTotal is the "some" line's total= of a pressure file.
+func someTotal(t *testing.T, f *Files, p string) uint64 {
+	t.Helper()
+	b, err := f.Read(p)
+	require.NoError(t, err)
+	line, _, _ := strings.Cut(string(b), "\n")
+	_, tot, ok := strings.Cut(line, "total=")
+	require.True(t, ok, "%s: %q", p, line)
+	v, err := strconv.ParseUint(strings.TrimSpace(tot), 10, 64)
+	require.NoError(t, err)
+	return v
 }
 
 func readUint(t *testing.T, f *Files, p string) uint64 {
