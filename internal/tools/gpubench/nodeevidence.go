@@ -51,15 +51,17 @@ type nodeResult struct {
 	runs    int
 }
 
-// added is the median over the pairs of what gpu_node added to the
-// agent's CPU, as a share.
-func (s *nodeScale) added() float64 {
+// shares is what gpu_node added to the agent's CPU in each pair.
+func (s *nodeScale) shares() []float64 {
 	shares := make([]float64, len(s.on))
 	for i := range s.on {
 		shares[i] = s.on[i].cpu/s.off[i].cpu - 1
 	}
-	return median(shares)
+	return shares
 }
+
+// added is the median of the pairs' shares.
+func (s *nodeScale) added() float64 { return median(s.shares()) }
 
 // cpuPerGPUScrape is the process's CPU per GPU per dcgm scrape, in µs.
 func (s *nodeScale) cpuPerGPUScrape(smp sample) float64 {
@@ -253,9 +255,9 @@ func (s *nodeScale) nodePoints() float64 {
 }
 
 func fmtShares(s *nodeScale) string {
-	parts := make([]string, len(s.on))
-	for i := range s.on {
-		parts[i] = fmt.Sprintf("%+.1f %%", (s.on[i].cpu/s.off[i].cpu-1)*100)
+	parts := make([]string, 0, len(s.on))
+	for _, x := range s.shares() {
+		parts = append(parts, fmt.Sprintf("%+.1f %%", x*100))
 	}
 	return strings.Join(parts, ", ")
 }
