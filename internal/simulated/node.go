@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/cgroupstat"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/netdev"
 )
 
@@ -24,10 +25,12 @@ type NodeEvidence struct {
 }
 
 // PodEvidence is one pod's cgroup, by its UID (the UID its GPU processes
-// carry).
+// carry), with the namespace and name a real node's kubelet log
+// directories give it.
 type PodEvidence struct {
-	UID   string
-	Stats cgroupstat.Stats
+	UID             string
+	Namespace, Name string
+	Stats           cgroupstat.Stats
 }
 
 // NICEvidence is one NIC port with the GPUs it serves.
@@ -47,6 +50,7 @@ type simNode struct {
 
 type simPod struct {
 	uid  string
+	pod  gpu.Pod // its namespace and name, as the kubelet's log directory names them
 	w    *Workload
 	gpu  *simGPU // the first GPU it uses: its phase
 	n    int     // GPUs it uses
@@ -149,7 +153,7 @@ func (fl *Fleet) buildNodes() []*simNode {
 				p.n++
 				continue
 			}
-			p := &simPod{uid: sh.uid, w: g.workload, gpu: g, n: 1, key: uint64(len(pods)) + 1<<40}
+			p := &simPod{uid: sh.uid, pod: sh.pod, w: g.workload, gpu: g, n: 1, key: uint64(len(pods)) + 1<<40}
 			pods[sh.uid] = p
 			nd.pods = append(nd.pods, p)
 		}
@@ -267,7 +271,7 @@ func (fl *Fleet) nodeAt(nd *simNode, elapsed time.Duration, dt float64) NodeEvid
 	seed, tick := uint64(fl.cfg.Seed), uint64(elapsed/cfsPeriod)
 	ev := NodeEvidence{Host: nd.name, Pods: make([]PodEvidence, 0, len(nd.pods)), NICs: make([]NICEvidence, 0, len(nd.nics))}
 	for _, p := range nd.pods {
-		ev.Pods = append(ev.Pods, PodEvidence{UID: p.uid, Stats: p.advance(phaseAt(p.w, elapsed+p.gpu.phaseBase), dt, seed, tick)})
+		ev.Pods = append(ev.Pods, PodEvidence{UID: p.uid, Namespace: p.pod.Namespace, Name: p.pod.Name, Stats: p.advance(phaseAt(p.w, elapsed+p.gpu.phaseBase), dt, seed, tick)})
 	}
 	// The node's own pressure: a little CPU and I/O, next to no memory.
 	for r, share := range []float64{0.03, 0.002, 0.01} {

@@ -22,6 +22,10 @@ type cgroupSource struct {
 	reader *cgroupstat.Reader // nil until the root has been read
 	pods   []cgroupstat.Pod   // reused from scrape to scrape
 	stats  cgroupstat.Stats
+	names  *podNames // the pods' namespaces and names (podnames.go)
+	// unnamed: logged that the kubelet's pod log directories are not
+	// there, so pods go by their UIDs alone.
+	unnamed bool
 }
 
 func newCgroupSource(env sourceEnv) (source, error) {
@@ -30,6 +34,7 @@ func newCgroupSource(env sourceEnv) (source, error) {
 	}
 	return &cgroupSource{
 		root:   hostPath(env.cfg, "/sys/fs/cgroup"),
+		names:  newPodNames(hostPath(env.cfg, "/var/log/pods")),
 		host:   env.host,
 		logger: env.logger,
 		once:   newOnceLog(env.logger),
@@ -72,11 +77,30 @@ func (c *cgroupSource) scrape(now pcommon.Timestamp, mb *metadata.MetricsBuilder
 		recordPod(now, mb, &c.stats)
 		rb.SetHostName(c.host)
 		rb.SetK8sPodUID(p.UID)
+		c.name(rb, p.UID, now)
 		mb.EmitForResource(metadata.WithResource(rb.Emit()))
 	}
 	c.reader.EndRound()
 	c.once.endRound()
 	return nil
+}
+
+// name sets the pod's namespace and name where the kubelet's log
+// directories give them.
+func (c *cgroupSource) name(rb *metadata.ResourceBuilder, uid string, now pcommon.Timestamp) {
+	n, ok, err := c.names.lookup(uid, now.AsTime())
+	if err != nil {
+		c.once.warn("pod names", "the kubelet's pod log directories were not read: pods go by their UIDs", err)
+	}
+	if c.names.missing && !c.unnamed {
+		c.unnamed = true
+		c.logger.Info("no kubelet pod log directories: a pod's cgroup is tied to its GPUs only through per-process collection",
+			zap.String("dir", c.names.dir))
+	}
+	if ok {
+		rb.SetK8sNamespaceName(n.namespace)
+		rb.SetK8sPodName(n.name)
+	}
 }
 
 func (c *cgroupSource) close() {

@@ -46,6 +46,10 @@ func emitNodes(now pcommon.Timestamp, mb *metadata.MetricsBuilder, cfg *Config, 
 				recordPod(now, mb, &n.Pods[i].Stats)
 				rb.SetHostName(n.Host)
 				rb.SetK8sPodUID(n.Pods[i].UID)
+				if pod := &n.Pods[i]; pod.Name != "" {
+					rb.SetK8sNamespaceName(pod.Namespace)
+					rb.SetK8sPodName(pod.Name)
+				}
 				mb.EmitForResource(metadata.WithResource(rb.Emit()))
 			}
 		}

@@ -695,6 +695,8 @@ type ResourceAttributesConfig struct {
 	HwName                  ResourceAttributeConfig `mapstructure:"hw.name"`
 	HwType                  ResourceAttributeConfig `mapstructure:"hw.type"`
 	HwVendor                ResourceAttributeConfig `mapstructure:"hw.vendor"`
+	K8sNamespaceName        ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
+	K8sPodName              ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
 	K8sPodUID               ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
 	NetworkInterfaceName    ResourceAttributeConfig `mapstructure:"network.interface.name"`
 	OtelgpuNcclCommunicator ResourceAttributeConfig `mapstructure:"otelgpu.nccl.communicator"`
@@ -721,6 +723,12 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		HwVendor: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sNamespaceName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sPodName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sPodUID: ResourceAttributeConfig{

@@ -165,6 +165,8 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetHwName("hw.name-val")
 			rb.SetHwType("hw.type-val")
 			rb.SetHwVendor("hw.vendor-val")
+			rb.SetK8sNamespaceName("k8s.namespace.name-val")
+			rb.SetK8sPodName("k8s.pod.name-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
 			rb.SetNetworkInterfaceName("network.interface.name-val")
 			rb.SetOtelgpuNcclCommunicator("otelgpu.nccl.communicator-val")

@@ -63,6 +63,20 @@ func (rb *ResourceBuilder) SetHwVendor(val string) {
 	}
 }
 
+// SetK8sNamespaceName sets provided value as "k8s.namespace.name" attribute.
+func (rb *ResourceBuilder) SetK8sNamespaceName(val string) {
+	if rb.config.K8sNamespaceName.Enabled {
+		rb.res.Attributes().PutStr("k8s.namespace.name", val)
+	}
+}
+
+// SetK8sPodName sets provided value as "k8s.pod.name" attribute.
+func (rb *ResourceBuilder) SetK8sPodName(val string) {
+	if rb.config.K8sPodName.Enabled {
+		rb.res.Attributes().PutStr("k8s.pod.name", val)
+	}
+}
+
 // SetK8sPodUID sets provided value as "k8s.pod.uid" attribute.
 func (rb *ResourceBuilder) SetK8sPodUID(val string) {
 	if rb.config.K8sPodUID.Enabled {

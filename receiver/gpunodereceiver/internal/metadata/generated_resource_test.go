@@ -19,6 +19,8 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetHwName("hw.name-val")
 			rb.SetHwType("hw.type-val")
 			rb.SetHwVendor("hw.vendor-val")
+			rb.SetK8sNamespaceName("k8s.namespace.name-val")
+			rb.SetK8sPodName("k8s.pod.name-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
 			rb.SetNetworkInterfaceName("network.interface.name-val")
 			rb.SetOtelgpuNcclCommunicator("otelgpu.nccl.communicator-val")
@@ -31,9 +33,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 12, res.Attributes().Len())
+				assert.Equal(t, 14, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 12, res.Attributes().Len())
+				assert.Equal(t, 14, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -69,6 +71,16 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+			}
+			k8sNamespaceNameAttrVal, ok := res.Attributes().Get("k8s.namespace.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.namespace.name-val", k8sNamespaceNameAttrVal.Str())
+			}
+			k8sPodNameAttrVal, ok := res.Attributes().Get("k8s.pod.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.pod.name-val", k8sPodNameAttrVal.Str())
 			}
 			k8sPodUIDAttrVal, ok := res.Attributes().Get("k8s.pod.uid")
 			assert.True(t, ok)
