@@ -65,6 +65,7 @@ func (p *analyzerProcessor) nodeEvidence(rm pmetric.ResourceMetrics) bool {
 		var c cause.PodCounters
 		if t := readPod(rm, &c); t > 0 {
 			p.causes.AddPod(host, uid, t, c)
+			p.causes.NamePod(host, strAttr(attrs, metricnames.AttrK8sNamespaceName), strAttr(attrs, metricnames.AttrK8sPodName), uid)
 		}
 		return true
 	}
@@ -228,8 +229,10 @@ func strAttr(attrs pcommon.Map, k string) string {
 	return ""
 }
 
-// gpuWhere is where a GPU is, for its cause: its host and PCI bus ID.
-type gpuWhere struct{ host, bus string }
+// gpuWhere is where a GPU is, for its cause: its host and PCI bus ID, and
+// the pod the kubelet gives it (the dcgm receiver's pod attribution),
+// whose cgroup is its pod's evidence.
+type gpuWhere struct{ host, bus, namespace, pod string }
 
 // noteGPU keeps where a GPU analysed in this batch is, and binds the GPUs
 // of per-process resources to their pods.
@@ -241,7 +244,8 @@ func (p *analyzerProcessor) noteGPU(id string, attrs pcommon.Map) {
 	if bus == "" {
 		bus = strAttr(attrs, attrAmdPCIBusID)
 	}
-	w := gpuWhere{host: strAttr(attrs, metricnames.AttrHostName), bus: bus}
+	w := gpuWhere{host: strAttr(attrs, metricnames.AttrHostName), bus: bus,
+		namespace: strAttr(attrs, metricnames.AttrK8sNamespaceName), pod: strAttr(attrs, metricnames.AttrK8sPodName)}
 	if old, ok := p.where[id]; ok && old == w {
 		return
 	}
@@ -261,7 +265,7 @@ func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
 	}
 	w := p.where[q.ID]
 	e := &p.selfEvidence
-	p.causes.OfInto(e, q.Time, q.ID, w.host, w.bus)
+	p.evidenceOf(e, q.Time, q.ID, w)
 	if !q.Straggler {
 		return cause.Explain(q.Wait, e, &p.thresholds)
 	}
@@ -285,10 +289,19 @@ func (x explainer) Explain(q *analysis.CauseQuery) cause.Finding {
 		} else {
 			peers = append(peers, cause.Evidence{})
 		}
-		p.causes.OfInto(&peers[len(peers)-1], q.Time, id, pw.host, pw.bus)
+		p.evidenceOf(&peers[len(peers)-1], q.Time, id, pw)
 	}
 	p.peerEvidence = peers
 	return cause.Straggler(e, w.host, peers, &p.thresholds)
+}
+
+// evidenceOf reads the GPU's evidence into e, its pod's cgroup found by
+// the pod's name where the GPU's resource names its pod.
+func (p *analyzerProcessor) evidenceOf(e *cause.Evidence, t int64, id string, w gpuWhere) {
+	if w.pod != "" {
+		p.causes.BindGPUByName(id, w.host, w.namespace, w.pod)
+	}
+	p.causes.OfInto(e, t, id, w.host, w.bus)
 }
 
 func (x explainer) RailCollective(id string, t int64) bool {

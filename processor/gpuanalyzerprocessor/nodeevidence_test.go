@@ -138,6 +138,56 @@ func TestInputBoundCause(t *testing.T) {
 	}
 }
 
+// TestPodByName: without per-process collection a GPU is tied to its
+// pod's cgroup by the pod's namespace and name, which the GPU's resource
+// carries (the kubelet's pod resources) and the pod's cgroup resource too
+// (the kubelet's log directories, read by gpu_node). A cgroup named for
+// another pod is no evidence of this GPU's: with nothing else of its node
+// known, it gets no cause at all.
+func TestPodByName(t *testing.T) {
+	for _, tc := range []struct {
+		name, evidencePod string
+		wantCause         string
+	}{
+		{"its pod", "loader-worker-0", "cpu_throttled"},
+		{"another pod", "loader-worker-1", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, sink := newProcessor(t, everySample(), processortest.NewNopSettings(metadata.Type))
+			f := newFleet(t, simulated.Config{
+				Seed: 5, Hosts: 1, GPUsPerHost: 1, HostPrefix: "gpu-node-", Models: []string{"h100"},
+				Workloads: []simulated.Workload{{Name: "loader", Kind: "training", Namespace: "ml", GPUs: "0/0",
+					Phases: []simulated.Phase{{Kind: simulated.InputBound, Duration: 10 * time.Minute}}}},
+			})
+			var last map[string]pmetric.Metric
+			var gpu, host string
+			for i := range 100 {
+				md := f.next(t)
+				a := md.ResourceMetrics().At(0).Resource().Attributes()
+				if gpu == "" {
+					id, _ := a.Get(metricnames.AttrHWID)
+					h, _ := a.Get(metricnames.AttrHostName)
+					gpu, host = id.Str(), h.Str()
+					pod, _ := a.Get(metricnames.AttrK8sPodName)
+					require.Equal(t, "loader-worker-0", pod.Str(), "the GPU's resource names its pod")
+					require.Empty(t, func() string { u, _ := podOf(md, gpu); return u }(), "no per-process resources")
+				}
+				if i%15 == 0 {
+					podEvidence(md, host, "3c9d0f5e-1b2a-4c3d-8e9f-0a1b2c3d4e5f", f.t0.Add(time.Duration(i)*time.Second), i, 4, 0.38)
+					pa := md.ResourceMetrics().At(md.ResourceMetrics().Len() - 1).Resource().Attributes()
+					pa.PutStr(metricnames.AttrK8sNamespaceName, "ml")
+					pa.PutStr(metricnames.AttrK8sPodName, tc.evidencePod)
+				}
+				sink.Reset()
+				require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+				last = verdicts(sink.AllMetrics()[0])[gpu]
+			}
+			require.Equal(t, "input_bound", classOf(last))
+			assert.Equal(t, tc.wantCause, causeOf(last))
+		})
+	}
+}
+
 // TestNodeEvidenceIsNotAGPU: a NIC's resource carries hw.id but is not a
 // GPU; the pod's and the node's carry none and are not counted as data the
 // analyzer could not read.

@@ -18,6 +18,7 @@ type Store struct {
 	byHost         map[string][]string              // host -> its NICs' keys, sorted
 	rails          map[string][]string              // host \x00 GPU bus ID -> its NICs' keys
 	gpuPod         map[string]string                // GPU hw.id -> pod key
+	podByName      map[podRef]string                // a pod's host, namespace and name -> its UID (podnames.go)
 	lastSweep      int64
 }
 
@@ -44,7 +45,8 @@ const maxEntries = 1 << 16
 func NewStore(window, maxAge time.Duration) *Store {
 	return &Store{window: int64(window), maxAge: int64(maxAge),
 		pods: map[string]*history[PodCounters]{}, nodes: map[string]*history[Pressure]{},
-		nics: map[string]*nicState{}, byHost: map[string][]string{}, rails: map[string][]string{}, gpuPod: map[string]string{}}
+		nics: map[string]*nicState{}, byHost: map[string][]string{}, rails: map[string][]string{}, gpuPod: map[string]string{},
+		podByName: map[podRef]string{}}
 }
 
 func key(host, id string) string { return host + "\x00" + id }
@@ -368,6 +370,7 @@ func (s *Store) Sweep(now int64) {
 			delete(s.gpuPod, g)
 		}
 	}
+	s.sweepNames()
 }
 
 // RailCollective says whether the GPU's rail carries a collective over the
