@@ -13,8 +13,10 @@
 The agent's host volumes: the kubelet's pod-resources socket, the queue on
 disk (a hostPath, so that the pod that replaces this one on the node finds
 it), with perProcess the container logs that name each process's pod, and
-with nodeEvidence the host's /sys and /proc (and NCCL Inspector's
-directory) under /hostfs, gpu_node's root_path.
+with nodeEvidence the host's /sys and /proc, the kubelet's pod log
+directories (whose names tie a pod's cgroup, known by UID, to the GPUs the
+kubelet gives the pod by name) and NCCL Inspector's directory, under
+/hostfs, gpu_node's root_path.
 */}}
 {{- define "otelcol-gpu.agent.volumes" -}}
 - name: pod-resources
@@ -35,6 +37,8 @@ directory) under /hostfs, gpu_node's root_path.
   hostPath: {path: /sys, type: Directory}
 - name: host-proc
   hostPath: {path: /proc, type: Directory}
+- name: host-pod-logs
+  hostPath: {path: /var/log/pods, type: DirectoryOrCreate}
 {{- if .nccl.enabled }}
 - name: nccl-inspector
   hostPath: {path: {{ .nccl.hostPath }}, type: DirectoryOrCreate}
@@ -58,6 +62,7 @@ directory) under /hostfs, gpu_node's root_path.
 runtime can (Kubernetes 1.30+, containerd 2.0+ or CRI-O 1.30+, Linux 5.12+). */}}
 - {name: host-sys, mountPath: /hostfs/sys, readOnly: true, recursiveReadOnly: IfPossible}
 - {name: host-proc, mountPath: /hostfs/proc, readOnly: true, recursiveReadOnly: IfPossible}
+- {name: host-pod-logs, mountPath: /hostfs/var/log/pods, readOnly: true}
 {{- if .nccl.enabled }}
 - {name: nccl-inspector, mountPath: {{ printf "/hostfs%s" .nccl.hostPath }}, readOnly: true}
 {{- end }}
