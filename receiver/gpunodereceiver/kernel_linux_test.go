@@ -31,7 +31,7 @@ func needKernel(t *testing.T, why string, err error) {
 // TestRealKernelThroughTheReceiver runs the receiver, started as a
 // collector starts it, against this machine's real kernel: a pod-shaped
 // cgroup capped at 0.1 CPU with a busy loop in it must show throttling,
-// and UDP traffic over a veth pair into a network namespace must show in
+// named by its kubelet log directory on this machine's disk, and UDP traffic over a veth pair into a network namespace must show in
 // that interface's counters. CI's machine mounts cgroup v1 controllers
 // (the v2 files are covered by the fixtures) and runs as root.
 func TestRealKernelThroughTheReceiver(t *testing.T) {
@@ -46,6 +46,7 @@ func TestRealKernelThroughTheReceiver(t *testing.T) {
 	}
 	uid := podUID(t)
 	throttledPod(t, uid)
+	podLogDir(t, "otelgpu-test", "loader-0", uid)
 	veth, peer := vethPair(t)
 
 	f := NewFactory()
@@ -72,10 +73,12 @@ func TestRealKernelThroughTheReceiver(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	var txBefore int64 = -1
 	var throttled, txAfter int64
+	var named string
 	done := func() bool {
 		for _, md := range sink.AllMetrics() {
 			if v, ok := sumOf(md, "k8s.pod.uid", uid, "otelgpu.pod.cpu.throttled_periods", ""); ok {
 				throttled = v
+				named = podNameOf(md, uid)
 			}
 			if v, ok := sumOf(md, "hw.id", veth, "hw.network.io", "transmit"); ok {
 				if txBefore < 0 {
@@ -89,15 +92,46 @@ func TestRealKernelThroughTheReceiver(t *testing.T) {
 				txAfter = v
 			}
 		}
-		return throttled > 0 && txBefore >= 0 && txAfter-txBefore >= datagrams*size
+		return throttled > 0 && named == "otelgpu-test/loader-0" && txBefore >= 0 && txAfter-txBefore >= datagrams*size
 	}
 	for deadline := time.Now().Add(20 * time.Second); !done(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("pod %s throttled periods %d; %s transmitted %d bytes since the first scrape (from %d), %d sent",
-				uid, throttled, veth, txAfter-txBefore, txBefore, datagrams*size)
+			t.Fatalf("pod %s (named %q) throttled periods %d; %s transmitted %d bytes since the first scrape (from %d), %d sent",
+				uid, named, throttled, veth, txAfter-txBefore, txBefore, datagrams*size)
 		}
 	}
-	t.Logf("pod %s: %d periods throttled; %s: %d bytes transmitted for %d datagrams of %d bytes", uid, throttled, veth, txAfter-txBefore, datagrams, size)
+	t.Logf("pod %s (%s): %d periods throttled; %s: %d bytes transmitted for %d datagrams of %d bytes", uid, named, throttled, veth, txAfter-txBefore, datagrams, size)
+}
+
+// podLogDir makes the kubelet's log directory of a pod,
+// /var/log/pods/<namespace>_<name>_<uid>, on this machine; undone at
+// cleanup, /var/log/pods too where the test made it.
+func podLogDir(t *testing.T, namespace, name, uid string) {
+	const root = "/var/log/pods"
+	_, err := os.Stat(root)
+	madeRoot := os.IsNotExist(err)
+	dir := filepath.Join(root, namespace+"_"+name+"_"+uid)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	t.Cleanup(func() {
+		_ = os.Remove(dir)
+		if madeRoot {
+			_ = os.Remove(root)
+		}
+	})
+}
+
+// podNameOf is namespace/name of the pod resource with the UID.
+func podNameOf(md pmetric.Metrics, uid string) string {
+	for i := 0; i < md.ResourceMetrics().Len(); i++ {
+		a := md.ResourceMetrics().At(i).Resource().Attributes()
+		if v, ok := a.Get("k8s.pod.uid"); !ok || v.Str() != uid {
+			continue
+		}
+		ns, _ := a.Get("k8s.namespace.name")
+		name, _ := a.Get("k8s.pod.name")
+		return ns.Str() + "/" + name.Str()
+	}
+	return ""
 }
 
 // sumOf finds the value of a sum on the resource whose key is value,
