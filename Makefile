@@ -122,6 +122,44 @@ $(HELM): internal/tools/helm/go.mod internal/tools/helm/go.sum
 .PHONY: helm
 helm: $(HELM)
 
+# go-jsonnet (jsonnet, jsonnetfmt, jsonnet-lint) for the monitoring mixin
+# (mixin/), built from the module proxy in its own module
+# (internal/tools/jsonnet), like Helm. One rule builds all three: they come
+# from one module at one version.
+JSONNET := bin/jsonnet
+JSONNET_TOOLS := jsonnet jsonnetfmt jsonnet-lint
+$(JSONNET): internal/tools/jsonnet/go.mod internal/tools/jsonnet/go.sum
+	cd internal/tools/jsonnet && for c in $(JSONNET_TOOLS); do \
+		GOFLAGS=-mod=mod $(GO) build -trimpath -ldflags "-s -w" -o $(CURDIR)/bin/$$c github.com/google/go-jsonnet/cmd/$$c || exit 1; done
+
+# The shipped rules and dashboards are generated from the mixin: the rules
+# file, the dashboards (examples/grafana holds nothing else, so a dashboard
+# dropped from the mixin goes from there too), and the same files inside the
+# Helm chart, whose templates can only read files under the chart
+# (.Files.Get). `make generate` runs it, so CI's diff finds them stale.
+MIXIN_SOURCES := $(shell find mixin -name '*.libsonnet' -o -name '*.jsonnet')
+CHART_FILES := charts/otelcol-gpu/files
+.PHONY: mixin mixin-lint
+mixin: $(JSONNET)
+	$(JSONNET) -S mixin/build/rules.jsonnet > examples/prometheus/rules.yaml
+	rm -f examples/grafana/*.json
+	$(JSONNET) -S -m examples/grafana mixin/build/dashboards.jsonnet > /dev/null
+	rm -rf $(CHART_FILES) && mkdir -p $(CHART_FILES)/dashboards
+	cp examples/prometheus/rules.yaml $(CHART_FILES)/rules.yaml
+	cp examples/grafana/*.json $(CHART_FILES)/dashboards/
+
+# The mixin's checks: its sources formatted and linted, the generated rules
+# through promtool (Debian's prometheus package, installed if missing) and
+# their unit tests, and the mixin module's Go tests (the dashboard lint, a
+# runbook for every alert).
+mixin-lint: $(JSONNET)
+	@bin/jsonnetfmt --test $(MIXIN_SOURCES) || { echo "jsonnetfmt: run bin/jsonnetfmt -i on the files above"; exit 1; }
+	bin/jsonnet-lint $(MIXIN_SOURCES)
+	@command -v promtool >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
+	promtool check rules examples/prometheus/rules.yaml
+	cd examples/prometheus && promtool test rules rules_test.yaml
+	cd mixin && $(GO) test -count=1 ./...
+
 # What the end-to-end tests leave for CI to keep: the gpureplay report's
 # screenshots from headless Chromium (Debian's chromium package; without
 # it the report test fails here rather than skip).
@@ -137,14 +175,13 @@ test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(HELM)
 		OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/... ./cmd/gpureplay/internal/report/
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
-# remote-write through an outage, the rules (promtool), every dashboard
-# query, and dcgm-exporter compatibility; and with Prometheus 3 over OTLP
+# the mixin's checks (mixin-lint: promtool on the rules, the dashboard lint),
+# remote-write through an outage, the rules loaded, every dashboard query,
+# and dcgm-exporter compatibility; and with Prometheus 3 over OTLP
 # (bin/prometheus3): agent and gateway killed with SIGKILL during an outage,
 # nothing lost, nothing twice.
-e2e: build build-agent $(PROMETHEUS3)
+e2e: build build-agent $(PROMETHEUS3) mixin-lint
 	@command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
-	promtool check rules examples/prometheus/rules.yaml
-	cd examples/prometheus && promtool test rules rules_test.yaml
 	@# The systemd unit: valid, and hardened (exposure at most 3.0 of 10).
 	@if command -v systemd-analyze >/dev/null; then d=$$(mktemp -d) && \
 		sed 's#/usr/local/bin/otelcol-gpu#$(CURDIR)/$(BIN)#' distributions/otelcol-gpu/otelcol-gpu.service > $$d/otelcol-gpu.service && \
@@ -189,7 +226,7 @@ fuzz:
 
 COMPONENTS := receiver/dcgmreceiver receiver/gpunodereceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension
 
-generate:
+generate: mixin
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done
 	$(GO) generate ./internal/metricnames
 	$(GO) run ./internal/apistability/gen

@@ -41,6 +41,9 @@ const (
 	// operatorModule holds the OpenTelemetry Operator's CRDs; they are read
 	// from the module cache, never copied into this repository.
 	operatorModule = "github.com/open-telemetry/opentelemetry-operator@v0.140.0"
+	// prometheusOperatorModule holds the Prometheus Operator's CRDs, for the
+	// chart's PrometheusRule (monitoring.prometheusRule), read the same way.
+	prometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
 )
 
 var (
@@ -293,35 +296,6 @@ func TestConfigsValidate(t *testing.T) {
 	}
 }
 
-// operatorCRDs installs the OpenTelemetry Operator's CRDs, from the
-// Operator's Go module at a pinned release, into the API server.
-func operatorCRDs(t *testing.T, s *kubetest.Server) {
-	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", operatorModule).Output()
-	if err != nil {
-		t.Fatalf("go mod download %s: %v", operatorModule, err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil {
-		t.Fatal(err)
-	}
-	crds, _ := filepath.Glob(filepath.Join(mod.Dir, "config", "crd", "bases", "*.yaml"))
-	if len(crds) == 0 {
-		t.Fatalf("no CRDs under %s", mod.Dir)
-	}
-	for _, f := range crds {
-		objs, err := kubetest.Decode(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, obj := range objs {
-			if err := s.Create(obj, false); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
-			}
-		}
-	}
-}
-
 func createNamespaces(t *testing.T, cs kubernetes.Interface, names ...string) {
 	t.Helper()
 	for _, ns := range names {
@@ -341,7 +315,7 @@ func TestRendersServerSideDryRun(t *testing.T) {
 	s := kubetest.Require(t, server, serverErr)
 	cs := kubernetes.NewForConfigOrDie(s.Config(kubetest.AdminToken))
 	operatorCRDs(t, s)
-	createNamespaces(t, cs, namespace, "serving", "search", "gpu-operator", "ml")
+	createNamespaces(t, cs, namespace, "serving", "search", "gpu-operator", "ml", "monitoring")
 	kinds := map[string]int{}
 	for _, r := range cases(t) {
 		for _, obj := range objects(t, r.template(t)) {
@@ -367,7 +341,7 @@ func TestRendersServerSideDryRun(t *testing.T) {
 		}
 	}
 	t.Logf("passed a server-side dry run: %v", kinds)
-	for _, k := range []string{"DaemonSet", "Deployment", "StatefulSet", "OpenTelemetryCollector", "ClusterRole", "Role", "Service", "PodDisruptionBudget"} {
+	for _, k := range []string{"DaemonSet", "Deployment", "StatefulSet", "OpenTelemetryCollector", "ClusterRole", "Role", "Service", "PodDisruptionBudget", "PrometheusRule"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s was checked", k)
 		}

@@ -51,6 +51,7 @@ func prometheusBin(t *testing.T) string {
 func startPrometheus(t *testing.T, dir string, port int) *prometheus {
 	t.Helper()
 	bin := prometheusBin(t)
+	// The monitoring mixin's rules, as make mixin generates them.
 	rules, err := filepath.Abs(filepath.Join("..", "examples", "prometheus", "rules.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +336,7 @@ func TestE2EPrometheusRemoteWrite(t *testing.T) {
 type panelQuery struct{ file, title, expr string }
 
 // dashboardQueries reads every panel query of the dashboards in
-// examples/grafana.
+// examples/grafana, which the monitoring mixin (mixin/) generates.
 func dashboardQueries(t *testing.T) []panelQuery {
 	files, _ := filepath.Glob(filepath.Join("..", "examples", "grafana", "*.json"))
 	if len(files) < 4 {
