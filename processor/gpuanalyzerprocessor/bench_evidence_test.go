@@ -32,7 +32,9 @@ func withNodeEvidence(md pmetric.Metrics) pmetric.Metrics { return nodeEvidenceB
 // per_process on (perProcess.enabled in the chart, off by default): each
 // GPU's processes in its pod, with their share of the GPU, on a resource
 // of their own that binds the GPU to the pod by UID.
-func withNodeEvidencePerProcess(md pmetric.Metrics) pmetric.Metrics { return nodeEvidenceBatch(md, true) }
+func withNodeEvidencePerProcess(md pmetric.Metrics) pmetric.Metrics {
+	return nodeEvidenceBatch(md, true)
+}
 
 func nodeEvidenceBatch(md pmetric.Metrics, perProcess bool) pmetric.Metrics {
 	rms := md.ResourceMetrics()
