@@ -98,7 +98,9 @@ func GenTD26(w io.Writer, duty, memory string, npods int) error {
 		return strings.Compare(a.pod, b.pod)
 	})
 	bw := bufio.NewWriter(w)
-	bw.WriteString("# Alibaba GenTD26 (github.com/alibaba/clusterdata, cluster-trace-v2026-GenAI), CC BY 4.0;" +
+	// The Python converter's comment said CC BY 4.0, the licence of another
+	// folder of the same repository; this one has research-use terms only.
+	bw.WriteString("# Alibaba GenTD26 (github.com/alibaba/clusterdata, cluster-trace-v2026-GenAI), no licence, research-use terms;" +
 		" anonymised at the source (timestamps shifted, values scaled); see README.md\n")
 	bw.WriteString("timestamp,uuid,pod,DCGM_FI_DEV_GPU_UTIL,DCGM_FI_DEV_FB_USED\n")
 	for _, k := range rows {
