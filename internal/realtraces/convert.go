@@ -152,32 +152,43 @@ func gentdSeries(path string) (map[gentdKey]float64, error) {
 		return nil, fmt.Errorf("%s: header %v lacks value, timestamp_anon or container_ip", path, hdr)
 	}
 	out := map[gentdKey]float64{}
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(rec) != len(hdr) {
-			line, _ := r.FieldPos(0)
-			return nil, fmt.Errorf("%s: line %d has %d fields, not %d", path, line, len(rec), len(hdr))
-		}
+	err = eachRecord(path, r, len(hdr), func(rec []string, line int) error {
 		v := strings.TrimSpace(rec[vi])
 		if v == "" || v == "NULL" || v == "None" {
-			continue
+			return nil
 		}
-		line, _ := r.FieldPos(0)
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s: line %d: value: %w", path, line, err)
+			return fmt.Errorf("%s: line %d: value: %w", path, line, err)
 		}
 		t, err := strconv.ParseFloat(strings.TrimSpace(rec[ti]), 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s: line %d: timestamp_anon: %w", path, line, err)
+			return fmt.Errorf("%s: line %d: timestamp_anon: %w", path, line, err)
 		}
 		out[gentdKey{t, strings.TrimSpace(rec[pi])}] = x
+		return nil
+	})
+	return out, err
+}
+
+// eachRecord calls fn with every record after the header and its line,
+// each of which must have n fields.
+func eachRecord(path string, r *csv.Reader, n int, fn func(rec []string, line int) error) error {
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) != n {
+			return fmt.Errorf("%s: line %d has %d fields, not %d", path, line, len(rec), n)
+		}
+		if err := fn(rec, line); err != nil {
+			return err
+		}
 	}
 }
 
@@ -362,18 +373,7 @@ func OLMo(w io.Writer, src string, segment int) error {
 	}
 	var kept [][]string
 	seg, last := 0, math.NaN()
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", src, err)
-		}
-		line, _ := r.FieldPos(0)
-		if len(rec) != len(hdr) {
-			return fmt.Errorf("%s: line %d has %d fields, not %d", src, line, len(rec), len(hdr))
-		}
+	err = eachRecord(src, r, len(hdr), func(rec []string, line int) error {
 		t, err := strconv.ParseFloat(strings.TrimSpace(rec[tcol]), 64)
 		if err != nil {
 			return fmt.Errorf("%s: line %d: timestamp: %w", src, line, err)
@@ -385,6 +385,10 @@ func OLMo(w io.Writer, src string, segment int) error {
 		if seg == segment {
 			kept = append(kept, rec)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(kept) == 0 {
 		return fmt.Errorf("%s: no segment %d (last is %d)", src, segment, seg)
