@@ -12,12 +12,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/realtraces"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 )
 
 // realCoarse are public recordings of real GPUs sampled coarsely without
-// profiling fields (testdata/real/README.md says where each comes from).
+// profiling fields, converted at test time from the shared recordings
+// (testdata/real/README.md says where each comes from).
 var realCoarse = []string{"alibaba_gentd26_pods"}
+
+// TestMain removes the real recordings converted for this run
+// (realtraces.Path converts each once per test binary).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	realtraces.Cleanup()
+	os.Exit(code)
+}
 
 // eachRow calls fn with every row of a trace.
 func eachRow(t *testing.T, path string, fn func(*trace.Row)) {
@@ -93,7 +103,7 @@ func costShares(t *testing.T, args ...string) map[string]float64 {
 func TestRealCoarseUsage(t *testing.T) {
 	for _, name := range realCoarse {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join("testdata", "real", name+".csv")
+			path := realtraces.Path(t, name)
 			busy := busyShare(t, path)
 			shares := costShares(t, path)
 			t.Logf("%s: busy %.1f %% of samples; used %.1f %%, workload_idle %.1f %%, cluster_idle %.1f %%, unknown %.1f %% of GPU-hours",

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/realtraces"
 )
 
 var reportData = regexp.MustCompile(`(?s)<script type="application/json" id="report-data">(.*?)</script>`)
@@ -278,7 +280,7 @@ func TestReportDecisions(t *testing.T) {
 // many more, and every episode stays in the page's data.
 func TestReportRealFleet(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "fleet.html")
-	_, stderr, code := runReplay(t, "-o", os.DevNull, "-cost", "../../examples/cost/prices.yaml", "-report", page, "testdata/real/alibaba_gentd26_pods.csv")
+	_, stderr, code := runReplay(t, "-o", os.DevNull, "-cost", "../../examples/cost/prices.yaml", "-report", page, realtraces.Path(t, "alibaba_gentd26_pods"))
 	require.Equal(t, 0, code, stderr)
 	st, err := os.Stat(page)
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/score"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/realtraces"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 )
 
@@ -169,7 +170,7 @@ func TestRealTrainingWaiting(t *testing.T) {
 	// section 4).
 	require.NoError(t, os.WriteFile(byHost, []byte("group_by: [host.name]\n"), 0o600))
 	for _, name := range realTraining {
-		path := filepath.Join("testdata", "real", name+".csv")
+		path := realtraces.Path(t, name)
 		rows := readRows(t, path)
 		st := label(rows)
 		var total, working int
@@ -216,7 +217,7 @@ func TestRealTrainingWaiting(t *testing.T) {
 // board power, and what power cannot tell (between 15 % and 45 %) is
 // unknown, never idle or waiting.
 func TestRealPowerOnly(t *testing.T) {
-	path := filepath.Join("testdata", "real", "olmo_amberish7_wandb_power.csv")
+	path := realtraces.Path(t, "olmo_amberish7_wandb_power")
 	var n, work, between int
 	eachRow(t, path, func(r *trace.Row) {
 		if p, ok := r.Values.Get(dcgmfield.PowerUsage); ok {
@@ -296,7 +297,7 @@ func TestCostWaitingPerJob(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "cost.yaml")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
 	out, stderr, code := runReplay(t, "-config", byHost, "-cost", empty, "-resample", "15s",
-		filepath.Join("testdata", "real", "wilkins_h100x8_ckpt1.csv"))
+		realtraces.Path(t, "wilkins_h100x8_ckpt1"))
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var job struct {
