@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,7 +19,6 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/nodeagent"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
-	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
 // cperKey is a CPER record count's severity and AMD Field ID.
@@ -161,15 +159,14 @@ func cperByGPU(t *testing.T, path string) map[int]map[cperKey]int64 {
 	return out
 }
 
-// A real MI300X kernel log, as a user posted it in an issue (no licence,
-// so read in place from the shared real data, not kept in testdata): the GPU that reports an uncorrectable error
+// A real MI300X kernel log: the GPU that reports an uncorrectable error
 // gets AMD's ladder for it (GPUHealthy condition, taint, cordon, drain)
 // and then a reboot request, never a GPU reset request, though the
 // defaults reset NVIDIA GPUs for some faults: the other GPUs of the
 // hive logged hardware errors in the same instant. Deferred and
 // corrected errors on the other GPUs are recorded and touch no node.
 func TestAMDUncorrectableFromRealKernelLogDrainsAndAsksReboot(t *testing.T) {
-	counts := uncorrectableByBDF(t, filepath.Join(sharedtest.Path(t, "realdata/amd"), "dmesg-mi300x-athub.txt"))
+	counts := uncorrectableByBDF(t, "testdata/amd/dmesg-mi300x-athub.txt")
 	require.Equal(t, map[string]int64{"0000:1c:00.0": 1}, counts)
 
 	f := newFixture(t)

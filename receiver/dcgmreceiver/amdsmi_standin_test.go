@@ -25,7 +25,6 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/amdsmistandin"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/legacynames/legacynamestest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
-	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/storagetest"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
@@ -362,14 +361,12 @@ func TestAMDSMICursorSurvivesRestart(t *testing.T) {
 	run(func(s *gpuScraper) { require.Equal(t, int64(1), records(s), "only the record logged since") })
 }
 
-// realExporterSeries reads the real device-metrics-exporter lines that
-// users posted in issues and pull requests (no licence, so read in place
-// from the shared real data, realdata/amd, not kept in testdata): each
-// series' name, without the exporter's optional amd_ prefix, and its
-// labels.
+// realExporterSeries reads the real device-metrics-exporter lines kept in
+// testdata/real-amd: each series' name, without the exporter's optional
+// amd_ prefix, and its labels.
 func realExporterSeries(t *testing.T) map[string][]map[string]string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(sharedtest.Path(t, "realdata/amd"), "device-metrics-exporter.prom"))
+	raw, err := os.ReadFile(filepath.Join("testdata", "real-amd", "device-metrics-exporter.prom"))
 	require.NoError(t, err)
 	line := regexp.MustCompile(`^(\w+)\{(.*)\} \S+$`)
 	label := regexp.MustCompile(`(\w+)="([^"]*)"`)
