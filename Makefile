@@ -69,6 +69,28 @@ gpurecord: $(GPURECORD)
 $(GPURECORD): $(GO_SOURCES)
 	$(GO) build -trimpath -ldflags "-s -w" -o $(GPURECORD) ./cmd/gpurecord
 
+# The real-GPU check (docs/gpu-check.md): labelled loads on one NVIDIA GPU,
+# recorded with gpurecord, replayed through the analyzer, a per-phase table
+# of verdict against label; GPU_CHECK_BACKEND=simulated plays the same
+# phases on the simulated fleet (CI, through make test). It runs where
+# there is no Go toolchain too, from bin/gpurecord and bin/gpureplay built
+# beforehand with make gpu-check-build: with Go on the PATH it rebuilds
+# them (the build cache makes that quick), without it it uses them as they
+# are. Phony, with no file prerequisites: a copied tree's sources are newer
+# than its bin/, which would make make try to build without Go.
+GPU_CHECK_BACKEND ?= nvml
+.PHONY: gpu-check gpu-check-build
+gpu-check-build:
+	$(GO) build -trimpath -ldflags "-s -w" -o bin/gpurecord ./cmd/gpurecord
+	$(GO) build -trimpath -ldflags "-s -w" -o bin/gpureplay ./cmd/gpureplay
+
+gpu-check:
+	@if command -v $(GO) >/dev/null; then $(MAKE) --no-print-directory gpu-check-build; \
+	elif [ ! -x bin/gpurecord ] || [ ! -x bin/gpureplay ]; then \
+		echo "gpu-check: no Go toolchain and no bin/gpurecord, bin/gpureplay: run make gpu-check-build where Go is, then copy bin/"; exit 2; fi
+	GPU_CHECK_BACKEND=$(GPU_CHECK_BACKEND) $(if $(GPU_CHECK_STRICT),GPU_CHECK_STRICT=$(GPU_CHECK_STRICT)) \
+		$(if $(GPU_CHECK_OUT),GPU_CHECK_OUT=$(GPU_CHECK_OUT)) tools/gpucheck/run.sh
+
 # kube-apiserver for the integration tests, built from the module proxy
 # (internal/tools/kubeapiserver is its own module, so k8s.io/kubernetes
 # stays out of the product's dependencies). With etcd from Debian's
@@ -167,12 +189,16 @@ ARTIFACTS ?= $(CURDIR)/_artifacts
 
 # Unit and integration tests (stand-in DCGM, NVML mock, kubelet gRPC, a real
 # kube-apiserver with etcd), then the distribution's end-to-end tests (among
-# them a 3-minute churn soak and a flood: -timeout 30m). The chart's tests
+# them a 3-minute churn soak and a flood: -timeout 30m), then the GPU check
+# on the simulated fleet. The chart's tests
 # (charts/) run the binaries and Helm from bin/.
 test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(HELM)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
 	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_REQUIRE_BROWSER=1 OTELCOL_GPU_ARTIFACTS=$(ARTIFACTS) \
 		OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/... ./cmd/gpureplay/internal/report/
+	@# The real-GPU check's pipeline on the simulated fleet, strict: each
+	@# phase must get its label (issue 40). Seconds, once the binaries are built.
+	$(MAKE) --no-print-directory gpu-check GPU_CHECK_BACKEND=simulated GPU_CHECK_STRICT=1 GPU_CHECK_OUT=$(ARTIFACTS)/gpu-check-simulated
 
 # End to end with a real Prometheus (Debian's package, installed if missing):
 # the mixin's checks (mixin-lint: promtool on the rules, the dashboard lint),

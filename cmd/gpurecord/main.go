@@ -4,7 +4,7 @@
 // real data.
 //
 //	gpurecord [-backend auto|dcgm|nvml|amdsmi|simulated] [-endpoint ADDR] [-embedded]
-//	          [-interval 1s] [-duration 10m] [-o FILE] [-hostname NAME]
+//	          [-interval 1s] [-duration 10m] [-unpaced] [-o FILE] [-hostname NAME]
 //	          [-pod-resources SOCKET] [-simulated FILE] [-amdsmi-library PATH]
 //
 // It reads through the dcgm receiver's own backends: DCGM (nv-hostengine at
@@ -27,7 +27,11 @@
 //
 // It stops after -duration (duration/interval samples), or at SIGINT or
 // SIGTERM, with everything recorded so far written: it flushes after every
-// sample. A lost GPU source is noted in the trace as a comment and
+// sample. With -unpaced (the simulated backend and a -duration only) it
+// takes the samples one after another without waiting, each -interval after
+// the previous in the trace's time: the simulated fleet's values depend on
+// the collection times alone, so a 6-minute recording takes a second and
+// holds the same values it would have after 6 minutes. A lost GPU source is noted in the trace as a comment and
 // reconnected. Bad flags exit with status 2, a failure (no GPU source, an
 // unwritable output) with status 1, each with one line on stderr.
 //

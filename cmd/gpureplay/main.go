@@ -7,6 +7,7 @@
 //	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table] [-o FILE] DEMAND.csv...
 //	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -report FILE.html [-cost FILE | -autoscale FILE | -remediate FILE] [-o FILE] TRACE.csv
+//	gpureplay -labels LABELS.csv -o VERDICTS.jsonl [-config FILE] [-report FILE.html] TRACE.csv
 //
 // Any of these but -whatif takes -resample INTERVAL (e.g. 30s): the trace
 // becomes what a collector sampling DCGM every INTERVAL would have
@@ -103,6 +104,19 @@
 // cmd/gpureplay/internal/report. An empty trace is an error; on any error
 // no page is written.
 //
+// With -labels LABELS.csv (the analyzer contract's labels format:
+// uuid,kind,value,start,end), gpureplay writes the verdicts to -o, which it
+// then needs, and prints on standard output a table with one row per label:
+// its window [start, end) in seconds from the first verdict, and what the
+// verdicts inside it say (the most common class of a bottleneck label and
+// the share of verdicts with it, whether an alert label's alert fired)
+// against the label. Unlike the contract's scoring there is no grace after
+// start: a labels file for such a check leaves each phase's edges out
+// itself. A label of an unknown kind or value, or with start not before
+// end, is an error naming its line; no verdict in any label's window is an
+// error after the table (its uuids or times do not match the trace), a
+// verdict that disagrees is not.
+//
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
 // line and column; the verdicts of the rows before it are written.
@@ -115,6 +129,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,6 +138,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/replay"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
+	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/score"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/whatif"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kmsg"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
@@ -143,6 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fieldsFlag := fs.String("fields", "all", "replay only these DCGM `fields`, as a collector recording only them would have recorded the trace: all, defaults (dcgm-exporter's default counters: no SM activity, occupancy, NVLink bytes, clock event reasons or ECC counts), or DCGM_FI_* names separated by commas")
 	reportPath := fs.String("report", "", "also write a self-contained HTML report of the replay to `file` (timeline per GPU, stragglers, alerts, cost, decisions)")
 	costPath := fs.String("cost", "", "after the verdicts, print GPU-hours and cost per namespace, with the gpu_analyzer settings (prices) in `file`")
+	labelsPath := fs.String("labels", "", "print, per label in `file` (uuid,kind,value,start,end), the verdicts over its window against it; the verdicts go to -o")
 	year := fs.Int("year", 0, "kernel log: the `year` of its first journald short-format line (\"Nov 24 10:00:00\" has none)")
 	boot := fs.String("boot", "", "kernel log: when the host booted (RFC 3339 or Unix seconds), for dmesg's [seconds since boot]")
 	tz := fs.String("tz", "UTC", "kernel log: the host's time `zone` (IANA name) for dmesg --ctime and journald short, which print local time without one")
@@ -151,6 +168,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	wi := whatif.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE | -cost FILE] [-report FILE.html] [-config FILE] [-resample INTERVAL] [-o FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "       gpureplay -labels LABELS.csv -o VERDICTS.jsonl [-report FILE.html] [-config FILE] TRACE.csv")
 		fmt.Fprintln(stderr, "       gpureplay -remediate FILE [-year YYYY] [-boot TIME] [-tz ZONE] [-host NAME] [-gpus FILE] [-o FILE] KERNEL.log")
 		fmt.Fprintln(stderr, "       "+whatif.Usage)
 		fs.PrintDefaults()
@@ -166,6 +184,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "gpureplay: -fields:", err)
 		return 2
+	}
+	if *labelsPath != "" {
+		switch {
+		case wi.Enabled():
+			fmt.Fprintln(stderr, "gpureplay: -labels goes with a trace replay, not with -whatif")
+			return 2
+		case *autoscalePath != "" || *remediatePath != "":
+			fmt.Fprintln(stderr, "gpureplay: -labels reads verdicts: it goes with neither -autoscale nor -remediate, which print decisions")
+			return 2
+		case *outPath == "":
+			fmt.Fprintln(stderr, "gpureplay: -labels prints its table on standard output: write the verdicts to -o FILE")
+			return 2
+		}
 	}
 	if wi.Enabled() {
 		if *reportPath != "" {
@@ -216,6 +247,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var remediate *replay.Remediate
 	if *remediatePath != "" {
 		if remediate, err = replay.LoadRemediate(*remediatePath); err != nil {
+			return fail(err)
+		}
+	}
+	// The labels before the replay: a typo in them should not wait for it.
+	var labels []score.Label
+	if *labelsPath != "" {
+		if labels, err = readLabels(*labelsPath); err != nil {
 			return fail(err)
 		}
 	}
@@ -283,7 +321,70 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("%s: %w", tracePath, err))
 		}
 	}
+	if labels != nil {
+		return phaseTable(labels, *labelsPath, *outPath, tracePath, stdout, stderr)
+	}
 	return 0
+}
+
+// readLabels reads and checks a labels file; errors name it.
+func readLabels(path string) ([]score.Label, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	labels, err := score.ReadLabels(f)
+	if err == nil {
+		err = score.CheckLabels(labels)
+	}
+	if err == nil && len(labels) == 0 {
+		err = errors.New("no labels after the header")
+	}
+	if err != nil {
+		// One line, as every error here: CheckLabels joins one per label.
+		return nil, fmt.Errorf("%s: %s", path, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return labels, nil
+}
+
+// phaseTable reads back the verdicts just written and prints the labels'
+// table; no verdict in any label's window is an error.
+func phaseTable(labels []score.Label, labelsPath, verdictsPath, tracePath string, stdout, stderr io.Writer) int {
+	f, err := os.Open(verdictsPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "gpureplay: %v\n", err)
+		return 1
+	}
+	verdicts, err := score.ReadVerdicts(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "gpureplay: %s: %v\n", verdictsPath, err)
+		return 1
+	}
+	// Windows in seconds from the trace's first verdict: the recording's
+	// own clock, as its report's timeline reads.
+	origin := math.Inf(1)
+	for _, vs := range verdicts {
+		if len(vs) > 0 {
+			origin = math.Min(origin, vs[0].Time)
+		}
+	}
+	if math.IsInf(origin, 1) {
+		origin = 0
+	}
+	phases := score.Phases(labels, verdicts)
+	if err := score.WriteTable(stdout, phases, origin); err != nil {
+		fmt.Fprintf(stderr, "gpureplay: %v\n", err)
+		return 1
+	}
+	for _, p := range phases {
+		if p.Samples > 0 {
+			return 0
+		}
+	}
+	fmt.Fprintf(stderr, "gpureplay: %s: no verdict of %s falls in any label's window: do its uuids and times match the trace?\n", labelsPath, tracePath)
+	return 1
 }
 
 // writeReport renders the report into a temporary file beside path and

@@ -65,6 +65,7 @@ type options struct {
 	backend, endpoint, hostname, out, pods, simulated string
 	amdsmiLibrary                                     string
 	embedded                                          bool
+	unpaced                                           bool
 	interval, duration                                time.Duration
 	podsSet                                           bool
 	prom                                              promOptions
@@ -80,6 +81,7 @@ func newFlags(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.embedded, "embedded", false, "start DCGM's host engine in this process instead of connecting to nv-hostengine")
 	fs.DurationVar(&o.interval, "interval", time.Second, "time between samples")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until interrupted by SIGINT or SIGTERM)")
+	fs.BoolVar(&o.unpaced, "unpaced", false, "with -backend simulated and -duration: take the samples one after another without waiting, -interval apart in the trace's time")
 	fs.StringVar(&o.out, "o", "-", "write the trace to `file` (-: standard output)")
 	fs.StringVar(&o.hostname, "hostname", "", "the trace's host column (default: this machine's hostname; the simulated fleet names its own)")
 	fs.StringVar(&o.pods, "pod-resources", DefaultPodResources, "the kubelet's pod-resources `socket`, for the namespace, pod and container columns; used when it exists, \"\" turns it off")
@@ -98,7 +100,7 @@ func newFlags(o *options) *flag.FlagSet {
 }
 
 func printUsage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprintln(w, "usage: gpurecord [-backend auto|dcgm|nvml|amdsmi|simulated] [-endpoint ADDR] [-interval 1s] [-duration 10m] [-o FILE]")
+	fmt.Fprintln(w, "usage: gpurecord [-backend auto|dcgm|nvml|amdsmi|simulated] [-endpoint ADDR] [-interval 1s] [-duration 10m] [-unpaced] [-o FILE]")
 	fmt.Fprintln(w, "       gpurecord -prometheus URL -start TIME -end TIME [-match SELECTOR] [-step D] [-o FILE]")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
@@ -149,6 +151,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, env Env)
 	}
 	if o.simulated != "" && o.backend != "simulated" {
 		return usage("-simulated needs -backend simulated")
+	}
+	// Only the simulated fleet's values are a function of the collection
+	// times alone; a real GPU sampled faster than -interval would be
+	// recorded at times it was not read. Without -duration it would never
+	// stop, writing rows as fast as it can.
+	if o.unpaced && (o.backend != "simulated" || o.duration <= 0) {
+		return usage("-unpaced needs -backend simulated and a -duration")
 	}
 	if (o.backend == "auto" || o.backend == "dcgm") && !o.embedded {
 		if _, _, err := dcgmbackend.ParseEndpoint(o.endpoint); err != nil {
@@ -278,6 +287,9 @@ func (r *recorder) run(ctx context.Context, candidates []backend.Backend, out io
 	if r.opts.hostname != "" {
 		header += " on " + r.opts.hostname
 	}
+	if r.opts.unpaced {
+		header += ", unpaced (timestamps are the samples' simulated times, not when they were taken)"
+	}
 	if err := r.w.Comment(header); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
@@ -290,16 +302,26 @@ func (r *recorder) run(ctx context.Context, candidates []backend.Backend, out io
 	tick := time.NewTicker(r.opts.interval)
 	defer tick.Stop()
 	for n := 0; limit < 0 || n < limit; n++ {
-		if n > 0 {
+		switch {
+		case r.opts.unpaced:
+			// The trace's clock, not the wall's: a 10-minute
+			// simulated recording in well under a second.
+			if ctx.Err() != nil {
+				return r.flush(name)
+			}
+		case n > 0:
 			select {
 			case <-ctx.Done():
 				return r.flush(name)
 			case <-tick.C:
 			}
-		} else if ctx.Err() != nil {
-			break
+		case ctx.Err() != nil:
+			return r.flush(name)
 		}
 		now := start.Add(time.Since(start))
+		if r.opts.unpaced {
+			now = start.Add(time.Duration(n) * r.opts.interval)
+		}
 		if err := r.sample(ctx, now); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
 		}

@@ -268,6 +268,48 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
+// TestUnpaced: a simulated recording of four minutes at 1 s takes far less
+// than that, its samples exactly -interval apart, and the fleet's phases
+// move with the trace's clock: 60 s of compute, then 60 s idle, repeated.
+func TestUnpaced(t *testing.T) {
+	dir := t.TempDir()
+	fleet := filepath.Join(dir, "fleet.yaml")
+	require.NoError(t, os.WriteFile(fleet, []byte(`seed: 3
+hosts: 1
+gpus_per_host: 1
+models: [h100]
+workloads:
+  - {name: check, kind: serving, namespace: ml, gpus: "0/0", phases: [{kind: compute_bound, duration: 60s}, {kind: idle, duration: 60s}]}
+`), 0o600))
+	out := filepath.Join(dir, "fast.csv")
+	began := time.Now()
+	code, stderr := record(t, context.Background(), Env{}, "-backend", "simulated", "-simulated", fleet,
+		"-interval", "1s", "-duration", "4m", "-unpaced", "-o", out)
+	require.Equal(t, ExitOK, code, stderr)
+	require.Less(t, time.Since(began), 30*time.Second, "not paced by the wall clock")
+	batches := readTrace(t, out)
+	require.Len(t, batches, 240)
+	t0 := batches[0][0].Time
+	for i, b := range batches {
+		require.Len(t, b, 1)
+		require.InDeltaf(t, t0+float64(i), b[0].Time, 1e-6, "sample %d is %d s after the first", i, i)
+	}
+	for _, tc := range []struct {
+		at     int
+		active bool
+	}{{30, true}, {90, false}, {150, true}, {210, false}} {
+		sm := val(t, batches[tc.at][0], dcgmfield.SMActive)
+		if tc.active {
+			require.Greaterf(t, sm, 0.5, "sample %d: compute", tc.at)
+		} else {
+			require.Lessf(t, sm, 0.05, "sample %d: idle", tc.at)
+		}
+	}
+	raw, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), "unpaced (timestamps are the samples' simulated times", "the trace says it was not taken in real time")
+}
+
 func TestBadFlagsAndOutput(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -282,6 +324,8 @@ func TestBadFlagsAndOutput(t *testing.T) {
 		{[]string{"-duration", "-1m"}, ExitUsage, "gpurecord: -duration must not be negative, got -1m0s"},
 		{[]string{"-endpoint", "nv-hostengine"}, ExitUsage, `gpurecord: -endpoint: "nv-hostengine" is not host:port or unix:///path`},
 		{[]string{"-simulated", "testdata/fleet.yaml"}, ExitUsage, "gpurecord: -simulated needs -backend simulated"},
+		{[]string{"-backend", "nvml", "-duration", "1m", "-unpaced"}, ExitUsage, "gpurecord: -unpaced needs -backend simulated and a -duration"},
+		{[]string{"-backend", "simulated", "-unpaced"}, ExitUsage, "gpurecord: -unpaced needs -backend simulated and a -duration"},
 		{[]string{"-backend", "simulated", "trace.csv"}, ExitUsage, `gpurecord: unexpected argument "trace.csv": the trace goes to -o FILE`},
 		{[]string{"-backend", "simulated", "-simulated", "missing.yaml"}, ExitError, "gpurecord: -simulated: open missing.yaml: no such file or directory"},
 		{[]string{"-backend", "simulated", "-o", filepath.Join(dir, "no", "such", "dir", "t.csv")}, ExitError,
