@@ -70,6 +70,7 @@ func (e *alertExporter) start(ctx context.Context, host component.Host) error {
 	restored := e.set.all()
 	for _, ep := range e.cfg.Endpoints {
 		p := newPeer(ep, client, e.cfg.QueueSize, e.logger, e.tb)
+		p.recovered = e.set.all
 		e.peers = append(e.peers, p)
 		p.enqueue(runCtx, restored)
 		e.wg.Go(func() { p.run(runCtx) })

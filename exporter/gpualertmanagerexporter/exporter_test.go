@@ -191,6 +191,9 @@ func TestEveryPeerAndRetry(t *testing.T) {
 	got := down.waitAlerts(t, 1)
 	assert.Equal(t, "GPUOverheating", got[0].Labels["alertname"])
 	assert.Len(t, up.alerts(), 1, "the healthy peer is not sent it twice")
+	// Once back, the peer is sent every alert held again (it may have
+	// restarted and forgotten them): here the one it was just sent.
+	assert.Len(t, down.waitAlerts(t, 2), 2)
 }
 
 // failedFor reads exporter_gpu_alertmanager_alerts_failed for an endpoint.

@@ -61,6 +61,11 @@ type peer struct {
 	wake   chan struct{}
 	// failing says the last request failed: logged once per outage.
 	failing bool
+	// recovered returns every alert held, queued again when the endpoint
+	// takes alerts after an outage: an Alertmanager that restarted has
+	// forgotten the alerts it had (it keeps them in memory only), and would
+	// otherwise learn them at their next resend, up to resend_delay later.
+	recovered func() []wireAlert
 }
 
 func newPeer(endpoint string, client *http.Client, size int, logger *zap.Logger, tb *metadata.TelemetryBuilder) *peer {
@@ -188,13 +193,16 @@ func (p *peer) run(ctx context.Context) {
 				backoff = min(2*backoff, maxBackoff)
 				continue
 			}
-			if p.failing {
-				p.logger.Info("Alertmanager takes alerts again", zap.String("endpoint", p.name))
-				p.failing = false
-			}
 			backoff = minBackoff
 			p.tb.ExporterGpuAlertmanagerAlertsSent.Add(ctx, int64(len(b)), p.attrs)
 			p.sent(ctx, b)
+			if p.failing {
+				p.logger.Info("Alertmanager takes alerts again: sending it every alert held", zap.String("endpoint", p.name))
+				p.failing = false
+				if p.recovered != nil {
+					p.enqueue(ctx, p.recovered())
+				}
+			}
 		}
 	}
 }
