@@ -131,6 +131,21 @@ $(PROMETHEUS3): internal/tools/prometheus3/go.mod internal/tools/prometheus3/go.
 .PHONY: prometheus3
 prometheus3: $(PROMETHEUS3)
 
+# Alertmanager 0.31.1 for the gpu_alertmanager exporter's e2e test, beside
+# Debian's prometheus-alertmanager (0.25): built from the module proxy in its
+# own module (internal/tools/alertmanager), like Prometheus 3, and rebuilt
+# only when that module changes (bin/ can be cached between CI runs). Later
+# releases embed a web UI the module does not ship, and do not build so.
+ALERTMANAGER := bin/alertmanager
+ALERTMANAGER_VERSION := 0.31.1
+$(ALERTMANAGER): internal/tools/alertmanager/go.mod internal/tools/alertmanager/go.sum
+	cd internal/tools/alertmanager && GOFLAGS=-mod=mod $(GO) build -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(ALERTMANAGER_VERSION)" \
+		-o $(CURDIR)/$(ALERTMANAGER) github.com/prometheus/alertmanager/cmd/alertmanager
+
+.PHONY: alertmanager
+alertmanager: $(ALERTMANAGER)
+
 # Helm for the chart's tests (charts/): lint, template, install, upgrade and
 # rollback against the test API server. Built from the module proxy in its
 # own module (internal/tools/helm), like the API server.
@@ -205,9 +220,12 @@ test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(HELM)
 # remote-write through an outage, the rules loaded, every dashboard query,
 # and dcgm-exporter compatibility; and with Prometheus 3 over OTLP
 # (bin/prometheus3): agent and gateway killed with SIGKILL during an outage,
-# nothing lost, nothing twice.
-e2e: build build-agent $(PROMETHEUS3) mixin-lint
+# nothing lost, nothing twice. And the gpu_alertmanager exporter paging
+# through real Alertmanagers (Debian's and bin/alertmanager, two peers each).
+e2e: build build-agent $(PROMETHEUS3) $(ALERTMANAGER) mixin-lint
 	@command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
+	@command -v prometheus-alertmanager >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-alertmanager; }
+	amtool check-config examples/alertmanager/alertmanager.yml
 	@# The systemd unit: valid, and hardened (exposure at most 3.0 of 10).
 	@if command -v systemd-analyze >/dev/null; then d=$$(mktemp -d) && \
 		sed 's#/usr/local/bin/otelcol-gpu#$(CURDIR)/$(BIN)#' distributions/otelcol-gpu/otelcol-gpu.service > $$d/otelcol-gpu.service && \
@@ -215,7 +233,8 @@ e2e: build build-agent $(PROMETHEUS3) mixin-lint
 		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu.service > $$d/security.txt; \
 		rc=$$?; tail -1 $$d/security.txt; rm -rf $$d; exit $$rc; fi
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) PROMETHEUS3=$(CURDIR)/$(PROMETHEUS3) \
-		$(GO) test -tags e2e -count=1 -run 'Prometheus' -v -timeout 20m ./e2e/...
+		ALERTMANAGER=$(CURDIR)/$(ALERTMANAGER) \
+		$(GO) test -tags e2e -count=1 -run 'Prometheus|Alertmanager' -v -timeout 25m ./e2e/...
 
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's
@@ -250,7 +269,7 @@ fuzz:
 			echo "fuzz $$pkg $$fn failed with no failing input written: trying once more (go.dev/issue/75804)"; \
 		done; done
 
-COMPONENTS := receiver/dcgmreceiver receiver/gpunodereceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension
+COMPONENTS := receiver/dcgmreceiver receiver/gpunodereceiver processor/gpuanalyzerprocessor processor/fromdcgmexporterprocessor connector/gpuautoscaleconnector connector/gpuremediationconnector extension/gpuresetextension exporter/gpualertmanagerexporter
 
 generate: mixin
 	for c in $(COMPONENTS); do (cd $$c && $(GO) tool mdatagen metadata.yaml) || exit 1; done

@@ -84,17 +84,9 @@ func (p *prometheus) start(t *testing.T) {
 	p.done = make(chan struct{})
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.stop() })
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(p.url() + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !ready(p.url()+"/-/ready", 30*time.Second) {
+		t.Fatalf("prometheus not ready: %s", p.logs.String())
 	}
-	t.Fatalf("prometheus not ready: %s", p.logs.String())
 }
 
 // stop stops Prometheus by PID.

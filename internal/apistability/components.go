@@ -7,6 +7,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector"
+	"github.com/otelcol-gpu/otelcol-gpu/exporter/gpualertmanagerexporter"
 	"github.com/otelcol-gpu/otelcol-gpu/extension/gpuresetextension"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/fromdcgmexporterprocessor"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
@@ -31,6 +32,7 @@ func Components() []Component {
 		{"connector/gpuautoscaleconnector", gpuautoscaleconnector.NewFactory().CreateDefaultConfig()},
 		{"connector/gpuremediationconnector", gpuremediationconnector.NewFactory().CreateDefaultConfig()},
 		{"extension/gpuresetextension", gpuresetextension.NewFactory().CreateDefaultConfig()},
+		{"exporter/gpualertmanagerexporter", gpualertmanagerexporter.NewFactory().CreateDefaultConfig()},
 	}
 }
 

@@ -127,11 +127,7 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 		mb.RecordOtelgpuStragglerStateDataPoint(ts, straggler)
 		mb.RecordOtelgpuStragglerScoreDataPoint(ts, v.Score)
 	}
-	for name, st := range v.Alerts {
-		if st != analysis.Inactive {
-			mb.RecordOtelgpuAlertsDataPoint(ts, 1, alertAttrs[name], alertStateAttrs[st], p.severities[name])
-		}
-	}
+	p.recordAlerts(v, ts)
 	mb.SetStartTime(pcommon.Timestamp(v.ClassStart))
 	for _, c := range classes[:n] {
 		mb.RecordOtelgpuBottleneckTimeDataPoint(ts, v.ClassSeconds[c], classAttrs[c])

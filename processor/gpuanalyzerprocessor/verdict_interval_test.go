@@ -84,6 +84,12 @@ func fingerprintOf(m map[string]pmetric.Metric) fingerprint {
 	if a, ok := m[metricnames.OTelGPUAlerts]; ok {
 		dps := a.Gauge().DataPoints()
 		for i := 0; i < dps.Len(); i++ {
+			// A 0 ends the state an alert left, once, like a class's:
+			// a transition, not a state of its own.
+			if dps.At(i).IntValue() == 0 {
+				fp.transition = true
+				continue
+			}
 			n, _ := dps.At(i).Attributes().Get(metricnames.AttrAlertname)
 			st, _ := dps.At(i).Attributes().Get(metricnames.AttrAlertstate)
 			fp.alerts += n.Str() + "=" + st.Str() + ";"

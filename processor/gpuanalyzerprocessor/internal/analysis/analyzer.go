@@ -41,6 +41,10 @@ type Verdict struct {
 	// Basis is what Class rests on; PrevBasis what the previous class did.
 	Basis, PrevBasis Basis
 	Alerts           [NumAlerts]AlertState
+	// PrevAlerts are the alerts' states at the previous verdict, which was
+	// reported whenever they differ (Report): where a state was left, its
+	// series is ended with a 0.
+	PrevAlerts [NumAlerts]AlertState
 	// ClassSeconds is the time spent in each class since ClassStart.
 	ClassSeconds [NumClasses]float64
 	ClassStart   int64
@@ -510,11 +514,12 @@ func (a *Analyzer) Evaluate(fn func(*Verdict)) {
 			g.deviating, g.score = false, 0
 		}
 		a.stepStraggler(g)
+		prevAlerts := g.alerts
 		a.stepAlerts(g)
 		found := a.explain(g)
 		v = Verdict{ID: g.id, Seq: g.seq, Time: g.last, Class: g.class, PrevClass: g.prevClass, HasPeers: g.group != nil,
 			Straggler: g.straggler, Score: g.score, Hint: g.hint, PrevHint: g.prevHint, Basis: g.basis, PrevBasis: g.prevBasis,
-			Alerts: g.alerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
+			Alerts: g.alerts, PrevAlerts: prevAlerts, ClassSeconds: g.classSeconds, ClassStart: g.classStart,
 			Usage: g.usageVerdict(int64(a.cfg.UsageReport)), UsageStart: g.firstSeen, Shares: g.shareUsage,
 			Cause: found, PrevCause: g.prevCause}
 		v.Health, v.HealthWhy = a.stepHealth(g)
