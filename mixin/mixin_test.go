@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,9 @@ var (
 	dashboardsGlob = filepath.Join("..", "examples", "grafana", "*.json")
 	runbooksDir    = filepath.Join("..", "docs", "runbooks")
 	analyzerSource = filepath.Join("..", "processor", "gpuanalyzerprocessor", "internal", "analysis", "rules.go")
+	exporterSource = filepath.Join("..", "exporter", "gpualertmanagerexporter", "consume.go")
+	// alertRemediation = "GPURemediationUnderway" and the like.
+	exporterAlertRE = regexp.MustCompile(`(?m)^\s*alert\w+\s*=\s*"(GPU\w+)"`)
 )
 
 func TestDashboardsLint(t *testing.T) {
@@ -91,6 +95,24 @@ func analyzerAlerts(t *testing.T) []string {
 	return names
 }
 
+// exporterAlerts are the alerts the gpu_alertmanager exporter makes of the
+// remediation's incidents: their names are its consume.go constants.
+func exporterAlerts(t *testing.T) []string {
+	t.Helper()
+	src, err := os.ReadFile(exporterSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range exporterAlertRE.FindAllSubmatch(src, -1) {
+		names = append(names, string(m[1]))
+	}
+	if len(names) < 2 {
+		t.Fatalf("%s: found only %v", exporterSource, names)
+	}
+	return names
+}
+
 // TestRunbooks: every alert of the shipped rules links its runbook, and
 // every runbook is there, the forwarded analyzer alerts' included.
 func TestRunbooks(t *testing.T) {
@@ -98,7 +120,7 @@ func TestRunbooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	analyzer := analyzerAlerts(t)
+	analyzer := append(analyzerAlerts(t), exporterAlerts(t)...)
 	checked, errs := CheckRunbooks(raw, analyzer, runbooksDir)
 	for _, err := range errs {
 		t.Error(err)

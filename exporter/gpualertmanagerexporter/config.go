@@ -47,8 +47,9 @@ type Config struct {
 	// global::external_labels), e.g. the cluster. They must be the same on
 	// every replica: Alertmanager deduplicates identical label sets only.
 	ExternalLabels map[string]string `mapstructure:"external_labels"`
-	// RunbookURL is the runbook_url annotation's prefix; the alert's name in
-	// lower case is appended. Empty: no runbook_url.
+	// RunbookURL is the runbook_url annotation's prefix; the alert's name
+	// and ".md" are appended, as the mixin's runbooks are named
+	// (docs/runbooks/<alertname>.md). Empty: no runbook_url.
 	RunbookURL string `mapstructure:"runbook_url"`
 
 	// prevent unkeyed literal initialization
@@ -65,7 +66,7 @@ const (
 	defaultResolveResend = 15 * time.Minute
 	defaultQueueSize     = 10000
 	defaultTimeout       = 10 * time.Second
-	defaultRunbookURL    = "https://github.com/otelcol-gpu/otelcol-gpu/blob/main/mixin/runbook.md#"
+	defaultRunbookURL    = "https://github.com/otelcol-gpu/otelcol-gpu/blob/main/docs/runbooks/"
 )
 
 func defaultConfig() *Config {

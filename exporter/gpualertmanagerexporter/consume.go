@@ -7,7 +7,6 @@ package gpualertmanagerexporter
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -234,7 +233,7 @@ func (e *alertExporter) annotations(labels, extra map[string]string) map[string]
 		out["summary"] = fmt.Sprintf("%s on GPU %s on %s", name, orUnknown(gpu), orUnknown(host))
 	}
 	if e.cfg.RunbookURL != "" {
-		out["runbook_url"] = e.cfg.RunbookURL + strings.ToLower(name)
+		out["runbook_url"] = e.cfg.RunbookURL + name + ".md"
 	}
 	for k, v := range extra {
 		if v != "" {

@@ -141,7 +141,7 @@ func TestFireAndResolve(t *testing.T) {
 		"host_name": "gpu-node-1", "k8s_pod_name": "infer-0",
 	}, a.Labels)
 	assert.Equal(t, "GPU gpu3 on gpu-node-1 is faulted: reset, drain or replace it", a.Annotations["summary"])
-	assert.Equal(t, defaultRunbookURL+"gpufaulted", a.Annotations["runbook_url"])
+	assert.Equal(t, defaultRunbookURL+"GPUFaulted.md", a.Annotations["runbook_url"])
 	assert.Regexp(t, `^gpufaulted-[0-9a-f]{8}$`, a.Annotations["incident_id"])
 	assert.True(t, a.StartsAt.Equal(t0.Add(5*time.Second)), "startsAt %v: the firing point's time", a.StartsAt)
 	// endsAt: 4 × max(evaluation interval 30 s, resend delay 1 m) after it
