@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -31,7 +32,7 @@ func TestMonitoringFilesAreTheMixins(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v (make mixin writes it)", err)
 		}
-		if string(x) != string(y) {
+		if !bytes.Equal(x, y) {
 			t.Errorf("%s differs from %s: run make mixin", b, a)
 		}
 	}

@@ -336,7 +336,7 @@ func pagingWith(t *testing.T, bin string) {
 	var starts []time.Time
 	for i := range 2 {
 		rdir := filepath.Join(dir, fmt.Sprintf("replica%d", i))
-		if err := os.MkdirAll(rdir, 0o755); err != nil {
+		if err := os.MkdirAll(rdir, 0o750); err != nil {
 			t.Fatal(err)
 		}
 		c := start(t, "--config="+amCollectorConfig(t, rdir, []*amPeer{a, b}, freePort(t)))

@@ -68,7 +68,7 @@ func (e *alertExporter) consume(md pmetric.Metrics, now time.Time) batchResult {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
-		res_ := rm.Resource().Attributes()
+		resAttrs := rm.Resource().Attributes()
 		sms := rm.ScopeMetrics()
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
@@ -78,12 +78,12 @@ func (e *alertExporter) consume(md pmetric.Metrics, now time.Time) batchResult {
 				m := ms.At(k)
 				switch m.Name() {
 				case metricnames.OTelGPUAlerts:
-					e.analyzerAlerts(m, res_, now, &res)
+					e.analyzerAlerts(m, resAttrs, now, &res)
 				case metricnames.GPURemediationIncidentState:
 					if holding == nil {
 						holding = map[uint64]bool{}
 					}
-					e.remediationAlerts(m, res_, now, holding, &res)
+					e.remediationAlerts(m, resAttrs, now, holding, &res)
 				case metricnames.GPURemediationNodes:
 					// Sent with every tick of the connector, beside the
 					// incidents under way: its presence makes the scope a

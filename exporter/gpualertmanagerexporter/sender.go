@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -170,7 +171,7 @@ func (p *peer) run(ctx context.Context) {
 					return
 				}
 				p.tb.ExporterGpuAlertmanagerAlertsFailed.Add(ctx, int64(len(b)), p.attrs)
-				if _, refused := err.(refusedError); refused {
+				if refused := (refusedError{}); errors.As(err, &refused) {
 					// The same request would be refused again: drop it,
 					// or it would hold up every alert behind it.
 					p.logger.Error("Alertmanager refused alerts: dropped", zap.String("endpoint", p.name),

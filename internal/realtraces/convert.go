@@ -300,7 +300,7 @@ func trimAll(cells []string) []string {
 // whole microseconds divided by 10^6, one correctly rounded division.
 func nvsmiTime(s string) (float64, error) {
 	date, frac, ok := strings.Cut(s, ".")
-	if !ok || len(frac) == 0 || len(frac) > 6 {
+	if !ok || frac == "" || len(frac) > 6 {
 		return 0, fmt.Errorf("timestamp %q is not YYYY/MM/DD HH:MM:SS.ffffff", s)
 	}
 	t, err := time.Parse("2006/01/02 15:04:05", date)

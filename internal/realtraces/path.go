@@ -34,7 +34,11 @@ func Path(tb testing.TB, name string) string {
 		return p
 	}
 	if cache.dir == "" {
-		dir, err := os.MkdirTemp("", "realtraces-")
+		// One folder for the test binary's run, not the test's: the
+		// conversions are shared by every test that asks (TestMain
+		// removes it), which tb.TempDir would undo after the first.
+		dir, err := os.MkdirTemp("", "realtraces-") //nolint:usetesting // shared across the binary's tests, see above
+
 		if err != nil {
 			tb.Fatal(err)
 		}

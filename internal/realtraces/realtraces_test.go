@@ -97,7 +97,8 @@ func TestConvertedTraces(t *testing.T) {
 				series[strings.Split(l, ",")[1]] = true
 			}
 			require.NoError(t, sc.Err())
-			require.Equal(t, want[tr.Name], [2]int{rows, len(series)}, p)
+			got := [2]int{rows, len(series)}
+			require.Equal(t, want[tr.Name], got, p)
 		})
 	}
 }

@@ -111,7 +111,7 @@ func podLogDir(t *testing.T, namespace, name, uid string) {
 	_, err := os.Stat(root)
 	madeRoot := os.IsNotExist(err)
 	dir := filepath.Join(root, namespace+"_"+name+"_"+uid)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.MkdirAll(dir, 0o750))
 	t.Cleanup(func() {
 		_ = os.Remove(dir)
 		if madeRoot {

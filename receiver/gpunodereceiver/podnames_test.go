@@ -38,7 +38,7 @@ func TestSplitPodLogDir(t *testing.T) {
 func TestPodNamesRelist(t *testing.T) {
 	dir := t.TempDir()
 	const a, b = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "ml_a_"+a), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "ml_a_"+a), 0o750))
 	p := newPodNames(dir)
 	t0 := time.Unix(1_800_000_000, 0)
 
@@ -47,7 +47,7 @@ func TestPodNamesRelist(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, podName{namespace: "ml", name: "a"}, n)
 
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "serving_b_"+b), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "serving_b_"+b), 0o750))
 	_, ok, _ = p.lookup(b, t0.Add(time.Second))
 	require.False(t, ok, "listed a second ago: not listed again for one new UID")
 	n, ok, _ = p.lookup(b, t0.Add(podNamesMinAge))

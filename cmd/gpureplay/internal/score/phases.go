@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	mn "github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
@@ -93,7 +94,7 @@ func Phases(labels []Label, verdicts map[string][]Verdict) []Phase {
 			case "bottleneck":
 				counts[v.Bottleneck]++
 			case "straggler":
-				counts[fmt.Sprint(v.Straggler)]++
+				counts[strconv.FormatBool(v.Straggler)]++
 			case "cause":
 				c := v.Cause
 				if c == "" {
@@ -169,9 +170,9 @@ func WriteTable(w io.Writer, phases []Phase, origin float64) error {
 			verdict = "-"
 		}
 		rows = append(rows, []string{
-			fmt.Sprint(i + 1), shortUUID(l.UUID),
+			strconv.Itoa(i + 1), shortUUID(l.UUID),
 			fmt.Sprintf("%.0f-%.0f", l.Start-origin, l.End-origin),
-			l.Kind, l.Value, verdict, share, fmt.Sprint(p.Samples), result,
+			l.Kind, l.Value, verdict, share, strconv.Itoa(p.Samples), result,
 		})
 	}
 	widths := make([]int, len(rows[0]))

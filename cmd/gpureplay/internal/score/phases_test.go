@@ -53,7 +53,8 @@ func TestPhases(t *testing.T) {
 	for i, w := range want {
 		g := got[i]
 		require.Equalf(t, labels[i], g.Label, "row %d keeps its label", i)
-		require.Equalf(t, w, row{g.Verdict, g.Samples, g.Share, g.Pass}, "row %d", i)
+		gotRow := row{g.Verdict, g.Samples, g.Share, g.Pass}
+		require.Equalf(t, w, gotRow, "row %d", i)
 	}
 }
 
