@@ -232,8 +232,9 @@ const (
 // with the test's faults, 1 s samples and a 4 s window (so that the
 // throttle is told within a few samples), a 40 s fault lookback (so that
 // the faults clear within the test), a file exporter whose first point
-// tells the fleet's start, and both peers.
-func amCollectorConfig(t *testing.T, dir string, peers []*amPeer, metricsPort int) string {
+// tells the fleet's start, and both peers; its prometheus exporter and its
+// own telemetry on the given ports, for the mixin's Prometheus path.
+func amCollectorConfig(t *testing.T, dir string, peers []*amPeer, metricsPort, telemetryPort int) string {
 	t.Helper()
 	var faults strings.Builder
 	for _, f := range append(slices.Clone(amFaults), outageFault) {
@@ -272,23 +273,32 @@ exporters:
     evaluation_interval: 5s
   file:
     path: %s
+  # As examples/alertmanager/config.yaml serves the verdicts: the GPU and
+  # pod attributes on every series, as the mixin's rules expect them.
   prometheus:
     endpoint: 127.0.0.1:%d
+    resource_constant_labels:
+      included: ["hw.*", "host.name", "nvidia.gpu.*", "otelgpu.*", "k8s.*"]
+    without_scope_info: true
 extensions:
   file_storage/alerts:
     directory: %s
     create_directory: true
 service:
   extensions: [file_storage/alerts]
+  # The exporter's delivery telemetry, which the fleet overview's alert
+  # delivery panels read.
   telemetry:
     metrics:
-      level: none
+      level: normal
+      readers:
+        - pull: {exporter: {prometheus: {host: 127.0.0.1, port: %d}}}
   pipelines:
     metrics:
       receivers: [dcgm]
       processors: [gpu_analyzer]
       exporters: [gpu_alertmanager, file, prometheus]
-`, faults.String(), strings.Join(eps, ", "), filepath.Join(dir, "metrics.json"), metricsPort, filepath.Join(dir, "queue"))
+`, faults.String(), strings.Join(eps, ", "), filepath.Join(dir, "metrics.json"), metricsPort, filepath.Join(dir, "queue"), telemetryPort)
 	p := filepath.Join(dir, "collector.yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -332,6 +342,11 @@ func pagingWith(t *testing.T, bin string) {
 	a.start(t, cfg)
 	b.start(t, cfg)
 
+	// The mixin's Prometheus path, beside the direct one, started before
+	// the collectors so that its first scrapes come before the faults.
+	metricsPorts, telemetryPorts := []int{freePort(t), freePort(t)}, []int{freePort(t), freePort(t)}
+	pp := startPromPath(t, dir, bin, cfg, metricsPorts[0], telemetryPorts)
+
 	// Two replicas of the same gateway: the same fleet, the same alerts.
 	var starts []time.Time
 	for i := range 2 {
@@ -339,7 +354,7 @@ func pagingWith(t *testing.T, bin string) {
 		if err := os.MkdirAll(rdir, 0o750); err != nil {
 			t.Fatal(err)
 		}
-		c := start(t, "--config="+amCollectorConfig(t, rdir, []*amPeer{a, b}, freePort(t)))
+		c := start(t, "--config="+amCollectorConfig(t, rdir, []*amPeer{a, b}, metricsPorts[i], telemetryPorts[i]))
 		t.Cleanup(func() {
 			if c.alive() {
 				c.stop(t)
@@ -366,10 +381,12 @@ func pagingWith(t *testing.T, bin string) {
 
 	// Fault to page, for 0: each within 5 s, the median under 5 s.
 	var lat []time.Duration
+	direct := map[fault]time.Duration{}
 	for _, f := range amFaults[:5] {
 		at, _ := wait(f, "firing", t0, f.forDur+5*time.Second)
 		d := at.Sub(t0.Add(f.start))
 		lat = append(lat, d)
+		direct[f] = d
 		t.Logf("fault to page: %s on %s/%s (%s, for 0): %.3f s", f.kind, f.host, f.name, f.alert, d.Seconds())
 	}
 	slices.Sort(lat)
@@ -399,11 +416,17 @@ func pagingWith(t *testing.T, bin string) {
 	// Thermal throttling: for 1 m, within for + 5 s.
 	th := amFaults[5]
 	at, _ = wait(th, "firing", t0, th.forDur+5*time.Second)
-	t.Logf("fault to page: thermal throttle on %s/%s (%s, for 1m): %.3f s", th.host, th.name, th.alert, at.Sub(t0.Add(th.start)).Seconds())
+	direct[th] = at.Sub(t0.Add(th.start))
+	t.Logf("fault to page: thermal throttle on %s/%s (%s, for 1m): %.3f s", th.host, th.name, th.alert, direct[th].Seconds())
 
 	// The XID of the outage clears after the 40 s lookback: its resolve is
 	// notified.
 	at, _ = wait(outageFault, "resolved", back, 40*time.Second+20*time.Second)
 	t.Logf("resolve: %s on %s/%s notified %.3f s after the fault cleared", outageFault.alert, outageFault.host, outageFault.name,
 		at.Sub(t0.Add(outageFault.start+40*time.Second)).Seconds())
+
+	// The same faults through the mixin's Prometheus path, beside these;
+	// the replica it scrapes is the first, whose fleet started at starts[0].
+	pp.report(t, hook, starts[0], direct)
+	pp.checkDeliveryPanels(t)
 }

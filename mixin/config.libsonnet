@@ -10,6 +10,13 @@
     // set, so a job matcher that fits every install does not exist.
     selector: '',
 
+    // Matchers for the collector's own telemetry (service::telemetry::
+    // metrics, scraped from its :8888), which the alert delivery panels
+    // read: a scrape job of its own, e.g. 'job="otelcol-gpu-telemetry"'.
+    // Not `selector`: the GPU series and the collector's telemetry reach
+    // Prometheus by different routes, with different labels.
+    telemetrySelector: '',
+
     // Label names, as the collector's resource attributes become labels
     // (resource_to_telemetry_conversion, or Prometheus 3's OTLP receiver
     // with underscore escaping). A translation that names them otherwise

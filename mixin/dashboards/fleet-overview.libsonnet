@@ -9,6 +9,10 @@ function(config)
   local firing = sel('otelgpu_alerts', ['alertstate="firing"']) + ' == 1';
   local perGPU = '%(host)s, %(gpuName)s, %(vendor)s, %(model)s';
   local perGPULegend = '{{%(host)s}} {{%(gpuName)s}} ({{%(model)s}})';
+  // The gpu_alertmanager exporter's own telemetry: no GPU labels, so no
+  // vendor or model filter, and the telemetry's selector, not the GPUs'.
+  local p = (import '../lib/promql.libsonnet')(config { selector: config.telemetrySelector });
+  local delivery = 'otelcol_exporter_gpu_alertmanager_alerts_';
 
   g.dashboard(
     'fleet',
@@ -58,6 +62,30 @@ function(config)
         [g.tableTarget('count by (hw_state) (%s == 1)' % sel('hw_status'))],
         description="One health state per GPU, MIG instance and partition (the gpu_analyzer's hw.status, decided by the catalogue the remediation acts on): ok, degraded, failed, predicted_failure.",
         transformations=g.organize({ hw_state: 'State', Value: 'Devices' }),
+      ),
+      // Whether the alerts reach a person: what each collector sent to each
+      // Alertmanager, what failed, and what waits.
+      panel(
+        'timeseries',
+        'Alert delivery to Alertmanager: sent and failed per second',
+        pos(0, 34, 12, 8),
+        [
+          target('sum by (instance, endpoint) (rate(%s[5m]))' % p.sel(delivery + 'sent'), 'sent {{instance}} to {{endpoint}}'),
+          target('sum by (instance, endpoint) (rate(%s[5m]))' % p.sel(delivery + 'failed'), 'failed {{instance}} to {{endpoint}}'),
+        ],
+        description="The gpu_alertmanager exporter's telemetry: alerts each Alertmanager accepted (firings, resends, resolves) and alerts in requests that failed (retried). Failed above 0 with queued growing is a peer that takes no alerts; sent at 0 on every endpoint while alerts fire means nobody is paged.",
+        unit='short',
+      ),
+      panel(
+        'timeseries',
+        'Alert delivery to Alertmanager: queued and active',
+        pos(12, 34, 12, 8),
+        [
+          target('sum by (instance, endpoint) (%s)' % p.sel(delivery + 'queued'), 'queued {{instance}} to {{endpoint}}'),
+          target('sum by (instance, state) (%s)' % p.sel(delivery + 'active'), 'active {{instance}} {{state}}'),
+        ],
+        description='Alerts waiting to be sent, per endpoint, and alerts held and resent, by state (firing; resolved, still resent for resolve_resend).',
+        unit='short',
       ),
     ],
   )
