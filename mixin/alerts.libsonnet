@@ -53,7 +53,14 @@
           ),
           alert(
             'GPUCriticalXID',
-            'increase(%s[%s]) > 0' % [sel('nvidia_gpu_xid_errors_total', ['nvidia_gpu_xid=~"%s"' % p.alternation(a.criticalXIDs)]), a.errorWindow],
+            // The collector makes a GPU's XID counter when the XID
+            // happens, already at 1: increase() of a series that starts
+            // at 1 is 0 (Prometheus 2), so the first XID a GPU raises
+            // would never page. A series that is new within the window
+            // pages too; the cost is a page for an XID older than the
+            // window on a Prometheus that has just started scraping.
+            local xid = sel('nvidia_gpu_xid_errors_total', ['nvidia_gpu_xid=~"%s"' % p.alternation(a.criticalXIDs)]);
+            'increase(%s[%s]) > 0 or (%s unless %s offset %s)' % [xid, a.errorWindow, xid, xid, a.errorWindow],
             'critical',
             gpu + ' raised XID {{ $labels.nvidia_gpu_xid }}',
           ),
