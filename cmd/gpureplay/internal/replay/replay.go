@@ -24,6 +24,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor"
 )
@@ -396,6 +397,9 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 			case metricnames.OTelGPUAlerts:
 				dps := m.Gauge().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
+					if metricpoints.Value(dps.At(k)) == 0 {
+						continue // the 0 that ends a state's series: left, not held
+					}
 					a := dps.At(k).Attributes()
 					name, _ := a.Get(metricnames.AttrAlertname)
 					switch st, _ := a.Get(metricnames.AttrAlertstate); st.Str() {
