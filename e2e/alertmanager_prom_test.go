@@ -80,7 +80,7 @@ scrape_configs:
       - targets: [%[6]s]
 `, promPathInterval, rules, a.web, b.web, metricsPort, strings.Join(telemetry, ", "))
 	pdir := filepath.Join(dir, "prometheus")
-	if err := os.MkdirAll(pdir, 0o755); err != nil {
+	if err := os.MkdirAll(pdir, 0o750); err != nil {
 		t.Fatal(err)
 	}
 	p := &prometheus{bin: prometheusBin(t), dir: pdir, config: filepath.Join(pdir, "prometheus.yml"), port: freePort(t)}
@@ -139,7 +139,7 @@ func (pp *promPath) report(t *testing.T, hook *webhook, start time.Time, direct 
 		deadline := start.Add(f.start + f.forDur + 45*time.Second)
 		var at time.Time
 		var name string
-		ok := false
+		var ok bool
 		for {
 			if at, name, ok = hook.promFirst(f, start); ok || time.Now().After(deadline) {
 				break
