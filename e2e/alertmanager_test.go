@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
 // alertmanagerBins are the Alertmanagers to test: Debian's, and the one
@@ -34,7 +36,7 @@ func alertmanagerBins(t *testing.T) map[string]string {
 	if p, err := exec.LookPath("prometheus-alertmanager"); err == nil {
 		bins["debian"] = p
 	} else {
-		missing(t, "prometheus-alertmanager not found (make e2e installs Debian's package)")
+		sharedtest.Need(t, "Debian's prometheus-alertmanager (make e2e installs it): %v", err)
 	}
 	p := os.Getenv("ALERTMANAGER")
 	if p == "" {
@@ -43,18 +45,9 @@ func alertmanagerBins(t *testing.T) map[string]string {
 	if _, err := os.Stat(p); err == nil {
 		bins["proxy"] = p
 	} else {
-		missing(t, "%s not found (make alertmanager builds it)", p)
+		sharedtest.Need(t, "Alertmanager 0.31.1 at %s (make alertmanager builds it): %v", p, err)
 	}
 	return bins
-}
-
-// missing skips, except in CI, where every Alertmanager must be there.
-func missing(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
 }
 
 // notification is one alert of a webhook post, as received.
