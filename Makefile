@@ -248,6 +248,7 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig receiver/gpunodereceiver:FuzzCo
 	connector/gpuautoscaleconnector:FuzzConfig connector/gpuautoscaleconnector:FuzzConsume \
 	connector/gpuremediationconnector:FuzzConfig connector/gpuremediationconnector:FuzzConsume \
 	extension/gpuresetextension:FuzzConfig \
+	exporter/gpualertmanagerexporter:FuzzConfig exporter/gpualertmanagerexporter:FuzzConsume \
 	internal/kmsg:FuzzParse internal/cgroup:FuzzParseLine \
 	internal/ncclinspector:FuzzParsePromLine internal/ncclinspector:FuzzParseJSON \
 	internal/ncclinspector:FuzzParseRAS internal/ncclinspector:FuzzParseIBCompletion \

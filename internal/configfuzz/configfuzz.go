@@ -17,7 +17,7 @@ import (
 
 // Seeds adds to f every configuration of the component type typ found in
 // the YAML files matched by the globs: a collector configuration's
-// receivers, processors or connectors sections, or a component test
+// receivers, processors, connectors or exporters sections, or a component test
 // file's top-level keys (typ and typ/name).
 func Seeds(f *testing.F, typ string, globs ...string) int {
 	f.Helper()
@@ -37,7 +37,7 @@ func Seeds(f *testing.F, typ string, globs ...string) int {
 				continue
 			}
 			sections := []any{doc}
-			for _, k := range []string{"receivers", "processors", "connectors"} {
+			for _, k := range []string{"receivers", "processors", "connectors", "exporters"} {
 				sections = append(sections, doc[k])
 			}
 			for _, s := range sections {
