@@ -19,7 +19,7 @@ import (
 // serving the metrics; then, within two minutes, the second fleet's causes
 // (the straggler on a degraded rail, the data loader at its CPU limit) and
 // never a launch_bound verdict for the L40S all-reduce. It runs make with
-// the binary already built (-o build) and needs port 9400, the local
+// the binary already built (RUN_BIN) and needs port 9400, the local
 // configuration's.
 func TestE2EMakeRun(t *testing.T) {
 	bin, err := filepath.Abs(binary(t))
@@ -32,7 +32,9 @@ func TestE2EMakeRun(t *testing.T) {
 		l.Close()
 	}
 	logs := &syncBuffer{}
-	cmd := exec.Command("make", "-s", "-C", "..", "-o", "build", "run", "BIN="+bin)
+	// RUN_BIN: the binary under test instead of the demo build make run
+	// makes for its configuration (the same components, and more).
+	cmd := exec.Command("make", "-s", "-C", "..", "run", "RUN_BIN="+bin)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	// Its own process group, so that make and the collector it started
 	// stop together.
