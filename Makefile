@@ -224,10 +224,10 @@ ARTIFACTS ?= $(CURDIR)/_artifacts
 # them a 3-minute churn soak and a flood: -timeout 30m), then the GPU check
 # on the simulated fleet. The chart's tests
 # (charts/) run the binaries and Helm from bin/.
-test: build build-agent $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(HELM)
+test: build build-agent $(DEMO_BIN) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(HELM)
 	OTELCOL_GPU_REQUIRE_KUBE=1 $(GO) test -race -count=1 ./...
 	OTELCOL_GPU_REQUIRE_KUBE=1 OTELCOL_GPU_REQUIRE_BROWSER=1 OTELCOL_GPU_ARTIFACTS=$(ARTIFACTS) \
-		OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/... ./cmd/gpureplay/internal/report/
+		OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) OTELCOL_GPU_DEMO_BIN=$(CURDIR)/$(DEMO_BIN) $(GO) test -tags e2e -count=1 -run 'E2E' -skip 'Prometheus' -v -timeout 30m ./e2e/... ./cmd/gpureplay/internal/report/
 	@# The real-GPU check's pipeline on the simulated fleet, strict: each
 	@# phase must get its label (issue 40). Seconds, once the binaries are built.
 	$(MAKE) --no-print-directory gpu-check GPU_CHECK_BACKEND=simulated GPU_CHECK_STRICT=1 GPU_CHECK_OUT=$(ARTIFACTS)/gpu-check-simulated

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -22,7 +23,14 @@ import (
 // the binary already built (RUN_BIN) and needs port 9400, the local
 // configuration's.
 func TestE2EMakeRun(t *testing.T) {
-	bin, err := filepath.Abs(binary(t))
+	// The demo build make run makes for its configuration, where make test
+	// built it (OTELCOL_GPU_DEMO_BIN); else the full distribution, which
+	// has the same components and more.
+	bin := os.Getenv("OTELCOL_GPU_DEMO_BIN")
+	if bin == "" {
+		bin = binary(t)
+	}
+	bin, err := filepath.Abs(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
