@@ -123,8 +123,14 @@ func TestE2EMakeRun(t *testing.T) {
 	}
 	// Its rail's NIC moves the collective both ways, so the class rests on
 	// the NIC's own figures, not on the PCIe symmetry that infers them.
-	if !regexp.MustCompile(`(?m)gpu=rack-b-2/gpu0 from=\w+ to=communication_bound .*evidence=nic scope=network`).MatchString(out) {
-		t.Error("no communication_bound (nic, network) for the all-reduce's rack-b-2/gpu0")
+	// A first summary that comes before gpu_node/causes' second reading
+	// (a NIC's rate needs two) logs the change on PCIe's evidence; the
+	// class holds, so no later change line follows, and the NIC's figures
+	// show in the wait's explanation instead: either says the rail was read.
+	byNIC := regexp.MustCompile(`(?m)gpu=rack-b-2/gpu0 from=\w+ to=communication_bound .*evidence=nic scope=network`).MatchString(out)
+	railLoad := regexp.MustCompile(`(?m)GPU wait explained  rack-b-2/gpu0 .*bottleneck=communication_bound .*evidence="eth\d+ at \d+ % of 100 Gb/s`).MatchString(out)
+	if !byNIC && !railLoad {
+		t.Error("no communication_bound for the all-reduce's rack-b-2/gpu0 on its NIC's figures (evidence=nic, or its rail's load in the wait's explanation)")
 	}
 	if t.Failed() || !summary.MatchString(first15) {
 		t.Logf("make run's log:\n%s", out)
