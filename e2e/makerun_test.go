@@ -40,9 +40,10 @@ func TestE2EMakeRun(t *testing.T) {
 		l.Close()
 	}
 	logs := &syncBuffer{}
-	// RUN_BIN: the binary under test instead of the demo build make run
-	// makes for its configuration (the same components, and more).
-	cmd := exec.Command("make", "-s", "-C", "..", "run", "RUN_BIN="+bin)
+	// RUN_BIN: the binary under test (make test's demo build, or the full
+	// distribution), already built. It comes from the test's own
+	// environment and is one argument to make: no shell sees it.
+	cmd := exec.Command("make", "-s", "-C", "..", "run", "RUN_BIN="+bin) //nolint:gosec // the test's own binary path, see above
 	cmd.Stdout, cmd.Stderr = logs, logs
 	// Its own process group, so that make and the collector it started
 	// stop together.
