@@ -286,7 +286,9 @@ workloads:
 	code, stderr := record(t, context.Background(), Env{}, "-backend", "simulated", "-simulated", fleet,
 		"-interval", "1s", "-duration", "4m", "-unpaced", "-o", out)
 	require.Equal(t, ExitOK, code, stderr)
-	require.Less(t, time.Since(began), 30*time.Second, "not paced by the wall clock")
+	// Paced, the four minutes would take four minutes: anything well short
+	// of that is unpaced, however loaded the machine (no speed is claimed).
+	require.Less(t, time.Since(began), 2*time.Minute, "not paced by the wall clock")
 	batches := readTrace(t, out)
 	require.Len(t, batches, 240)
 	t0 := batches[0][0].Time
