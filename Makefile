@@ -11,7 +11,7 @@ BUILDER := $(CURDIR)/.tools/builder
 BUILDER_VERSION := v0.161.0
 BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
-GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './_build-agent/*' -not -path './_build-demo/*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
+GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './_build-agent/*' -not -path './_build-demo/*' -not -path './_build-release-*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
 .PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver kube-controller-manager fuzz
 
@@ -85,6 +85,40 @@ GPURECORD := bin/gpurecord
 gpurecord: $(GPURECORD)
 $(GPURECORD): $(GO_SOURCES)
 	$(GO) build -trimpath -ldflags "-s -w" -o $(GPURECORD) ./cmd/gpurecord
+
+# Release (docs/release.md). make release: otelcol-gpu and otelcol-gpu-agent
+# for linux/amd64 and linux/arm64 (cgo; arm64 through Debian's
+# gcc-aarch64-linux-gnu), as .tar.gz, .deb and .rpm (nFPM, with the
+# systemd units and default configurations in distributions/otelcol-gpu/),
+# a CycloneDX SBOM per binary and checksums, in _dist/. make deb: the .deb of
+# the binary make build made, building nothing else (CI installs it:
+# e2e/package_test.go). VERSION is the builder's dist.version, with
+# +git.<commit> outside the tag v<version>; --version says it.
+NFPM_VERSION := v2.45.2
+NFPM := $(CURDIR)/.tools/nfpm-$(NFPM_VERSION)
+CYCLONEDX_VERSION := v1.10.0
+CYCLONEDX := $(CURDIR)/.tools/cyclonedx-gomod-$(CYCLONEDX_VERSION)
+$(NFPM):
+	GOBIN=$(CURDIR)/.tools $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
+	mv $(CURDIR)/.tools/nfpm $@
+$(CYCLONEDX):
+	GOBIN=$(CURDIR)/.tools $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
+	mv $(CURDIR)/.tools/cyclonedx-gomod $@
+DIST_VERSION := $(shell sed -n 's/^  version: //p' builder-config.yaml)
+VERSION ?= $(DIST_VERSION)$(if $(shell git describe --exact-match --tags --match 'v$(DIST_VERSION)' 2>/dev/null),,+git.$(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown))
+DEB_BIN ?= $(BIN)
+DEB_DIR ?= _dist
+.PHONY: deb release
+# The package's version is the binary's own (what its --version says).
+deb: $(NFPM) $(DEB_BIN)
+	@v=$$($(DEB_BIN) --version | awk '{print $$NF}') && \
+		PKG_VERSION=$$v PKG_FORMATS=deb NFPM=$(NFPM) tools/release/package.sh otelcol-gpu amd64 $(DEB_BIN) $(DEB_DIR)
+# The images' writer, without a container engine (internal/tools/ociimage).
+OCIIMAGE := bin/ociimage
+$(OCIIMAGE): internal/tools/ociimage/go.mod internal/tools/ociimage/go.sum internal/tools/ociimage/main.go
+	cd internal/tools/ociimage && $(GO) build -trimpath -o $(CURDIR)/$(OCIIMAGE) .
+release: $(BUILDER) $(NFPM) $(CYCLONEDX) $(OCIIMAGE)
+	VERSION=$(VERSION) BUILDER=$(BUILDER) NFPM=$(NFPM) CYCLONEDX=$(CYCLONEDX) OCIIMAGE=$(CURDIR)/$(OCIIMAGE) tools/release/release.sh
 
 # The real-GPU check (docs/gpu-check.md): labelled loads on one NVIDIA GPU,
 # recorded with gpurecord, replayed through the analyzer, a per-phase table
@@ -243,12 +277,13 @@ e2e: build build-agent $(PROMETHEUS3) $(ALERTMANAGER) mixin-lint
 	@command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
 	@command -v prometheus-alertmanager >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-alertmanager; }
 	amtool check-config examples/alertmanager/alertmanager.yml
-	@# The systemd unit: valid, and hardened (exposure at most 3.0 of 10).
+	@# The packages' systemd units: valid, and hardened (exposure at most 3.0 of 10).
 	@if command -v systemd-analyze >/dev/null; then d=$$(mktemp -d) && \
-		sed 's#/usr/local/bin/otelcol-gpu#$(CURDIR)/$(BIN)#' distributions/otelcol-gpu/otelcol-gpu.service > $$d/otelcol-gpu.service && \
-		systemd-analyze verify $$d/otelcol-gpu.service && \
-		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu.service > $$d/security.txt; \
-		rc=$$?; tail -1 $$d/security.txt; rm -rf $$d; exit $$rc; fi
+		for u in otelcol-gpu:$(BIN) otelcol-gpu-agent:$(AGENT_BIN); do n=$${u%%:*}; b=$${u#*:}; \
+		sed "s#/usr/bin/$$n #$(CURDIR)/$$b #" distributions/otelcol-gpu/$$n.service > $$d/$$n.service && \
+		systemd-analyze verify $$d/$$n.service && \
+		systemd-analyze security --offline=true --threshold=30 $$d/$$n.service > $$d/security.txt || { rc=$$?; cat $$d/security.txt; rm -rf $$d; exit $$rc; }; \
+		echo "$$n.service: $$(tail -1 $$d/security.txt)"; done; rm -rf $$d; fi
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) PROMETHEUS3=$(CURDIR)/$(PROMETHEUS3) \
 		ALERTMANAGER=$(CURDIR)/$(ALERTMANAGER) \
 		$(GO) test -tags e2e -count=1 -run 'Prometheus|Alertmanager' -v -timeout 25m ./e2e/...
