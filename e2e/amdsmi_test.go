@@ -132,7 +132,7 @@ func TestE2EAMDSMI(t *testing.T) {
 		"--set=exporters::prometheus::translation_strategy=UnderscoreEscapingWithoutSuffixes",
 		"--set=exporters::prometheus::resource_to_telemetry_conversion::enabled=false")
 	body = waitFor(t, c, url, regexp.MustCompile(`(?m)^gpu_total_vram\{`), 10)
-	re := regexp.MustCompile(`(?m)^gpu_gfx_activity\{[^}]*gpu_uuid="44ff74a1-0000-1000-8005-4617353a63d0"[^}]*\} 87$`)
+	re := regexp.MustCompile(`(?m)^gpu_gfx_activity\{[^}]*gpu_uuid="ccff74a1-0000-1000-80e0-c6d49f5b0d86"[^}]*\} 87$`)
 	if !re.MatchString(body) {
 		t.Errorf("gpu_gfx_activity of the SPX MI300X missing; body:\n%.3000s", body)
 	}

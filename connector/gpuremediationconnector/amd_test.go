@@ -104,20 +104,36 @@ func (f *fixture) feedAMD(reports ...amdReport) []offline.Decision {
 	return append([]offline.Decision(nil), f.r.out...)
 }
 
-// uncorrectableByBDF reads a kernel log and counts, per PCI address, the
-// driver's "uncorrectable hardware error(...) detected!" lines: what the
-// GPU's RAS uncorrectable count, and so hw.errors{uncorrected}, adds up.
-func uncorrectableByBDF(t *testing.T, path string) map[string]int64 {
+// amdgpuLog is what a kernel log says of each GPU, by PCI address.
+type amdgpuLog struct {
+	// uncorrectable counts the driver's "uncorrectable hardware
+	// error(...) detected!" lines: what the GPU's RAS uncorrectable
+	// count, and so hw.errors{uncorrected}, adds up.
+	uncorrectable map[string]int64
+	// hardwareError holds the GPUs that logged "[Hardware Error]:"
+	// lines (Accelerator Check Architecture banks), each with the RAS
+	// event IDs they were logged under.
+	hardwareError map[string][]string
+}
+
+// readAMDGPULog reads a kernel log's amdgpu lines. The driver prefixes a
+// RAS line with its event's ID in braces (amdgpu_ras_event_log_print),
+// which GPUs of one XGMI hive share for one event.
+func readAMDGPULog(t *testing.T, path string) amdgpuLog {
 	t.Helper()
-	line := regexp.MustCompile(`amdgpu ([0-9a-f:.]+): \{\d+\}uncorrectable hardware error\((\w+)\) detected!`)
+	uncorrectable := regexp.MustCompile(`amdgpu ([0-9a-f:.]+): \{\d+\}uncorrectable hardware error\((\w+)\) detected!`)
+	hwErr := regexp.MustCompile(`amdgpu ([0-9a-f:.]+): \{(\d+)\}\[Hardware Error\]: Accelerator Check Architecture events logged`)
 	file, err := os.Open(path)
 	require.NoError(t, err)
 	defer file.Close()
-	out := map[string]int64{}
+	out := amdgpuLog{uncorrectable: map[string]int64{}, hardwareError: map[string][]string{}}
 	sc := bufio.NewScanner(file)
 	for sc.Scan() {
-		if m := line.FindStringSubmatch(sc.Text()); m != nil {
-			out[m[1]]++
+		if m := uncorrectable.FindStringSubmatch(sc.Text()); m != nil {
+			out.uncorrectable[m[1]]++
+		}
+		if m := hwErr.FindStringSubmatch(sc.Text()); m != nil {
+			out.hardwareError[m[1]] = append(out.hardwareError[m[1]], m[2])
 		}
 	}
 	require.NoError(t, sc.Err())
@@ -159,15 +175,20 @@ func cperByGPU(t *testing.T, path string) map[int]map[cperKey]int64 {
 	return out
 }
 
-// A real MI300X kernel log: the GPU that reports an uncorrectable error
-// gets AMD's ladder for it (GPUHealthy condition, taint, cordon, drain)
-// and then a reboot request, never a GPU reset request, though the
-// defaults reset NVIDIA GPUs for some faults: the other GPUs of the
-// hive logged hardware errors in the same instant. Deferred and
-// corrected errors on the other GPUs are recorded and touch no node.
-func TestAMDUncorrectableFromRealKernelLogDrainsAndAsksReboot(t *testing.T) {
-	counts := uncorrectableByBDF(t, "testdata/amd/dmesg-mi300x-athub.txt")
+// An MI300X node's kernel log in the amdgpu driver's format (written by
+// this project; testdata/README.md says from what): the GPU that reports
+// an uncorrectable error gets AMD's ladder for it (GPUHealthy condition,
+// taint, cordon, drain) and then a reboot request, never a GPU reset
+// request, though the defaults reset NVIDIA GPUs for some faults: the
+// other GPUs of the hive logged hardware errors in the same instant.
+// Deferred and corrected errors on the other GPUs are recorded and touch
+// no node.
+func TestAMDUncorrectableFromKernelLogDrainsAndAsksReboot(t *testing.T) {
+	kernel := readAMDGPULog(t, "testdata/amd/dmesg-mi300x-athub.txt")
+	counts := kernel.uncorrectable
 	require.Equal(t, map[string]int64{"0000:1c:00.0": 1}, counts)
+	require.Equal(t, map[string][]string{"0000:42:00.0": {"2"}, "0000:55:00.0": {"2"}}, kernel.hardwareError,
+		"the two other GPUs of the hive logged banks under the same RAS event")
 
 	f := newFixture(t)
 	node, other := f.node("mi300x", nil), f.node("mi300x-b", nil)

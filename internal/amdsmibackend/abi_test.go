@@ -59,7 +59,7 @@ func TestABIs(t *testing.T) {
 			reads[abi] = r
 
 			require.Len(t, r.first, 10)
-			spx := r.first["44ff74a1-0000-1000-8005-4617353a63d0"]
+			spx := r.first["ccff74a1-0000-1000-80e0-c6d49f5b0d86"]
 			require.Equal(t, 140.0+87*56/10, value(t, spx, f.PowerUsage), "current socket power")
 			require.Equal(t, 750.0, amdValue(t, spx, gpu.AMDPowerCap), "the power limit, from where this ABI puts it")
 			require.Equal(t, 560.0, amdValue(t, r.first["c3ff740c-0000-1000-8021-7a1b2c3d4e5f"], gpu.AMDPowerCap), "from amdsmi_get_power_cap_info")
@@ -100,7 +100,7 @@ func TestABIs(t *testing.T) {
 		require.Equal(t, s25.AMD.CPER, s26.AMD.CPER, id)
 		require.Equal(t, s25.AMD.Links, s26.AMD.Links, id)
 	}
-	require.Len(t, r25.first["44ff74a1-0000-1000-8005-4617353a63d0"].AMD.Links, 7, "XGMI links read")
+	require.Len(t, r25.first["ccff74a1-0000-1000-80e0-c6d49f5b0d86"].AMD.Links, 7, "XGMI links read")
 
 	for _, call := range []string{"amdsmi_get_link_metrics", "amdsmi_get_gpu_metrics_info"} {
 		require.Empty(t, r25.logs.FilterField(zap.String("call", call)).All(), "25.x reads %s", call)
@@ -122,7 +122,7 @@ func TestMoreDataIsPerABI(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	b := connect(t, amdsmibackend.Options{Library: libs[26], Logger: zap.New(core)})
 	for range 2 {
-		require.Empty(t, collect(t, b)["44ff74a1-0000-1000-8005-4617353a63d0"].AMD.CPER)
+		require.Empty(t, collect(t, b)["ccff74a1-0000-1000-80e0-c6d49f5b0d86"].AMD.CPER)
 	}
 	said := logs.FilterField(zap.String("call", "amdsmi_get_gpu_cper_entries")).All()
 	require.Len(t, said, 1)

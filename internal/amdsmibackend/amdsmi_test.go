@@ -99,12 +99,12 @@ func TestReadsEveryShape(t *testing.T) {
 	got := collect(t, b)
 	require.Len(t, got, 10, "an SPX MI300X, an MI300X in CPX mode as eight partitions, an MI250")
 
-	spx := got["44ff74a1-0000-1000-8005-4617353a63d0"]
+	spx := got["ccff74a1-0000-1000-80e0-c6d49f5b0d86"]
 	d := spx.Device
 	require.Equal(t, gpu.VendorAMD, d.VendorName())
 	require.Equal(t, "AMD Instinct MI300X OAM", d.Model)
 	require.Equal(t, "0000:0c:00.0", d.PCIBusID)
-	require.Equal(t, "6.10.5", d.DriverVersion)
+	require.Equal(t, "6.12.12", d.DriverVersion)
 	require.Equal(t, "amd-node-0", d.Host)
 	require.Equal(t, &gpu.AMDDevice{ComputePartition: "SPX", MemoryPartition: "NPS1", PartitionID: 0}, d.AMD)
 	require.Equal(t, 87.0, value(t, spx, f.GPUUtil), "gfx activity")
@@ -181,7 +181,7 @@ func TestPartitionActivityIsTheMeanOfItsValidXCCs(t *testing.T) {
 	require.Equal(t, 20.0, value(t, got["5aff74b9-0000-1000-8044-4a2fb30adeb0"], f.GPUUtil), "the mean of 10, 20 and 30; the sentinel left out")
 	second := got["59ff74b9-0000-1000-8044-4a2fb30adeb0"]
 	require.False(t, second.Values.Has(f.GPUUtil), "no valid entry: no reading, not a zero")
-	require.Equal(t, 87.0, value(t, got["44ff74a1-0000-1000-8005-4617353a63d0"], f.GPUUtil), "SPX: amdsmi_get_gpu_activity as before")
+	require.Equal(t, 87.0, value(t, got["ccff74a1-0000-1000-80e0-c6d49f5b0d86"], f.GPUUtil), "SPX: amdsmi_get_gpu_activity as before")
 }
 
 func TestFailedMetricsTableLeavesPartitionActivityOut(t *testing.T) {
@@ -218,7 +218,7 @@ func TestEnergyAndECCAreCounters(t *testing.T) {
 	st.ECC = []amdsmistandin.ECC{{GPU: 0, Block: "umc", Uncorr: 1}}
 	path := withState(t, st)
 	b := connect(t, amdsmibackend.Options{})
-	id := "44ff74a1-0000-1000-8005-4617353a63d0"
+	id := "ccff74a1-0000-1000-80e0-c6d49f5b0d86"
 	s1 := collect(t, b)[id]
 	st.ECC[0].Uncorr = 4
 	require.NoError(t, st.Write(path))
@@ -238,7 +238,7 @@ func TestCPERPagesAndCursor(t *testing.T) {
 	st.CPER = append(st.CPER, amdsmistandin.CPER{GPU: 0, Severity: 1, AFIDs: []uint64{6, 7}})
 	path := withState(t, st)
 	cursors := amdsmibackend.NewMemoryCursors()
-	id := "44ff74a1-0000-1000-8005-4617353a63d0"
+	id := "ccff74a1-0000-1000-80e0-c6d49f5b0d86"
 
 	b := amdsmibackend.New(amdsmibackend.Options{Library: lib, Cursors: cursors})
 	require.NoError(t, b.Connect(context.Background()))
@@ -263,7 +263,7 @@ func TestFailedCallLeavesItsFigureOutAndSaysSoOnce(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	b := connect(t, amdsmibackend.Options{Logger: zap.New(core)})
 	for range 3 {
-		s := collect(t, b)["44ff74a1-0000-1000-8005-4617353a63d0"]
+		s := collect(t, b)["ccff74a1-0000-1000-80e0-c6d49f5b0d86"]
 		require.False(t, s.Values.Has(f.PowerUsage), "no zero that looks like a reading")
 		require.True(t, s.Values.Has(f.GPUUtil), "the other figures stay")
 	}
@@ -320,9 +320,9 @@ func TestLibraryMissingOrTooOld(t *testing.T) {
 
 func TestSkipPCIeThroughput(t *testing.T) {
 	withState(t, amdsmistandin.Fleet())
-	s := collect(t, connect(t, amdsmibackend.Options{SkipPCIeThroughput: true}))["44ff74a1-0000-1000-8005-4617353a63d0"]
+	s := collect(t, connect(t, amdsmibackend.Options{SkipPCIeThroughput: true}))["ccff74a1-0000-1000-80e0-c6d49f5b0d86"]
 	require.False(t, s.Values.Has(f.PCIeTxBytes), "not read when hw.gpu.io is off")
 	require.True(t, s.Values.Has(f.GPUUtil))
-	s = collect(t, connect(t, amdsmibackend.Options{}))["44ff74a1-0000-1000-8005-4617353a63d0"]
+	s = collect(t, connect(t, amdsmibackend.Options{}))["ccff74a1-0000-1000-80e0-c6d49f5b0d86"]
 	require.Equal(t, 2000000.0+87*100000, value(t, s, f.PCIeTxBytes), "bytes per second sent")
 }

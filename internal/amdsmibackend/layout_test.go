@@ -17,7 +17,7 @@ import (
 // MI300X in SPX mode.
 const (
 	cpxGPU = "9fff74b9-0000-1000-8044-4a2fb30adeb0"
-	spxGPU = "44ff74a1-0000-1000-8005-4617353a63d0"
+	spxGPU = "ccff74a1-0000-1000-80e0-c6d49f5b0d86"
 )
 
 // partitionLoads returns the activity read for each partition of the CPX

@@ -20,7 +20,7 @@ import (
 )
 
 const (
-	mi300x  = "44ff74a1-0000-1000-8005-4617353a63d0"
+	mi300x  = "ccff74a1-0000-1000-80e0-c6d49f5b0d86"
 	podUID  = "aaaaaaaa-0000-4000-8000-000000000001"
 	scrapeS = 10
 )

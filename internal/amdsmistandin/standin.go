@@ -223,7 +223,7 @@ func (s State) Write(path string) error {
 // idle), and an MI250.
 func Fleet() State {
 	return State{GPUs: []GPU{
-		{Kind: "mi300x", UUID: "44ff74a1-0000-1000-8005-4617353a63d0", BDF: "0000:0c:00.0", Compute: "SPX", Memory: "NPS1", Partitions: 1, Load: 87},
+		{Kind: "mi300x", UUID: "ccff74a1-0000-1000-80e0-c6d49f5b0d86", BDF: "0000:0c:00.0", Compute: "SPX", Memory: "NPS1", Partitions: 1, Load: 87},
 		{Kind: "mi300x", UUID: "9fff74b9-0000-1000-8044-4a2fb30adeb0", BDF: "0000:22:00.0", Compute: "CPX", Memory: "NPS4", Partitions: 8, Load: 35,
 			XCPLoads: []int{35, 0, 100, 60, 35, 20, 35, 90}},
 		{Kind: "mi250", UUID: "c3ff740c-0000-1000-8021-7a1b2c3d4e5f", BDF: "0000:c1:00.0", Partitions: 1, Load: 12},

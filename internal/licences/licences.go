@@ -32,16 +32,6 @@ var Known = []string{
 	"CC BY 4.0", "CC BY-SA 4.0", "CC0 1.0", "public domain",
 }
 
-// Pending are the testdata folders and files known to lack a licence that
-// allows redistribution, each with the reason: they stay until the shared
-// real-data folder holds them and the tests read them there (issue 40).
-// A README under a pending folder need not name a known licence; it says
-// why not. TestPendingExists keeps the list from outliving the files.
-var Pending = map[string]string{
-	"receiver/dcgmreceiver/testdata/real-amd":                               "lines AMD's users posted in GitHub issues and pull requests, which grant no licence",
-	"connector/gpuremediationconnector/testdata/amd/dmesg-mi300x-athub.txt": "a kernel log posted in a GitHub issue, which grants no licence",
-}
-
 var known = func() *regexp.Regexp {
 	alts := make([]string, len(Known))
 	for i, k := range Known {
@@ -72,9 +62,6 @@ func Check(root string) ([]error, error) {
 		rel, _ := filepath.Rel(root, path)
 		if !inTestdata(rel) {
 			return nil
-		}
-		if _, pending := Pending[filepath.ToSlash(rel)]; pending {
-			return filepath.SkipDir
 		}
 		readme := filepath.Join(path, "README.md")
 		if _, err := os.Stat(readme); errors.Is(err, fs.ErrNotExist) {

@@ -73,13 +73,3 @@ func TestCheckFails(t *testing.T) {
 		require.True(t, strings.HasPrefix(got[i], want[i]), "%q\ndoes not start with\n%q", got[i], want[i])
 	}
 }
-
-// TestPendingExists: a pending folder that is gone (moved to the shared
-// folder at last) is taken off the list.
-func TestPendingExists(t *testing.T) {
-	for rel, why := range Pending {
-		if _, err := os.Stat(filepath.Join("..", "..", filepath.FromSlash(rel))); err != nil {
-			t.Errorf("%s (%s): %v: take it off Pending", rel, why, err)
-		}
-	}
-}

@@ -426,7 +426,7 @@ func TestAMDSMIStandin(t *testing.T) {
 	for _, r := range batches[0] {
 		byUUID[r.UUID] = r
 	}
-	spx := byUUID["44ff74a1-0000-1000-8005-4617353a63d0"]
+	spx := byUUID["ccff74a1-0000-1000-80e0-c6d49f5b0d86"]
 	require.Equal(t, "AMD Instinct MI300X OAM", spx.Model)
 	require.Equal(t, "amd-node-0", spx.Host)
 	require.Equal(t, 87.0, val(t, spx, dcgmfield.GPUUtil), "graphics activity")

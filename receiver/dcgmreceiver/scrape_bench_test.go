@@ -94,7 +94,7 @@ func BenchmarkScrape(b *testing.B) {
 	b.Run("amdsmi-standin/gpus=32", func(b *testing.B) {
 		st := amdsmistandin.State{}
 		for i := range 32 {
-			st.GPUs = append(st.GPUs, amdsmistandin.GPU{Kind: "mi300x", UUID: fmt.Sprintf("%02xff74a1-0000-1000-8005-4617353a63d0", i),
+			st.GPUs = append(st.GPUs, amdsmistandin.GPU{Kind: "mi300x", UUID: fmt.Sprintf("%02xff74a1-0000-1000-80e0-c6d49f5b0d86", i),
 				BDF: fmt.Sprintf("0000:%02x:00.0", i), Compute: "SPX", Memory: "NPS1", Partitions: 1, Load: 60 + i})
 			st.ECC = append(st.ECC, amdsmistandin.ECC{GPU: i, Block: "umc", Corrected: uint64(i)})
 		}
@@ -128,7 +128,7 @@ func BenchmarkScrape(b *testing.B) {
 		st := amdsmistandin.State{}
 		proc, logs := b.TempDir(), b.TempDir()
 		for i := range 32 {
-			st.GPUs = append(st.GPUs, amdsmistandin.GPU{Kind: "mi300x", UUID: fmt.Sprintf("%02xff74a1-0000-1000-8005-4617353a63d0", i),
+			st.GPUs = append(st.GPUs, amdsmistandin.GPU{Kind: "mi300x", UUID: fmt.Sprintf("%02xff74a1-0000-1000-80e0-c6d49f5b0d86", i),
 				BDF: fmt.Sprintf("0000:%02x:00.0", i), Compute: "SPX", Memory: "NPS1", Partitions: 1, Load: 60 + i})
 			st.ECC = append(st.ECC, amdsmistandin.ECC{GPU: i, Block: "umc", Corrected: uint64(i)})
 			for k := range 2 {

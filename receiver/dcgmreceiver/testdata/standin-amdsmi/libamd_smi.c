@@ -397,7 +397,7 @@ amdsmi_status_t amdsmi_get_gpu_driver_info(amdsmi_processor_handle h, amdsmi_dri
 	ENTER(0)
 	memset(info, 0, sizeof(*info));
 	snprintf(info->driver_name, sizeof(info->driver_name), "amdgpu");
-	snprintf(info->driver_version, sizeof(info->driver_version), "6.10.5");
+	snprintf(info->driver_version, sizeof(info->driver_version), "6.12.12");
 	return AMDSMI_STATUS_SUCCESS;
 }
 
