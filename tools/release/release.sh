@@ -60,17 +60,23 @@ for dist in $dists; do
 			"distributions/otelcol-gpu/packaging/$dist/$dist.conf" "$dir/"
 		tar -C "$out" -czf "$dir.tar.gz" "$(basename "$dir")"
 		PKG_VERSION=$VERSION tools/release/package.sh "$dist" "$arch" "$dir/$dist" "$out"
-		# The SBOM of what this binary was built from: its modules, as the
-		# go tool resolved them for linux/arch, with their licences.
-		(cd "$src" && GOOS=linux GOARCH=$arch CGO_ENABLED=1 "$CYCLONEDX" app -json -licenses -main . \
-			-output "../$out/${dist}_${VERSION}_linux_$arch.cdx.json")
+		# The SBOM of what this binary was built from: every module its
+		# build information names (go version -m), with their licences.
+		# cyclonedx-gomod leaves out a module replaced by a local directory,
+		# which this project's own code is in the builder's sources, and
+		# names the binary after the builder's generated module: sbom.py
+		# names it, with its version, and adds this project's module.
+		sbom=$out/${dist}_${VERSION}_linux_$arch.cdx.json
+		"$CYCLONEDX" bin -json -licenses -output "$sbom" "$dir/$dist" 2> "$out/cyclonedx-$dist-$arch.log" ||
+			{ cat "$out/cyclonedx-$dist-$arch.log" >&2; exit 1; }
+		python3 tools/release/sbom.py "$sbom" "$dist" "$VERSION" "$arch"
 		SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) "$OCIIMAGE" -binary "$dir/$dist" -name "$dist" -arch "$arch" \
 			-libroot "$(libroot_for "$arch")" -config "distributions/otelcol-gpu/packaging/$dist/config.yaml" \
 			-version "$VERSION" -tag "ghcr.io/otelcol-gpu/$dist:$tag" -out "$out/${dist}_${VERSION}_linux_$arch.image.tar"
 		rm -rf "$dir"
 	done
 done
-rm -rf "$out"/scripts-* "$out"/builder-*.yaml
+rm -rf "$out"/scripts-* "$out"/builder-*.yaml "$out"/cyclonedx-*.log
 # What was built runs: each package's contents listed, and each amd64
 # image's binary started from the image's own files (a chroot), which
 # proves the libraries it carries are the ones the binary needs.
