@@ -80,17 +80,30 @@ rm -rf "$out"/scripts-* "$out"/builder-*.yaml "$out"/cyclonedx-*.log
 # What was built runs: each package's contents listed, and each amd64
 # image's binary started from the image's own files (a chroot), which
 # proves the libraries it carries are the ones the binary needs.
-for p in "$out"/*.deb; do dpkg-deb --contents "$p" | grep -q ' ./usr/bin/' || { echo "release.sh: $p has no binary" >&2; exit 1; }; done
+# (The listing is read whole: grep -q stops reading at its first match, and
+# pipefail would take the lister's broken pipe for a failure.)
+for p in "$out"/*.deb; do
+	listing=$(dpkg-deb --contents "$p")
+	grep -q ' \./usr/bin/otelcol-gpu' <<<"$listing" || { echo "release.sh: $p has no binary" >&2; exit 1; }
+done
 if command -v rpm >/dev/null; then
-	for p in "$out"/*.rpm; do rpm -qpl "$p" | grep -q '^/usr/bin/' || { echo "release.sh: $p has no binary" >&2; exit 1; }; done
+	for p in "$out"/*.rpm; do
+		listing=$(rpm -qpl "$p")
+		grep -q '^/usr/bin/otelcol-gpu' <<<"$listing" || { echo "release.sh: $p has no binary" >&2; exit 1; }
+	done
 fi
 if [ "$(id -u)" = 0 ]; then
 	for img in "$out"/*_linux_amd64.image.tar; do
 		root=$(mktemp -d) unpacked=$(mktemp -d)
 		tar -xf "$img" -C "$unpacked"
 		for layer in "$unpacked"/*.tar.gz; do tar -xzf "$layer" -C "$root"; done
+		chmod 0755 "$root" # mktemp's 0700 would keep user 10001 out of /
 		name=$(basename "$img" | sed 's/_.*//')
-		echo "release: $(basename "$img"): $(chroot --userspec=10001:10001 "$root" "/usr/bin/$name" --version)"
+		said=$(chroot --userspec=10001:10001 "$root" "/usr/bin/$name" --version) ||
+			{ echo "release.sh: $img: its binary does not start from the image's own files" >&2; exit 1; }
+		[ "$said" = "$name version $VERSION" ] ||
+			{ echo "release.sh: $img: --version says \"$said\", not \"$name version $VERSION\"" >&2; exit 1; }
+		echo "release: $(basename "$img"): $said, started from the image's files as user 10001"
 		rm -rf "$root" "$unpacked"
 	done
 fi
