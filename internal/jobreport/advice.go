@@ -54,8 +54,12 @@ func Advise(f *Facts) []Advice {
 	}
 	run := f.RunSeconds()
 	for _, in := range f.Incidents {
-		add(AdviceGPUUnhealthy, "%s became %s at %s: have its node checked before the next run, and check the job's results since then.",
-			in.GPU, healthWords(in.State), Clock(in.From))
+		results := ""
+		if in.State == "failed" {
+			results = ", and check the job's results since then"
+		}
+		add(AdviceGPUUnhealthy, "%s became %s at %s: have its node checked before the next run%s.",
+			in.GPU, healthWords(in.State), Clock(in.From), results)
 		break // one is enough to say: the incidents table lists the rest
 	}
 	unused := f.unusedGPUs()
@@ -164,6 +168,8 @@ func (f *Facts) stragglerAdvice() []Advice {
 			why = ": its rail counts link errors" + paren(s.Why) + "; have the fabric checked, or leave that node out"
 		case s.Cause != "" && s.Cause != "none_found":
 			why = ": " + causeWords(s.Cause) + paren(s.Why)
+		case f.unwellDuring(&s) != "":
+			why = ": it was " + f.unwellDuring(&s) + " then; have its node checked"
 		default:
 			why = ": check that node, or leave it out of the next run"
 		}
@@ -171,6 +177,17 @@ func (f *Facts) stragglerAdvice() []Advice {
 			s.GPU, Duration(s.To-s.From), Clock(s.From), s.MaxScore, why)})
 	}
 	return out
+}
+
+// unwellDuring is the health state of the straggler's GPU during its
+// stretch, "" if it was ok.
+func (f *Facts) unwellDuring(s *Straggler) string {
+	for _, in := range f.Incidents {
+		if in.GPU == s.GPU && in.From <= s.To && (in.To == 0 || in.To >= s.From) {
+			return healthWords(in.State)
+		}
+	}
+	return ""
 }
 
 // causeOf returns the first of these causes the job's GPUs had, in the

@@ -52,6 +52,9 @@ type Facts struct {
 	// stretches a GPU's health was not ok.
 	Alerts    []Alert    `json:"alerts"`
 	Incidents []Incident `json:"incidents"`
+	// PendingOnly counts, per alert, the episodes that went pending and
+	// resolved without firing: not listed in Alerts.
+	PendingOnly map[string]int `json:"pending_only,omitempty"`
 	// Dropped counts episodes (stragglers, alerts, incidents) past the
 	// report's bound, left out.
 	Dropped int `json:"dropped,omitempty"`
@@ -233,6 +236,9 @@ func (j *Job) Facts() Facts {
 	slices.SortStableFunc(f.Stragglers, func(a, b Straggler) int { return cmp.Or(cmp.Compare(a.From, b.From), natural(a.GPU, b.GPU)) })
 	for _, a := range j.alerts {
 		f.Alerts = append(f.Alerts, *a)
+	}
+	if len(j.pendingOnly) > 0 {
+		f.PendingOnly = maps.Clone(j.pendingOnly)
 	}
 	for _, in := range j.incidents {
 		f.Incidents = append(f.Incidents, *in)

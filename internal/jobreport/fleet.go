@@ -68,7 +68,7 @@ func (f *Fleet) Ended(now, quiet float64) []*Job {
 	keep := f.order[:0]
 	for _, k := range f.order {
 		j := f.jobs[k]
-		if now-j.last > math.Max(quiet, 3*j.interval()) {
+		if j.EndedBy(now, quiet) {
 			out = append(out, j)
 			delete(f.jobs, k)
 			continue
@@ -78,6 +78,17 @@ func (f *Fleet) Ended(now, quiet float64) []*Job {
 	clear(f.order[len(keep):])
 	f.order = keep
 	return out
+}
+
+// DefaultQuiet is how long, in seconds, no GPU reports for a job before
+// it is taken as ended, unless three of its sampling intervals are longer:
+// two minutes is four scrapes at Prometheus' usual 30 s, and far under the
+// analyzer's gpu_ttl, which forgets the GPUs themselves.
+const DefaultQuiet = 120
+
+// EndedBy says whether the job has ended by data time now, by Ended's rule.
+func (j *Job) EndedBy(now, quiet float64) bool {
+	return now-j.last > math.Max(quiet, 3*j.interval())
 }
 
 // Len is the number of jobs followed.

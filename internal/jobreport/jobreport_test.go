@@ -1,6 +1,7 @@
 package jobreport
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -335,6 +336,20 @@ func TestLogLine(t *testing.T) {
 	for _, k := range []string{"job", "gpus", "run_seconds", "gpu_hours_idle", "cost_idle", "share.compute_bound", "advice"} {
 		if !names[k] {
 			t.Errorf("no field %s", k)
+		}
+	}
+}
+
+func TestJSONHasNoNaN(t *testing.T) {
+	j := gen(slurmKey, 1, 3, 60, func(g, i int, s *Sample) { s.Util, s.MemUsed, s.MemTotal = math.NaN(), math.NaN(), math.NaN() })
+	r := j.Build(true, 0)
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"util":null`, `"mem_share":null`, `"cpu_efficiency":null`, `"mem_peak":null`, `"advice":`, `"scheduler":"slurm"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s: %s", want, b)
 		}
 	}
 }

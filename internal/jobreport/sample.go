@@ -91,6 +91,7 @@ type Job struct {
 	alerts      []*Alert
 	incidents   []*Incident
 	dropped     int // episodes past maxEpisodes
+	pendingOnly map[string]int
 	pods        map[string]*podAcc
 }
 
@@ -101,7 +102,7 @@ type podAcc struct {
 
 // NewJob starts an empty job.
 func NewJob(k Key) *Job {
-	return &Job{key: k, gpus: map[string]*gpuAcc{}, pods: map[string]*podAcc{}, first: math.Inf(1), last: math.Inf(-1)}
+	return &Job{key: k, gpus: map[string]*gpuAcc{}, pods: map[string]*podAcc{}, pendingOnly: map[string]int{}, first: math.Inf(1), last: math.Inf(-1)}
 }
 
 // Key is the job's identity.
@@ -220,9 +221,18 @@ func (j *Job) addAlerts(g *gpuAcc, s *Sample) {
 		}
 	}
 	for a, e := range g.alerts {
-		if !seen(a) {
-			e.Resolved = s.Time
-			delete(g.alerts, a)
+		if seen(a) {
+			continue
+		}
+		e.Resolved = s.Time
+		delete(g.alerts, a)
+		if e.Firing == 0 {
+			// Pending and resolved without firing: counted, not listed, or
+			// a flapping rule would crowd out the alerts that fired.
+			j.pendingOnly[a]++
+			if i := slices.Index(j.alerts, e); i >= 0 {
+				j.alerts = slices.Delete(j.alerts, i, i+1)
+			}
 		}
 	}
 }

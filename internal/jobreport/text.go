@@ -3,7 +3,9 @@ package jobreport
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -116,7 +118,7 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 
 	title(b, "Alerts and Incidents")
-	if len(f.Alerts) == 0 && len(f.Incidents) == 0 {
+	if len(f.Alerts) == 0 && len(f.Incidents) == 0 && len(f.PendingOnly) == 0 {
 		b.WriteString("  none\n")
 	}
 	for _, a := range f.Alerts {
@@ -128,6 +130,9 @@ func WriteText(w io.Writer, r *Report) error {
 			to = "until " + Clock(in.To)[11:]
 		}
 		fmt.Fprintf(b, "  %s %s from %s, %s\n", in.GPU, in.State, Clock(in.From), to)
+	}
+	for _, a := range slices.Sorted(maps.Keys(f.PendingOnly)) {
+		fmt.Fprintf(b, "  %s went pending %s and resolved without firing\n", a, times(f.PendingOnly[a]))
 	}
 	if f.Dropped > 0 {
 		fmt.Fprintf(b, "  (%d more episodes left out)\n", f.Dropped)
@@ -142,6 +147,13 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 func title(b *strings.Builder, t string) {
