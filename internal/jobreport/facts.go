@@ -273,7 +273,9 @@ func shares(m map[string]float64, total float64) []Share {
 		}
 		out = append(out, sh)
 	}
-	slices.SortFunc(out, func(a, b Share) int { return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), strings.Compare(a.Name, b.Name)) })
+	slices.SortFunc(out, func(a, b Share) int {
+		return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), strings.Compare(a.Name, b.Name))
+	})
 	return out
 }
 
