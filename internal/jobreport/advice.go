@@ -145,13 +145,13 @@ func (f *Facts) inputAdvice() (Advice, bool) {
 	if len(names) == 0 {
 		return Advice{}, false
 	}
-	who := worst.Name
+	who, upTo := worst.Name, ""
 	if len(names) > 1 {
-		who = fmt.Sprintf("%d GPUs (%s)", len(names), list(names, 3))
+		who, upTo = fmt.Sprintf("%d GPUs (%s)", len(names), list(names, 3)), "up to "
 	}
 	c := f.causeOf("cpu_throttled", "cpu_contention", "memory_pressure", "io_wait", "network_saturated", "none_found")
-	return Advice{Code: AdviceInputStarved, Text: fmt.Sprintf("The data loader starves %s: waiting for input %s of the time on %s%s.",
-		who, Percent(worst.Input), worst.Name, inputRemedy(c))}, true
+	return Advice{Code: AdviceInputStarved, Text: fmt.Sprintf("The data loader starves %s, waiting for input %s%s of the time%s.",
+		who, upTo, Percent(worst.Input), inputRemedy(c))}, true
 }
 
 func (f *Facts) stragglerAdvice() []Advice {

@@ -151,7 +151,7 @@ func TestAdviceRules(t *testing.T) {
 			if g == 1 && i >= 6 {
 				s.Class, s.Cause, s.Why = "input_bound", "cpu_throttled", "throttled in 38 % of periods at an 8-CPU limit"
 			}
-		}, want: []string{AdviceInputStarved}, inText: "The data loader starves node-0/gpu1: waiting for input 40 % of the time on node-0/gpu1: its CPU limit throttles it (throttled in 38 % of periods"},
+		}, want: []string{AdviceInputStarved}, inText: "The data loader starves node-0/gpu1, waiting for input 40 % of the time: its CPU limit throttles it (throttled in 38 % of periods"},
 		// 1 minute of 10 is input bound: 10 % is the bar.
 		{name: "input bound at the bar", gpus: 1, n: 11, fn: func(g, i int, s *Sample) {
 			if i == 3 {

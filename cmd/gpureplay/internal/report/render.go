@@ -97,6 +97,9 @@ func (p *page) write() {
 	if len(d.Causes) > 0 {
 		p.s(causeStyle)
 	}
+	if len(d.Jobs) > 0 {
+		p.s(jobStyle)
+	}
 	p.s("</head>\n<body>\n")
 	p.f("<h1>GPU fleet report: %s</h1>\n", esc(d.Source))
 	p.f(`<p class="meta">Replayed by gpureplay through the gpu_analyzer processor. %s GPUs, %d rows, %s to %s UTC.</p>`+"\n",
@@ -106,6 +109,7 @@ func (p *page) write() {
 		p.f("<li>%s</li>", esc(s))
 	}
 	p.s("</ul></section>\n")
+	p.jobs()
 	p.timeline()
 	p.causes()
 	p.stragglers()
