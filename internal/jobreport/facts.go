@@ -42,7 +42,7 @@ type Facts struct {
 	Classes []Share `json:"classes"`
 	// Causes is the GPU time per cause found on the node's evidence,
 	// largest first, with the GPUs it held most and its evidence.
-	Causes []Cause `json:"causes"`
+	Causes []Cause `json:"causes,omitempty"`
 	// Stragglers are the stretches a GPU held its job back.
 	Stragglers []Straggler `json:"stragglers"`
 	// Usage is the GPU time and cost per usage state, in Usage's order.
