@@ -94,9 +94,9 @@ func Advise(f *Facts) []Advice {
 	if sh := f.ClassShare("throttled"); sh >= ThrottledShare {
 		add(AdviceThrottled, "The GPUs were throttled %s of their time%s.", Percent(sh), throttleRemedy(f.causeOf("thermal", "power_cap")))
 	}
-	if idle := f.Seconds("workload_idle"); idle >= idleMinGPUSecond && f.GPUSeconds > 0 && idle/f.GPUSeconds >= IdleShare {
+	if idle := f.IdleSeconds(); idle >= idleMinGPUSecond && f.GPUSeconds > 0 && idle/f.GPUSeconds >= IdleShare {
 		cost := ""
-		if c := f.Cost("workload_idle"); c > 0 {
+		if c := f.IdleCost(); c > 0 {
 			cost = ", " + Money(c, f.Currency)
 		}
 		add(AdviceIdleHeld, "The job held its GPUs idle for %s (%s of its GPU time%s): release GPUs when the work is done.",

@@ -328,6 +328,15 @@ func (f *Facts) Cost(state string) float64 {
 	return c
 }
 
+// IdleSeconds is the GPU time the job held its GPUs idle: a GPU that
+// reports for a job is the job's, so both the analyzer's idle states
+// count (cluster_idle is a GPU without a Kubernetes pod, which a Slurm
+// job's GPU is).
+func (f *Facts) IdleSeconds() float64 { return f.Seconds("workload_idle") + f.Seconds("cluster_idle") }
+
+// IdleCost is the cost of IdleSeconds.
+func (f *Facts) IdleCost() float64 { return f.Cost("workload_idle") + f.Cost("cluster_idle") }
+
 // ClassShare returns the share of the job's GPU time in one class.
 func (f *Facts) ClassShare(class string) float64 {
 	for _, c := range f.Classes {

@@ -14,7 +14,7 @@ import (
 func LogLine(r *Report) (string, []zap.Field) {
 	f := &r.Facts
 	run := f.RunSeconds()
-	idle := f.Seconds("workload_idle")
+	idle := f.IdleSeconds()
 	var shares []string
 	for i, c := range f.Classes {
 		if i == 3 || c.Share < 0.05 {
@@ -27,7 +27,7 @@ func LogLine(r *Report) (string, []zap.Field) {
 	}
 	msg := fmt.Sprintf("Job %s ended after %s on %s: %s; %s held idle", f.Job.String(), Duration(run), plural(f.GPUs, "GPU"),
 		strings.Join(shares, ", "), GPUHours(idle))
-	if c := f.Cost("workload_idle"); c > 0 {
+	if c := f.IdleCost(); c > 0 {
 		msg += " (" + Money(c, f.Currency) + ")"
 	}
 	if len(r.Advice) > 0 {
@@ -45,7 +45,7 @@ func LogLine(r *Report) (string, []zap.Field) {
 		zap.Float64("gpu_hours_idle", round(idle/3600, 1e4)),
 		zap.Float64("gpu_hours_waiting", round(f.Seconds("waiting")/3600, 1e4)),
 		zap.Float64("cost", round(f.Cost(""), 1e4)),
-		zap.Float64("cost_idle", round(f.Cost("workload_idle"), 1e4)),
+		zap.Float64("cost_idle", round(f.IdleCost(), 1e4)),
 	}
 	if f.Currency != "" {
 		fields = append(fields, zap.String("currency", f.Currency))

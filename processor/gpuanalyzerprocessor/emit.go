@@ -66,6 +66,9 @@ func (p *analyzerProcessor) emit(v *analysis.Verdict) {
 	if p.summary != nil {
 		p.summary.observe(v, rm.Resource().Attributes())
 	}
+	if p.jobs != nil {
+		p.jobs.observe(v, rm.Resource().Attributes(), p.jobReads[v.Seq])
+	}
 	if len(v.Shares) > 0 {
 		p.emitShares(v)
 	}
