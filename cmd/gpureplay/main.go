@@ -97,7 +97,7 @@
 //
 // With -report FILE.html (beside any of these but -whatif), gpureplay
 // also writes a self-contained HTML page of the replay: a written summary,
-// a timeline per GPU of its bottleneck class, utilization, SM activity,
+// the report of each job (as -job prints it), a timeline per GPU of its bottleneck class, utilization, SM activity,
 // power and memory with straggler and alert marks, the stragglers per job,
 // the alerts from pending to firing to resolved, -cost's figures (with
 // -cost's prices if given, else -config's), and the autoscaler's and

@@ -82,6 +82,9 @@ func TestJobEndLog(t *testing.T) {
 	// passed; the Kubernetes Job's at 199 s.
 	assert.Equal(t, map[string]int{"slurm job della/4242": 300, "ml/llm-pretrain": 320}, at)
 
+	for _, l := range lines {
+		t.Logf("%s %v", l.Message, l.ContextMap())
+	}
 	slurm := lines[0].ContextMap()
 	assert.Equal(t, "slurm job della/4242", slurm["job"])
 	assert.Equal(t, "slurm", slurm["scheduler"])

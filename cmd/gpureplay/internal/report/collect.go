@@ -1,5 +1,5 @@
-// Package report renders a replay as one self-contained HTML page: a
-// timeline per GPU of its bottleneck class and key fields, the stragglers
+// Package report renders a replay as one self-contained HTML page: the
+// report of each job (jobs.go, internal/jobreport), a timeline per GPU of its bottleneck class and key fields, the stragglers
 // per job, the alerts from pending to resolved, the cost per namespace and
 // the autoscaler's and remediation's decisions, with a written summary on
 // top. The page fetches nothing: its charts are inline SVG, and the data
