@@ -173,31 +173,33 @@ func (j *Job) Facts() Facts {
 			peakSum += g.memPeak
 			totalSum += g.memTotal
 		}
-		for c, s := range g.classSec {
+		for _, e := range g.classSec {
+			c, s := e.k, e.v
 			classSec[c] += s
 			if gf.Seconds > 0 && (s > gf.MainShare*gf.Seconds || (s == gf.MainShare*gf.Seconds && c < gf.Main)) {
 				gf.Main, gf.MainShare = c, s/gf.Seconds
 			}
 		}
 		if gf.Seconds > 0 {
-			gf.Input = g.classSec["input_bound"] / gf.Seconds
-			gf.Communication = g.classSec["communication_bound"] / gf.Seconds
+			gf.Input = g.classSec.get("input_bound") / gf.Seconds
+			gf.Communication = g.classSec.get("communication_bound") / gf.Seconds
 		} else {
 			gf.Main, gf.MainShare = g.prev.Class, 1
 		}
-		for c, s := range g.causeSec {
+		for _, e := range g.causeSec {
+			c, s := e.k, e.v
 			causeSec[c] += s
 			if causeGPUs[c] == nil {
 				causeGPUs[c], causeWhy[c] = map[string]float64{}, map[string]string{}
 			}
 			causeGPUs[c][g.name] += s
-			causeWhy[c][g.name] = g.causeWhy[c]
+			causeWhy[c][g.name] = g.why(c)
 		}
-		for st, s := range g.usageSec {
-			usageSec[st] += s
+		for _, e := range g.usageSec {
+			usageSec[e.k] += e.v
 		}
-		for st, c := range g.costSum {
-			costSum[st] += c
+		for _, e := range g.costSum {
+			costSum[e.k] += e.v
 		}
 		f.GPUSeconds += gf.Seconds
 		hosts[g.host] = append(hosts[g.host], gf)

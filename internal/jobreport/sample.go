@@ -72,10 +72,11 @@ type gpuAcc struct {
 	utilN             int
 	memPeak, memTotal float64 // NaN until seen
 	prev              Sample  // the state the interval since it is charged to
-	classSec          map[string]float64
-	usageSec, costSum map[string]float64
-	causeSec          map[string]float64
-	causeWhy          map[string]string // the latest words per cause
+	// Seconds per class, usage state and cause, and cost per usage state:
+	// a few keys each, so a slice searched in order beats a map (the
+	// analyzer feeds every verdict of every GPU through here).
+	classSec, usageSec, costSum, causeSec tally
+	causeWhy                              []keyWords // the latest words per cause
 	price             float64           // the latest non-zero price
 	straggler         *Straggler        // open
 	alerts            map[string]*Alert // open, by name
@@ -119,33 +120,34 @@ func (j *Job) Add(s *Sample) {
 	g := j.gpus[s.UUID]
 	if g == nil {
 		nan := math.NaN()
-		g = &gpuAcc{uuid: s.UUID, first: s.Time, last: s.Time, memPeak: nan, memTotal: nan,
-			classSec: map[string]float64{}, usageSec: map[string]float64{}, costSum: map[string]float64{},
-			causeSec: map[string]float64{}, causeWhy: map[string]string{}, alerts: map[string]*Alert{}}
+		g = &gpuAcc{uuid: s.UUID, first: s.Time, last: s.Time, memPeak: nan, memTotal: nan}
 		j.gpus[s.UUID] = g
 	} else if s.Time < g.last {
 		return
 	}
-	g.name, g.host = cmpOr(s.Name, s.UUID), s.Host
+	if s.Name != "" || g.name == "" {
+		g.name = cmpOr(s.Name, s.UUID)
+	}
+	g.host = s.Host
 	if g.n > 0 {
 		dt := s.Time - g.prev.Time
 		g.dt = dt
 		p := &g.prev
-		g.classSec[p.Class] += dt
+		g.classSec.add(p.Class, dt)
 		if p.Usage != "" {
-			g.usageSec[p.Usage] += dt
+			g.usageSec.add(p.Usage, dt)
 			price := p.PricePerHour
 			if price == 0 {
 				price = s.PricePerHour // a price learnt only now (gpureplay's first sample)
 			}
-			g.costSum[p.Usage] += dt / 3600 * price
+			g.costSum.add(p.Usage, dt/3600*price)
 		}
 		if p.Cause != "" {
-			g.causeSec[p.Cause] += dt
+			g.causeSec.add(p.Cause, dt)
 		}
 	}
 	if s.Why != "" && s.Cause != "" {
-		g.causeWhy[s.Cause] = s.Why
+		g.setWhy(s.Cause, s.Why)
 	}
 	if s.PricePerHour > 0 {
 		g.price = s.PricePerHour
@@ -196,6 +198,9 @@ func (j *Job) addStraggler(g *gpuAcc, s *Sample) {
 }
 
 func (j *Job) addAlerts(g *gpuAcc, s *Sample) {
+	if len(s.Firing) == 0 && len(s.Pending) == 0 && len(g.alerts) == 0 {
+		return // most samples: nothing to open, nothing to resolve
+	}
 	seen := func(a string) bool { return slices.Contains(s.Firing, a) || slices.Contains(s.Pending, a) }
 	open := func(a string) *Alert {
 		if e := g.alerts[a]; e != nil {
@@ -206,6 +211,9 @@ func (j *Job) addAlerts(g *gpuAcc, s *Sample) {
 			return nil
 		}
 		e := &Alert{Alert: a, GPU: g.name}
+		if g.alerts == nil {
+			g.alerts = map[string]*Alert{}
+		}
 		g.alerts[a] = e
 		j.alerts = append(j.alerts, e)
 		return e
@@ -279,6 +287,54 @@ func (j *Job) addCPU(s *Sample) {
 	if !math.IsNaN(s.CPULimit) && s.CPULimit > 0 {
 		p.limit = s.CPULimit
 	}
+}
+
+// tally sums a value per key over a few keys.
+type tally []keyValue
+
+type keyValue struct {
+	k string
+	v float64
+}
+
+type keyWords struct{ k, words string }
+
+func (t *tally) add(k string, v float64) {
+	for i := range *t {
+		if (*t)[i].k == k {
+			(*t)[i].v += v
+			return
+		}
+	}
+	*t = append(*t, keyValue{k, v})
+}
+
+func (t tally) get(k string) float64 {
+	for _, e := range t {
+		if e.k == k {
+			return e.v
+		}
+	}
+	return 0
+}
+
+func (g *gpuAcc) setWhy(k, words string) {
+	for i := range g.causeWhy {
+		if g.causeWhy[i].k == k {
+			g.causeWhy[i].words = words
+			return
+		}
+	}
+	g.causeWhy = append(g.causeWhy, keyWords{k, words})
+}
+
+func (g *gpuAcc) why(k string) string {
+	for _, e := range g.causeWhy {
+		if e.k == k {
+			return e.words
+		}
+	}
+	return ""
 }
 
 func cmpOr(a, b string) string {

@@ -33,10 +33,15 @@ type jobTracker struct {
 	s        jobreport.Sample // reused
 	firing   []string
 	pending  []string
+	// names caches each GPU's host/name, built once rather than with
+	// every verdict; cleared past max entries (GPUs come and go).
+	names map[string]string
+	max   int
 }
 
 func newJobTracker(logger *zap.Logger, cfg *Config) *jobTracker {
-	return &jobTracker{logger: logger, fleet: jobreport.NewFleet(cfg.MaxGPUs), quiet: cfg.JobReport.EndAfter.Seconds(), currency: cfg.Cost.Currency}
+	return &jobTracker{logger: logger, fleet: jobreport.NewFleet(cfg.MaxGPUs), quiet: cfg.JobReport.EndAfter.Seconds(), currency: cfg.Cost.Currency,
+		names: map[string]string{}, max: cfg.MaxGPUs}
 }
 
 // readingOf takes what the job report needs from an accepted sample.
@@ -64,7 +69,7 @@ func (t *jobTracker) observe(v *analysis.Verdict, attrs pcommon.Map, r jobReadin
 	s := &t.s
 	*s = jobreport.NewSample()
 	s.Time = float64(v.Time) / 1e9
-	s.UUID, s.Name = v.ID, gpuName(v.ID, attrs)
+	s.UUID, s.Name = v.ID, t.nameOf(v.ID, attrs)
 	if h, ok := attrs.Get(metricnames.AttrHostName); ok {
 		s.Host = h.AsString()
 	}
@@ -84,6 +89,18 @@ func (t *jobTracker) observe(v *analysis.Verdict, attrs pcommon.Map, r jobReadin
 	s.Firing, s.Pending = t.firing, t.pending
 	s.Usage, s.PricePerHour, s.Health = v.Usage.State.String(), v.Usage.PricePerHour, v.Health.String()
 	t.fleet.Add(k, s)
+}
+
+func (t *jobTracker) nameOf(id string, attrs pcommon.Map) string {
+	if n, ok := t.names[id]; ok {
+		return n
+	}
+	if len(t.names) >= t.max {
+		clear(t.names)
+	}
+	n := gpuName(id, attrs)
+	t.names[id] = n
+	return n
 }
 
 // sweep logs and forgets the jobs that have ended by data time now (Unix

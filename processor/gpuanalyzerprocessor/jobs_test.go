@@ -156,3 +156,31 @@ func TestJobReportConfig(t *testing.T) {
 	cfg.JobReport.EndAfter = 0
 	require.EqualError(t, cfg.JobReport.Validate(), "job_report::end_after must be positive, got 0s")
 }
+
+// TestJobEndLogVerdictInterval: as shipped, the report takes the verdicts
+// sent (on change and every verdict_interval, 30 s), not every one: the
+// same jobs end once each, with the same GPUs and, within an interval,
+// the same run time and shares.
+func TestJobEndLogVerdictInterval(t *testing.T) {
+	f := newFleet(t, simulated.DefaultConfig())
+	cfg := createDefaultConfig().(*Config)
+	core, logs := observer.New(zapcore.InfoLevel)
+	set := processortest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	p, _ := newProcessor(t, cfg, set)
+	for sec := range 400 {
+		md := f.next(t)
+		attributeJobs(md, sec, 200, 180)
+		require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+	}
+	lines := jobLines(logs)
+	require.Len(t, lines, 2, "%v", lines)
+	slurm, k8s := lines[0].ContextMap(), lines[1].ContextMap()
+	assert.Equal(t, "slurm job della/4242", slurm["job"])
+	assert.Equal(t, int64(2), slurm["gpus"])
+	assert.InDelta(t, 179.0, slurm["run_seconds"], 30)
+	assert.Equal(t, "ml/llm-pretrain", k8s["job"])
+	assert.Equal(t, int64(8), k8s["gpus"])
+	assert.InDelta(t, 199.0, k8s["run_seconds"], 30)
+	assert.InDelta(t, 0.903, k8s["share.compute_bound"], 0.05)
+}
