@@ -76,11 +76,11 @@ type gpuAcc struct {
 	// a few keys each, so a slice searched in order beats a map (the
 	// analyzer feeds every verdict of every GPU through here).
 	classSec, usageSec, costSum, causeSec tally
-	causeWhy                              []keyWords // the latest words per cause
-	price             float64           // the latest non-zero price
-	straggler         *Straggler        // open
-	alerts            map[string]*Alert // open, by name
-	incident          *Incident         // open
+	causeWhy                              []keyWords        // the latest words per cause
+	price                                 float64           // the latest non-zero price
+	straggler                             *Straggler        // open
+	alerts                                map[string]*Alert // open, by name
+	incident                              *Incident         // open
 }
 
 // Job gathers one job's samples into its facts.
