@@ -173,7 +173,7 @@ func (f *Facts) stragglerAdvice() []Advice {
 		default:
 			why = ": check that node, or leave it out of the next run"
 		}
-		out = append(out, Advice{Code: AdviceStraggler, Text: fmt.Sprintf("%s held the job back for %s from %s (score up to %.1f)%s.",
+		out = append(out, Advice{Code: AdviceStraggler, Text: fmt.Sprintf("%s held the job back for %s from %s (score up to %.2f)%s.",
 			s.GPU, Duration(s.To-s.From), Clock(s.From), s.MaxScore, why)})
 	}
 	return out

@@ -167,7 +167,7 @@ func TestAdviceRules(t *testing.T) {
 			if g == 3 && i >= 2 && i < 6 {
 				s.Straggler, s.Score, s.Cause = true, 2.5, "fabric_errors"
 			}
-		}, want: []string{AdviceStraggler}, inText: "node-1/gpu1 held the job back for 4 min from 2026-01-01 00:02:00 (score up to 2.5): its rail counts link errors"},
+		}, want: []string{AdviceStraggler}, inText: "node-1/gpu1 held the job back for 4 min from 2026-01-01 00:02:00 (score up to 2.50): its rail counts link errors"},
 		{name: "collectives", gpus: 2, n: 11, fn: func(g, i int, s *Sample) {
 			if i >= 7 {
 				s.Class = "communication_bound"

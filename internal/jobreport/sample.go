@@ -74,10 +74,9 @@ type gpuAcc struct {
 	prev              Sample  // the state the interval since it is charged to
 	// Seconds per class, usage state and cause, and cost per usage state:
 	// a few keys each, so a slice searched in order beats a map (the
-	// analyzer feeds every verdict of every GPU through here).
+	// analyzer feeds the verdicts of every GPU of a fleet through here).
 	classSec, usageSec, costSum, causeSec tally
 	causeWhy                              []keyWords        // the latest words per cause
-	price                                 float64           // the latest non-zero price
 	straggler                             *Straggler        // open
 	alerts                                map[string]*Alert // open, by name
 	incident                              *Incident         // open
@@ -148,9 +147,6 @@ func (j *Job) Add(s *Sample) {
 	}
 	if s.Why != "" && s.Cause != "" {
 		g.setWhy(s.Cause, s.Why)
-	}
-	if s.PricePerHour > 0 {
-		g.price = s.PricePerHour
 	}
 	g.n++
 	g.last = s.Time
