@@ -353,3 +353,34 @@ func TestJSONHasNoNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestJobstatsAggregates holds the job's figures to jobstats' way of
+// taking them where another would differ: utilization is the mean of the
+// GPUs' means (not of all samples pooled), memory the sum of the peaks
+// over the sum of the totals (not the mean of the GPUs' shares).
+func TestJobstatsAggregates(t *testing.T) {
+	j := NewJob(slurmKey)
+	add := func(uuid string, at, util, used, total float64) {
+		s := NewSample()
+		s.Time, s.UUID, s.Util, s.MemUsed, s.MemTotal, s.Class = at, uuid, util, used, total, "compute_bound"
+		j.Add(&s)
+	}
+	for i := range 10 {
+		add("GPU-a", float64(60*i), 100, 70e9, 80e9)
+	}
+	add("GPU-b", 0, 0, 2e9, 20e9)
+	add("GPU-b", 60, 0, 1e9, 20e9)
+	f := j.Facts()
+	if f.Util != 50 {
+		t.Errorf("utilization %v, want the mean of the means, 50 (pooled: 83)", f.Util)
+	}
+	if want := 72e9 / 100e9; math.Abs(f.MemShare-want) > 1e-12 {
+		t.Errorf("memory %v, want the sum of the peaks over the totals, %v (mean of the shares: 0.4875)", f.MemShare, want)
+	}
+	// jobstats asks for less time only after three of its minimum run
+	// times (900 s): 15 min exactly is not enough.
+	r := gen(slurmKey, 1, 16, 60, func(g, i int, s *Sample) {}).Build(false, 4*3600)
+	if got := codes(r.Advice); len(got) != 0 {
+		t.Errorf("a 15-minute job got %v", got)
+	}
+}
