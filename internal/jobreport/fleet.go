@@ -88,7 +88,9 @@ const DefaultQuiet = 120
 
 // EndedBy says whether the job has ended by data time now, by Ended's rule.
 func (j *Job) EndedBy(now, quiet float64) bool {
-	return now-j.last > math.Max(quiet, 3*j.interval())
+	// The quiet test first: it needs no look at the GPUs, and a fleet's
+	// jobs are nearly all running.
+	return now-j.last > quiet && now-j.last > 3*j.interval()
 }
 
 // Len is the number of jobs followed.

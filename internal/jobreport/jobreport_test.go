@@ -384,3 +384,55 @@ func TestJobstatsAggregates(t *testing.T) {
 		t.Errorf("a 15-minute job got %v", got)
 	}
 }
+
+// TestTextSlurm: a Slurm job's report, from GPUs whose resources name it
+// as the Slurm attribution does, reads as jobstats' does: the job, its
+// nodes and GPUs, run time against the limit, the notes.
+func TestTextSlurm(t *testing.T) {
+	fl := NewFleet(0)
+	for i := range 21 {
+		for g, host := range []string{"della-i14g2", "della-i14g2", "della-i14g3", "della-i14g3"} {
+			m := pcommon.NewMap()
+			m.PutStr("slurm.job.id", "39798795")
+			m.PutStr("slurm.job.step", "0")
+			m.PutStr("slurm.job.user", "aturing")
+			m.PutStr("slurm.cluster.name", "della")
+			m.PutStr("host.name", host)
+			k, ok := KeyOf(m)
+			require(t, ok)
+			s := NewSample()
+			s.Time, s.UUID, s.Host, s.Name = 1767225600+60*float64(i), "GPU-"+string(rune('a'+g)), host, host+"/gpu"+string(rune('0'+g%2))
+			s.Util, s.MemUsed, s.MemTotal, s.Class, s.Usage = 66, 26.5e9, 40e9, "compute_bound", "used"
+			fl.Add(k, &s)
+		}
+	}
+	js := fl.Find("39798795")
+	require(t, len(js) == 1)
+	r := js[0].Build(false, 4*3600)
+	var b strings.Builder
+	if err := WriteText(&b, &r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"              Job: slurm job della/39798795\n",
+		"        Scheduler: slurm\n",
+		"            State: ended\n",
+		"             GPUs: 4 (della-i14g2: 2, della-i14g3: 2)\n",
+		"       Time Limit: 4 h 00 min (8.3 % used)\n",
+		"      della-i14g3/gpu1: 66.0%\n",
+		"      della-i14g2/gpu0: 26.5 GB/40.0 GB (66 %)\n",
+		"  * This job ran 20 min of its 4 h 00 min time limit (8.3 %): ask for less time,\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func require(t *testing.T, ok bool) {
+	t.Helper()
+	if !ok {
+		t.Fatal("unexpected")
+	}
+}

@@ -9,6 +9,7 @@ package gpuanalyzerprocessor
 
 import (
 	"math"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
@@ -37,6 +38,7 @@ type jobTracker struct {
 	// every verdict; cleared past max entries (GPUs come and go).
 	names map[string]string
 	max   int
+	swept int64 // data time of the last sweep
 }
 
 func newJobTracker(logger *zap.Logger, cfg *Config) *jobTracker {
@@ -106,9 +108,13 @@ func (t *jobTracker) nameOf(id string, attrs pcommon.Map) string {
 // sweep logs and forgets the jobs that have ended by data time now (Unix
 // nanoseconds).
 func (t *jobTracker) sweep(now int64) {
-	if now == 0 {
+	// Once a second of data time at most: a gateway gets a batch from
+	// every agent, and looking at every job with each would cost more than
+	// a second's precision on a job's end is worth.
+	if now == 0 || now-t.swept < int64(time.Second) {
 		return
 	}
+	t.swept = now
 	for _, j := range t.fleet.Ended(float64(now)/1e9, t.quiet) {
 		r := j.Build(false, 0)
 		r.Currency = t.currency
