@@ -121,13 +121,18 @@ func TestJobErrors(t *testing.T) {
 // TestJobReportReal: the report of 37 h of a real OLMo run on 8 H100s
 // whose recording has power alone (testdata/real/README.md): no
 // utilization or memory to report (jobstats' figures say "not reported",
-// no advice rests on them), and every GPU-hour accounted.
+// no advice rests on them), and every GPU-hour accounted, used or
+// unknown as power tells them.
 func TestJobReportReal(t *testing.T) {
 	path := realtraces.Path(t, "olmo_amberish7_wandb_power")
 	out, stderr, code := runReplay(t, "-job", "amberish7", path)
 	require.Equal(t, 0, code, stderr)
+	t.Log(out)
 	for _, w := range []string{"Job: amberish7", "GPUs: 8 (amberish7-s22: 8)", "Run Time: 37 h", "GPU utilization   [not reported",
-		"amberish7-s22/gpu0: not reported"} {
+		"amberish7-s22/gpu0: not reported",
+		// Power alone classes nothing, but tells used from unknown time:
+		// 271 of the 299 GPU-hours used.
+		"unknown               100 %  298.6 GPU-h", "used            271.1 GPU-h   91 %"} {
 		assert.Contains(t, out, w)
 	}
 	for _, n := range []string{"did not use", "GPU utilization was"} {
