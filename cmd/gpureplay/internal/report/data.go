@@ -249,6 +249,11 @@ func (c *Collector) Build(opts Options) (*Data, error) {
 	}
 	if len(jobs) > 0 {
 		d.Jobs = jobs
+		advised := 0
+		for _, j := range jobs {
+			advised += min(1, len(j.Advice))
+		}
+		d.Summary = append(d.Summary, fmt.Sprintf("%s in the trace (%d with advice): each one's report is at the end of the page.", plural(len(jobs), "job"), advised))
 	}
 	return d, nil
 }

@@ -28,8 +28,11 @@ func TestJobSection(t *testing.T) {
 	}
 	assert.Equal(t, []string{jobreport.AdviceInputStarved, jobreport.AdviceStraggler}, codes)
 
+	assert.Equal(t, "1 job in the trace (1 with advice): each one's report is at the end of the page.", d.Summary[len(d.Summary)-1])
+
 	page := render(t, d)
 	s := section(t, page, "jobs")
+	assert.Greater(t, strings.Index(page, `<section id="jobs">`), strings.Index(page, `<section id="alerts">`), "the jobs last")
 	assert.Contains(t, s, `<article class="job" data-job="ml/train">`)
 	assert.Contains(t, s, `<li data-code="input_starved">The data loader starves h1/gpu0, waiting for input 52 % of the time: its CPU limit throttles it`)
 	assert.Less(t, strings.Index(s, `class="advice"`), strings.Index(s, `class="job-gpus"`), "advice before the facts")

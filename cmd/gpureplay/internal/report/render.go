@@ -109,7 +109,6 @@ func (p *page) write() {
 		p.f("<li>%s</li>", esc(s))
 	}
 	p.s("</ul></section>\n")
-	p.jobs()
 	p.timeline()
 	p.causes()
 	p.stragglers()
@@ -117,6 +116,7 @@ func (p *page) write() {
 	p.cost()
 	p.autoscale()
 	p.remediation()
+	p.jobs() // last: a fleet has many jobs, and the summary points here
 	b, err := json.Marshal(d) // escapes <, > and &: safe inside <script>
 	if err != nil {
 		b = []byte("null")
