@@ -116,7 +116,7 @@ func (p *page) write() {
 	p.cost()
 	p.autoscale()
 	p.remediation()
-	p.jobs() // last: a fleet has many jobs, and the summary points here
+	p.jobs()                  // last: a fleet has many jobs, and the summary points here
 	b, err := json.Marshal(d) // escapes <, > and &: safe inside <script>
 	if err != nil {
 		b = []byte("null")
