@@ -139,3 +139,20 @@ func TestJobReportReal(t *testing.T) {
 		assert.NotContains(t, out, n)
 	}
 }
+
+// TestJobWithReport: -job with -report prints the job's report and puts
+// that job's section in the page, the same facts in both.
+func TestJobWithReport(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "r.html")
+	out, stderr, code := runReplay(t, "-job", "ml/llm-sft", "-report", page, tracePath("llm-collectives-2s"))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "Job: ml/llm-sft")
+	jobs, ok := pageData(t, page)["jobs"].([]any)
+	require.True(t, ok, "the page has the job")
+	require.Len(t, jobs, 1)
+	j := jobs[0].(map[string]any)
+	require.Equal(t, "llm-sft", j["job"].(map[string]any)["id"])
+	adv := j["advice"].([]any)
+	require.Len(t, adv, 1)
+	require.Contains(t, strings.Join(strings.Fields(out), " "), adv[0].(map[string]any)["text"].(string), "the page's advice is the text's")
+}
