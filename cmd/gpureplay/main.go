@@ -8,6 +8,7 @@
 //	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -report FILE.html [-cost FILE | -autoscale FILE | -remediate FILE] [-o FILE] TRACE.csv
 //	gpureplay -labels LABELS.csv -o VERDICTS.jsonl [-config FILE] [-report FILE.html] TRACE.csv
+//	gpureplay -job ID [-time-limit DURATION] [-cost FILE] [-config FILE] [-report FILE.html] [-o FILE] TRACE.csv
 //
 // Any of these but -whatif takes -resample INTERVAL (e.g. 30s): the trace
 // becomes what a collector sampling DCGM every INTERVAL would have
@@ -96,7 +97,7 @@
 //
 // With -report FILE.html (beside any of these but -whatif), gpureplay
 // also writes a self-contained HTML page of the replay: a written summary,
-// a timeline per GPU of its bottleneck class, utilization, SM activity,
+// the report of each job (as -job prints it), a timeline per GPU of its bottleneck class, utilization, SM activity,
 // power and memory with straggler and alert marks, the stragglers per job,
 // the alerts from pending to firing to resolved, -cost's figures (with
 // -cost's prices if given, else -config's), and the autoscaler's and
@@ -116,6 +117,18 @@
 // end, is an error naming its line; no verdict in any label's window is an
 // error after the table (its uuids or times do not match the trace), a
 // verdict that disagrees is not.
+//
+// With -job ID, gpureplay prints on standard output the job's report
+// (internal/jobreport): jobstats' facts (GPUs per node, utilization and
+// peak memory per GPU, run time against -time-limit when given, CPU
+// efficiency where the trace has its pod's cgroup), the time per
+// bottleneck class, the causes on the node's evidence, the stragglers,
+// GPU-hours and cost per usage state (with -cost's prices), the alerts
+// and health incidents, and a short list of advice in plain words. ID is
+// the trace's job column, alone or as namespace/job; the verdicts go to
+// -o, or nowhere. An ID the trace does not have is an error listing the
+// jobs it has. With -report, the page's job section shows that job only
+// (without -job, every job of the trace).
 //
 // The same trace and configuration give byte-identical output. On bad input
 // gpureplay exits with status 1 and one line on stderr naming the file,
@@ -140,6 +153,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/report"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/score"
 	"github.com/otelcol-gpu/otelcol-gpu/cmd/gpureplay/internal/whatif"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/jobreport"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kmsg"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 )
@@ -164,11 +178,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	boot := fs.String("boot", "", "kernel log: when the host booted (RFC 3339 or Unix seconds), for dmesg's [seconds since boot]")
 	tz := fs.String("tz", "UTC", "kernel log: the host's time `zone` (IANA name) for dmesg --ctime and journald short, which print local time without one")
 	hostName := fs.String("host", "", "kernel log: the node of every event (default: a line's journald host field, else the file's base name)")
+	jobID := fs.String("job", "", "print the report of the job `id` (the trace's job column, or namespace/job) instead of the verdicts, which go to -o")
+	timeLimit := fs.Duration("time-limit", 0, "-job: the job's time `limit` (Slurm's --time), for its run time against it; 0: unknown")
 	gpusPath := fs.String("gpus", "", "kernel log: `file` mapping PCI bus id to UUID, as nvidia-smi --query-gpu=pci.bus_id,uuid --format=csv,noheader prints it")
 	wi := whatif.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpureplay [-autoscale FILE | -remediate FILE | -cost FILE] [-report FILE.html] [-config FILE] [-resample INTERVAL] [-o FILE] TRACE.csv")
 		fmt.Fprintln(stderr, "       gpureplay -labels LABELS.csv -o VERDICTS.jsonl [-report FILE.html] [-config FILE] TRACE.csv")
+		fmt.Fprintln(stderr, "       gpureplay -job ID [-time-limit DURATION] [-cost FILE] [-report FILE.html] [-config FILE] [-o FILE] TRACE.csv")
 		fmt.Fprintln(stderr, "       gpureplay -remediate FILE [-year YYYY] [-boot TIME] [-tz ZONE] [-host NAME] [-gpus FILE] [-o FILE] KERNEL.log")
 		fmt.Fprintln(stderr, "       "+whatif.Usage)
 		fs.PrintDefaults()
@@ -197,6 +214,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "gpureplay: -labels prints its table on standard output: write the verdicts to -o FILE")
 			return 2
 		}
+	}
+	if *jobID != "" {
+		switch {
+		case wi.Enabled():
+			fmt.Fprintln(stderr, "gpureplay: -job goes with a trace replay, not with -whatif")
+			return 2
+		case *labelsPath != "":
+			fmt.Fprintln(stderr, "gpureplay: -job and -labels both print on standard output: use one")
+			return 2
+		}
+	}
+	if *timeLimit < 0 || (*timeLimit > 0 && *jobID == "") {
+		fmt.Fprintln(stderr, "gpureplay: -time-limit: want a positive duration, with -job")
+		return 2
 	}
 	if wi.Enabled() {
 		if *reportPath != "" {
@@ -232,7 +263,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// -cost file's prices if given, else -config's.
 	var rep *report.Collector
 	reportCost := tally
-	if *reportPath != "" {
+	if *reportPath != "" || *jobID != "" {
 		rep = report.NewCollector()
 		if reportCost == nil {
 			reportCost = replay.NewCostTally(cfg)
@@ -287,6 +318,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	out := stdout
+	if *jobID != "" {
+		out = io.Discard // the report is on standard output; the verdicts go to -o only
+	}
 	var file *os.File
 	if *outPath != "" {
 		if file, err = os.Create(*outPath); err != nil {
@@ -315,8 +349,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if flushErr != nil {
 		return fail(flushErr)
 	}
-	if rep != nil {
-		ropts := report.Options{Source: filepath.Base(tracePath), Cost: reportCost.Report(), Autoscaled: scaler != nil, Remediated: remediate != nil}
+	jobs := report.JobOptions{Job: *jobID, TimeLimit: timeLimit.Seconds(), Currency: replay.Currency(cfg)}
+	if *jobID != "" {
+		if err := writeJobs(stdout, rep, jobs); err != nil {
+			return fail(fmt.Errorf("%s: %w", tracePath, err))
+		}
+	}
+	if *reportPath != "" {
+		ropts := report.Options{Source: filepath.Base(tracePath), Cost: reportCost.Report(), Autoscaled: scaler != nil, Remediated: remediate != nil, Jobs: jobs}
 		if err := writeReport(*reportPath, rep, ropts); err != nil {
 			return fail(fmt.Errorf("%s: %w", tracePath, err))
 		}
@@ -325,6 +365,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return phaseTable(labels, *labelsPath, *outPath, tracePath, stdout, stderr)
 	}
 	return 0
+}
+
+// writeJobs prints the report of each job -job names.
+func writeJobs(w io.Writer, rep *report.Collector, o report.JobOptions) error {
+	reports, err := rep.JobReports(o)
+	if err != nil {
+		return err
+	}
+	for i := range reports {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := jobreport.WriteText(w, &reports[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readLabels reads and checks a labels file; errors name it.

@@ -63,6 +63,8 @@ type Config struct {
 	// Causes puts waits and stragglers down to the node's evidence
 	// (config_causes.go).
 	Causes CausesConfig `mapstructure:"causes" stability:"development"`
+	// JobReport logs a line per job when it ends (config_jobreport.go).
+	JobReport JobReportConfig `mapstructure:"job_report" stability:"development"`
 
 	// Storage names a storage extension (file_storage) that keeps alert
 	// timers, straggler and leak state across restarts. Unset: nothing is
@@ -296,6 +298,7 @@ func defaultConfig() *Config {
 		VerdictInterval: 30 * time.Second,
 		HealthHold:      time.Hour,
 		Causes:          defaultCausesConfig(),
+		JobReport:       defaultJobReportConfig(),
 		Bottleneck: BottleneckConfig{
 			FaultLookback:                 5 * time.Minute,
 			CriticalXIDs:                  []uint32{48, 64, 74, 79, 95, 119, 120, 140},

@@ -45,6 +45,12 @@ type analyzerProcessor struct {
 	chunks   int   // chunks written last
 	lastSave int64 // data time of the last checkpoint
 
+	// jobs follows each job's report for the line logged when it ends
+	// (jobs.go), nil with job_report off; jobReads are the accepted
+	// samples' readings it needs, by Verdict.Seq as rms.
+	jobs     *jobTracker
+	jobReads []jobReading
+
 	prices   *pricer
 	power    *modelTable
 	clocks   *modelTable
@@ -118,6 +124,9 @@ func newAnalyzerProcessor(cfg *Config, set processor.Settings) (*analyzerProcess
 	}
 	if cfg.SummaryInterval > 0 {
 		p.summary = newFleetSummary(set.Logger, cfg)
+	}
+	if cfg.JobReport.Enabled {
+		p.jobs = newJobTracker(set.Logger, cfg)
 	}
 	return p, nil
 }
@@ -204,12 +213,15 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		if res == analysis.Flush {
 			p.an.Evaluate(p.emit)
 			clear(p.rms) // no references kept to the batch
-			p.rms = p.rms[:0]
+			p.rms, p.jobReads = p.rms[:0], p.jobReads[:0]
 			res = p.an.Ingest(id, &s)
 		}
 		switch res {
 		case analysis.Accepted:
 			p.rms = append(p.rms, rm)
+			if p.jobs != nil {
+				p.jobReads = append(p.jobReads, readingOf(&s))
+			}
 			p.noteGPU(id, attrs)
 		case analysis.Rejected:
 			rejected++
@@ -219,7 +231,10 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 	}
 	p.an.Evaluate(p.emit)
 	clear(p.rms)
-	p.rms = p.rms[:0]
+	p.rms, p.jobReads = p.rms[:0], p.jobReads[:0]
+	if p.jobs != nil {
+		p.jobs.sweep(latest)
+	}
 	if p.causes != nil {
 		p.causes.Sweep(latest)
 	}

@@ -37,6 +37,11 @@ func RunCost(ctx context.Context, cfg component.Config, opts Options, in io.Read
 	return opts.Cost.waits.Write(out)
 }
 
+// Currency is the analyzer's currency in cfg.
+func Currency(cfg component.Config) string {
+	return cfg.(*gpuanalyzerprocessor.Config).Cost.Currency
+}
+
 // usageStates are the keys of the cost summary, in its order.
 var usageStates = [...]string{"used", "waiting", "workload_idle", "cluster_idle", "unknown"}
 

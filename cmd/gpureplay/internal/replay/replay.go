@@ -349,11 +349,15 @@ type verdict struct {
 	// health is the GPU's hw.status state (ok, degraded, failed,
 	// predicted_failure).
 	health string
+	// price is the GPU's price per hour (0: none configured), read back
+	// from its cost and time counters (priceOf).
+	price float64
 }
 
 // verdictOf reads the analyzer's metrics on one GPU's resource.
 func verdictOf(rm pmetric.ResourceMetrics) verdict {
 	v := verdict{bottleneck: "unknown"}
+	var spent, cost pmetric.Metric
 	sms := rm.ScopeMetrics()
 	for i := 0; i < sms.Len(); i++ {
 		ms := sms.At(i).Metrics()
@@ -388,6 +392,9 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 				if st, ok := m.Sum().DataPoints().At(0).Attributes().Get(metricnames.AttrOTelGPUUsageState); ok {
 					v.usage = st.Str()
 				}
+				spent = m
+			case metricnames.OTelGPUCost:
+				cost = m
 			case metricnames.HWStatus:
 				v.health = healthOf(m)
 			case metricnames.OTelGPUStragglerState:
@@ -414,7 +421,32 @@ func verdictOf(rm pmetric.ResourceMetrics) verdict {
 	}
 	slices.Sort(v.alerts)
 	slices.Sort(v.pending)
+	v.price = priceOf(spent, cost)
 	return v
+}
+
+// priceOf reads a GPU's price per hour back from its cumulative time and
+// cost in one usage state, both sent for the same states: the analyzer
+// prices each interval at the GPU's price, constant for a GPU of a model.
+// 0 without prices, or before any time has passed.
+func priceOf(spent, cost pmetric.Metric) float64 {
+	if spent == (pmetric.Metric{}) || cost == (pmetric.Metric{}) {
+		return 0
+	}
+	costs := map[string]float64{}
+	cdps := cost.Sum().DataPoints()
+	for i := 0; i < cdps.Len(); i++ {
+		st, _ := cdps.At(i).Attributes().Get(metricnames.AttrOTelGPUUsageState)
+		costs[st.Str()] = cdps.At(i).DoubleValue()
+	}
+	dps := spent.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		st, _ := dps.At(i).Attributes().Get(metricnames.AttrOTelGPUUsageState)
+		if secs := dps.At(i).DoubleValue(); secs > 0 {
+			return costs[st.Str()] / (secs / 3600)
+		}
+	}
+	return 0
 }
 
 // verdictOf reads a GPU's verdict and the evidence for its cause.
@@ -462,5 +494,5 @@ func healthByGPU(md pmetric.Metrics) map[string]string {
 
 func (v verdict) forReport() report.Verdict {
 	return report.Verdict{Class: v.bottleneck, Straggler: v.straggler, Score: v.score, Firing: v.alerts, Pending: v.pending, Usage: v.usage,
-		Cause: v.cause, Why: v.why, Hint: v.hint}
+		Cause: v.cause, Why: v.why, Hint: v.hint, Price: v.price, Health: v.health}
 }

@@ -101,7 +101,7 @@ func TestCauseSpans(t *testing.T) {
 	assert.Equal(t, "fabric_errors", d.Stragglers[0].Cause)
 	assert.Equal(t, fabricWhy, d.Stragglers[0].Why)
 
-	require.Len(t, d.Summary, 5)
+	require.Len(t, d.Summary, 6) // the last points to the job reports
 	assert.True(t, strings.HasPrefix(d.Summary[1], "Bottlenecks in GPU time"), d.Summary[1])
 	assert.Equal(t, "Why GPUs waited, by their nodes' evidence, in GPU time: fabric_errors 20 min on 1 GPU, cpu_throttled 15 min on 1 GPU; "+
 		"for 5 min more the evidence was read and explains nothing.", d.Summary[2])
@@ -204,7 +204,7 @@ func TestNoCauses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, d.Causes)
 	assert.Empty(t, d.CauseTotals)
-	assert.Len(t, d.Summary, 4, "no causes' sentence")
+	assert.Len(t, d.Summary, 5, "no causes' sentence (the last points to the job reports)")
 	b, err := json.Marshal(d)
 	require.NoError(t, err)
 	for _, k := range []string{`"causes"`, `"cause_totals"`, `"cause"`, `"why"`} {

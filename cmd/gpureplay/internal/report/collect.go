@@ -1,5 +1,5 @@
-// Package report renders a replay as one self-contained HTML page: a
-// timeline per GPU of its bottleneck class and key fields, the stragglers
+// Package report renders a replay as one self-contained HTML page: the
+// report of each job (jobs.go, internal/jobreport), a timeline per GPU of its bottleneck class and key fields, the stragglers
 // per job, the alerts from pending to resolved, the cost per namespace and
 // the autoscaler's and remediation's decisions, with a written summary on
 // top. The page fetches nothing: its charts are inline SVG, and the data
@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/dcgmfield"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/jobreport"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/trace"
 )
@@ -29,6 +30,10 @@ type Verdict struct {
 	// (otelgpu.bottleneck.cause; empty where none), Why that evidence in
 	// words (the analyzer's log line), Hint the verdict's hint.
 	Cause, Why, Hint string
+	// Price is the GPU's price per hour by the analyzer's cost settings
+	// (0: none), Health its hw.status state.
+	Price  float64
+	Health string
 }
 
 // ScaleEvent is one evaluation of the autoscaler.
@@ -68,11 +73,12 @@ type Collector struct {
 	start    float64
 	end      float64
 	rows     int
+	jobs     *jobreport.Fleet // jobs.go
 }
 
 // NewCollector returns an empty collector.
 func NewCollector() *Collector {
-	return &Collector{gpus: map[string]*gpuTrack{}, lastEval: map[string]ScaleEvent{}, start: math.Inf(1), end: math.Inf(-1)}
+	return &Collector{gpus: map[string]*gpuTrack{}, lastEval: map[string]ScaleEvent{}, start: math.Inf(1), end: math.Inf(-1), jobs: jobreport.NewFleet(0)}
 }
 
 // gpuTrack is one GPU's samples and the episodes seen so far.
@@ -167,6 +173,7 @@ func (c *Collector) Add(r *trace.Row, v Verdict) {
 		c.order = append(c.order, r.UUID)
 	}
 	g.id = identity(r)
+	c.addJob(r, &v, g.id.Name)
 	if n := len(g.t); n > 0 && g.lastUsage != "" {
 		g.usage[g.lastUsage] += r.Time - g.t[n-1]
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/jobreport"
 )
 
 // Size bounds: a lane's fields get at most maxBuckets points, and all lanes
@@ -51,6 +53,9 @@ type Data struct {
 	// Causes and CauseTotals: why GPUs waited, by node evidence (causes.go).
 	Causes      []CauseSpan  `json:"causes,omitempty"`
 	CauseTotals []CauseTotal `json:"cause_totals,omitempty"`
+	// Jobs is the report of each job (internal/jobreport), or of the one
+	// -job chose.
+	Jobs []jobreport.Report `json:"jobs,omitempty"`
 }
 
 // Lane is one GPU's timeline. Segments are runs of one class over
@@ -145,6 +150,8 @@ type Options struct {
 	// Autoscaled and Remediated say whether the replay went through the
 	// autoscaler or remediation: their sections appear, even if empty.
 	Autoscaled, Remediated bool
+	// Jobs chooses the jobs of the job section (all by default).
+	Jobs JobOptions
 }
 
 // Build turns what the collector gathered into the page's data.
@@ -236,6 +243,18 @@ func (c *Collector) Build(opts Options) (*Data, error) {
 	}
 	d.Summary = d.summarize()
 	c.addCauses(d, ids)
+	jobs, err := c.JobReports(opts.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) > 0 {
+		d.Jobs = jobs
+		advised := 0
+		for _, j := range jobs {
+			advised += min(1, len(j.Advice))
+		}
+		d.Summary = append(d.Summary, fmt.Sprintf("%s in the trace (%d with advice): each one's report is at the end of the page.", plural(len(jobs), "job"), advised))
+	}
 	return d, nil
 }
 

@@ -97,6 +97,9 @@ func (p *page) write() {
 	if len(d.Causes) > 0 {
 		p.s(causeStyle)
 	}
+	if len(d.Jobs) > 0 {
+		p.s(jobStyle)
+	}
 	p.s("</head>\n<body>\n")
 	p.f("<h1>GPU fleet report: %s</h1>\n", esc(d.Source))
 	p.f(`<p class="meta">Replayed by gpureplay through the gpu_analyzer processor. %s GPUs, %d rows, %s to %s UTC.</p>`+"\n",
@@ -113,6 +116,7 @@ func (p *page) write() {
 	p.cost()
 	p.autoscale()
 	p.remediation()
+	p.jobs()                  // last: a fleet has many jobs, and the summary points here
 	b, err := json.Marshal(d) // escapes <, > and &: safe inside <script>
 	if err != nil {
 		b = []byte("null")
