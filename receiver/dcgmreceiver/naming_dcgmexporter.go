@@ -78,4 +78,14 @@ func dcgmExporterLabels(m pcommon.Map, d *gpu.Device) {
 		m.PutStr(f.LabelNamespace, d.Pod.Namespace)
 		m.PutStr(f.LabelContainer, d.Pod.Container)
 	}
+	if d.Slurm.Known() {
+		m.PutStr(labelHPCJob, d.Slurm.ID)
+	}
 }
+
+// labelHPCJob is the label dcgm-exporter's HPC mode puts the job on
+// (hpcJobAttribute in its internal/pkg/transformation/const.go). Where a
+// mapping file names several jobs dcgm-exporter repeats the GPU's series
+// once per job; here such a GPU has none (its per-process resources carry
+// each job in otel naming).
+const labelHPCJob = "hpc_job"
