@@ -256,7 +256,7 @@ const (
 	// OTelGPUStragglerState (processor/gpuanalyzerprocessor): 1 while the GPU is a straggler among its peers.
 	OTelGPUStragglerState     = "otelgpu.straggler.state"
 	OTelGPUStragglerStateUnit = "{state}"
-	// OTelGPUTime (processor/gpuanalyzerprocessor): Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.
+	// OTelGPUTime (processor/gpuanalyzerprocessor): Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod or a Slurm job), cluster_idle (idle, held by neither), unknown.
 	OTelGPUTime     = "otelgpu.time"
 	OTelGPUTimeUnit = "s"
 	// TrainingStepComputeDuration (internal/metricnames): One rank's compute time per training step, excluding time waiting in collectives, on the GPU's resource (hw.id); reported by a training framework, read by gpu_analyzer.
