@@ -1,6 +1,7 @@
 package dcgmreceiver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/hpcjobmap"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/slurm"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/slurmjobs"
 )
 
@@ -216,11 +218,16 @@ func (a *slurmAttributor) complete(j *gpu.SlurmJob) {
 	}
 }
 
-// newJobSource is where job details come from: scontrol, through
-// internal/slurm's Client.Job once that package is in this module (branch
-// slurm-act). Until then there is no source, and a GPU keeps its job ID,
-// step and cluster alone; the receiver says so once at start.
-var newJobSource = func(_ SlurmDetailsConfig, logger *zap.Logger) slurmjobs.Source {
-	logger.Warn("slurm::details is enabled but this build has no Slurm client: GPUs carry slurm.job.id and slurm.job.step, not the job's user, account and partition")
-	return nil
+// newJobSource asks scontrol show job (internal/slurm) for a job's
+// details. A job Slurm no longer knows (purged after MinJobAge) and an
+// unreachable controller are both errors the cache retries with back-off.
+var newJobSource = func(cfg SlurmDetailsConfig, _ *zap.Logger) slurmjobs.Source {
+	c := &slurm.Client{Scontrol: cfg.Scontrol, Timeout: cfg.Timeout}
+	return slurmjobs.SourceFunc(func(ctx context.Context, id string) (slurmjobs.Details, error) {
+		j, err := c.Job(ctx, id)
+		if err != nil {
+			return slurmjobs.Details{}, err
+		}
+		return slurmjobs.Details{Name: j.Name, User: j.User, Account: j.Account, Partition: j.Partition}, nil
+	})
 }

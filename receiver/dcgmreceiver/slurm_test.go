@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,10 +13,12 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/slurm"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/slurmjobs"
 	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver/internal/metadata"
 )
@@ -240,4 +243,33 @@ func TestSlurmConfig(t *testing.T) {
 	require.ErrorContains(t, err, `job_mapping_dir must be an absolute path or empty, got "relative/dir"`)
 	require.ErrorContains(t, err, `cluster_name must be one word`)
 	require.ErrorContains(t, err, "details::timeout must be positive")
+}
+
+// TestSlurmDetailsFromScontrol: the receiver's job details come from
+// scontrol show job, here a script that prints what Slurm 22.05 printed
+// for job 4 of internal/slurm's recording, and nothing for another job.
+func TestSlurmDetailsFromScontrol(t *testing.T) {
+	rec, err := os.ReadFile(filepath.Join("..", "..", "internal", "slurm", "testdata", "jobs.txt"))
+	require.NoError(t, err)
+	var line string
+	for l := range strings.Lines(string(rec)) {
+		if strings.HasPrefix(l, "JobId=4 ") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "job 4 in the recording")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "job4"), []byte(line), 0o600))
+	script := filepath.Join(dir, "scontrol")
+	// Its last argument is the job ID, as Client.Job calls it.
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nfor id; do :; done\n"+
+		"if [ \"$id\" = 4 ]; then cat "+filepath.Join(dir, "job4")+"; exit 0; fi\n"+
+		"echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1\n"), 0o700)) //nolint:gosec // a test's fake scontrol must be executable
+
+	src := newJobSource(SlurmDetailsConfig{Scontrol: script, Timeout: 5 * time.Second}, zap.NewNop())
+	d, err := src.Job(context.Background(), "4")
+	require.NoError(t, err)
+	require.Equal(t, slurmjobs.Details{Name: "train llama 70b", User: "root", Partition: "debug"}, d)
+	_, err = src.Job(context.Background(), "99")
+	require.ErrorIs(t, err, slurm.ErrNotFound)
 }
