@@ -62,6 +62,14 @@ run: $(RUN_BIN)
 	@sed -n 's/^# banner: //p' $(CONFIG)
 	@$(RUN_BIN) --config $(CONFIG)
 
+# make run's Slurm mode: the simulated fleet as a Slurm cluster's jobs
+# (examples/slurm/config.yaml), on the demo build, which holds every
+# component that configuration uses.
+.PHONY: run-slurm
+run-slurm: $(DEMO_BIN)
+	@sed -n 's/^# banner: //p' examples/slurm/config.yaml
+	@$(DEMO_BIN) --config examples/slurm/config.yaml
+
 # otelcol-gpu-agent: the lean node agent (builder-config-agent.yaml), built
 # like the full distribution in its own _build-agent directory.
 AGENT_BIN := bin/otelcol-gpu-agent

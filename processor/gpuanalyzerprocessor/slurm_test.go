@@ -2,10 +2,14 @@ package gpuanalyzerprocessor
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.uber.org/zap"
@@ -15,6 +19,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/simulated"
 	"github.com/otelcol-gpu/otelcol-gpu/processor/gpuanalyzerprocessor/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/receiver/dcgmreceiver"
 )
 
 // slurmFleet: a two-node Slurm job (4242, account physics) of three GPUs
@@ -139,4 +144,63 @@ func TestSlurmCost(t *testing.T) {
 	require.InDelta(t, hours*3600, perAccount["chem"][metricnames.OTelGPUTime+" workload_idle"], 1e-6, "a job's idle GPU is the job's")
 	require.InDelta(t, hours*2, perAccount["chem"][metricnames.OTelGPUCost+" workload_idle"], 1e-9, "at the preempt partition's half price")
 	require.InDelta(t, 2*hours*3600, perAccount[""][metricnames.OTelGPUTime+" cluster_idle"], 1e-6, "two GPUs no job holds")
+}
+
+// TestSlurmExample runs make run's Slurm mode (examples/slurm/config.yaml)
+// for two minutes of data: its GPUs carry Slurm owners and no k8s.*
+// attribute, the two-node job's slow rank is its one straggler, and the
+// summary names the job and the idle GPU a job holds.
+func TestSlurmExample(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "slurm", "config.yaml"))
+	require.NoError(t, err)
+	rf := dcgmreceiver.NewFactory()
+	rcfg := rf.CreateDefaultConfig()
+	sub, err := cm.Sub("receivers::dcgm")
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(rcfg))
+	require.NoError(t, confmap.Validate(rcfg))
+	fleet := rcfg.(*dcgmreceiver.Config).Simulated
+	f := newFleet(t, fleet)
+	f.fl.EnableProcesses()
+
+	cfg := createDefaultConfig().(*Config)
+	sub, err = cm.Sub("processors::gpu_analyzer")
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	core, logs := observer.New(zapcore.InfoLevel)
+	set := processortest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	p, sink := newProcessor(t, cfg, set)
+	for range 120 {
+		require.NoError(t, p.ConsumeMetrics(context.Background(), f.next(t)))
+	}
+
+	owners := map[string]bool{}
+	for _, md := range sink.AllMetrics() {
+		for i := 0; i < md.ResourceMetrics().Len(); i++ {
+			attrs := md.ResourceMetrics().At(i).Resource().Attributes()
+			for k := range attrs.All() {
+				require.False(t, strings.HasPrefix(k, "k8s."), "no k8s.* on a Slurm job's GPU: %s", k)
+			}
+			if acct, ok := attrs.Get(metricnames.AttrSlurmJobAccount); ok {
+				owners[acct.Str()] = true
+			}
+		}
+	}
+	require.Equal(t, map[string]bool{"physics": true, "biochem": true, "astro": true, "chem": true}, owners)
+
+	stragglers := logs.FilterMessage("GPU is a straggler").All()
+	require.Len(t, stragglers, 1)
+	s := stragglers[0].ContextMap()
+	require.Equal(t, []any{"gpu-a-1", "gpu3", "4242"}, []any{s[metricnames.AttrHostName], s[metricnames.AttrHWName], s[metricnames.AttrSlurmJobID]})
+
+	var summary string
+	for _, e := range logs.All() {
+		if strings.HasPrefix(e.Message, "24 GPUs") || strings.HasPrefix(e.Message, "25 GPUs") || strings.HasPrefix(e.Message, "26 GPUs") {
+			summary = e.Message
+		}
+	}
+	require.Contains(t, summary, "gpu-a-1/gpu3 in slurm job 4242 (climate-ensemble)")
+	require.Contains(t, summary, "held by a Slurm job")
 }
