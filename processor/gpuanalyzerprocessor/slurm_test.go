@@ -204,3 +204,20 @@ func TestSlurmExample(t *testing.T) {
 	require.Contains(t, summary, "gpu-a-1/gpu3 in slurm job 4242 (climate-ensemble)")
 	require.Contains(t, summary, "held by a Slurm job")
 }
+
+// TestGatewayRoutesSlurmJobs: the gateway example's agents route by every
+// attribute the analyzer groups by, Kubernetes' group_by and a Slurm
+// job's key, so that a multi-node job's GPUs meet in one replica.
+func TestGatewayRoutesSlurmJobs(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "gateway", "agent.yaml"))
+	require.NoError(t, err)
+	lb, err := cm.Sub("exporters::load_balancing")
+	require.NoError(t, err)
+	var cfg struct {
+		RoutingAttributes []string `mapstructure:"routing_attributes"`
+	}
+	require.NoError(t, lb.Unmarshal(&cfg, confmap.WithIgnoreUnused()))
+	routing := cfg.RoutingAttributes
+	want := append([]string{metricnames.AttrSlurmClusterName, metricnames.AttrSlurmJobID}, createDefaultConfig().(*Config).GroupBy...)
+	require.Subset(t, routing, want)
+}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
@@ -272,4 +274,25 @@ func TestSlurmDetailsFromScontrol(t *testing.T) {
 	require.Equal(t, slurmjobs.Details{Name: "train llama 70b", User: "root", Partition: "debug"}, d)
 	_, err = src.Job(context.Background(), "99")
 	require.ErrorIs(t, err, slurm.ErrNotFound)
+}
+
+// TestSlurmAgentExample: examples/slurm's agent configuration is valid,
+// reads the processes and the mapping directory that examples/slurm's
+// prolog and epilog write by default.
+func TestSlurmAgentExample(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "slurm", "agent.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("receivers::dcgm")
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	cfg.Slurm.ClusterName = "hpc1" // ${env:SLURM_CLUSTER_NAME}, which the collector resolves
+	require.NoError(t, confmap.Validate(cfg))
+	require.True(t, cfg.PerProcess.Enabled)
+	require.True(t, cfg.Slurm.Enabled && cfg.Slurm.Details.Enabled)
+	for _, script := range []string{"prolog.sh", "epilog.sh"} {
+		src, err := os.ReadFile(filepath.Join("..", "..", "examples", "slurm", script))
+		require.NoError(t, err)
+		require.Contains(t, string(src), "dir=${SLURM_GPU_JOB_MAP_DIR:-"+cfg.Slurm.JobMappingDir+"}", script)
+	}
 }
