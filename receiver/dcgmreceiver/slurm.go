@@ -44,6 +44,9 @@ type SlurmDetailsConfig struct {
 	Enabled bool `mapstructure:"enabled"`
 	// Scontrol is scontrol's path; empty finds it on PATH.
 	Scontrol string `mapstructure:"scontrol"`
+	// SlurmConf is slurm.conf's path (SLURM_CONF) for scontrol; empty is
+	// scontrol's own default (or the controller's, configless).
+	SlurmConf string `mapstructure:"slurm_conf"`
 	// Timeout bounds one query.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// CacheTTL is how long a job's details are used before they are
@@ -71,6 +74,9 @@ func (c *SlurmConfig) Validate() error {
 		}
 		if d.CacheTTL <= 0 {
 			problems = append(problems, fmt.Sprintf("details::cache_ttl must be positive, got %v", d.CacheTTL))
+		}
+		if d.SlurmConf != "" && !filepath.IsAbs(d.SlurmConf) {
+			problems = append(problems, fmt.Sprintf("details::slurm_conf must be an absolute path or empty, got %q", d.SlurmConf))
 		}
 	}
 	if len(problems) > 0 {
@@ -223,6 +229,9 @@ func (a *slurmAttributor) complete(j *gpu.SlurmJob) {
 // unreachable controller are both errors the cache retries with back-off.
 var newJobSource = func(cfg SlurmDetailsConfig, _ *zap.Logger) slurmjobs.Source {
 	c := &slurm.Client{Scontrol: cfg.Scontrol, Timeout: cfg.Timeout}
+	if cfg.SlurmConf != "" {
+		c.Env = []string{"SLURM_CONF=" + cfg.SlurmConf}
+	}
 	return slurmjobs.SourceFunc(func(ctx context.Context, id string) (slurmjobs.Details, error) {
 		j, err := c.Job(ctx, id)
 		if err != nil {

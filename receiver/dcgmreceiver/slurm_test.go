@@ -264,16 +264,21 @@ func TestSlurmDetailsFromScontrol(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "job4"), []byte(line), 0o600))
 	script := filepath.Join(dir, "scontrol")
 	// Its last argument is the job ID, as Client.Job calls it.
+	conf := filepath.Join(dir, "slurm.conf")
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nfor id; do :; done\n"+
+		"[ \"$SLURM_CONF\" = "+conf+" ] || { echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)' >&2; exit 1; }\n"+
 		"if [ \"$id\" = 4 ]; then cat "+filepath.Join(dir, "job4")+"; exit 0; fi\n"+
 		"echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1\n"), 0o700)) //nolint:gosec // a test's fake scontrol must be executable
 
-	src := newJobSource(SlurmDetailsConfig{Scontrol: script, Timeout: 5 * time.Second}, zap.NewNop())
+	src := newJobSource(SlurmDetailsConfig{Scontrol: script, SlurmConf: conf, Timeout: 5 * time.Second}, zap.NewNop())
 	d, err := src.Job(context.Background(), "4")
 	require.NoError(t, err)
 	require.Equal(t, slurmjobs.Details{Name: "train llama 70b", User: "root", Partition: "debug"}, d)
 	_, err = src.Job(context.Background(), "99")
 	require.ErrorIs(t, err, slurm.ErrNotFound)
+	// Without slurm_conf this scontrol reaches no controller.
+	_, err = newJobSource(SlurmDetailsConfig{Scontrol: script, Timeout: 5 * time.Second}, zap.NewNop()).Job(context.Background(), "4")
+	require.ErrorIs(t, err, slurm.ErrUnreachable)
 }
 
 // TestSlurmAgentExample: examples/slurm's agent configuration is valid,
