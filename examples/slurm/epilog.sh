@@ -9,6 +9,7 @@
 # 0 whatever happens (an epilog that fails drains the node) and says on
 # stderr what it could not do. Settings as in prolog.sh.
 set -u
+umask 022
 
 dir=${SLURM_GPU_JOB_MAP_DIR:-/run/slurm-gpu-jobs}
 job=${SLURM_JOB_ID:-}
@@ -30,7 +31,6 @@ for f in "$dir"/*; do
 	esac
 	grep -qx "$job" "$f" || continue
 	if grep -vx "$job" "$f" >"$f.tmp.$$"; then
-		chmod 0644 "$f.tmp.$$" 2>/dev/null
 		mv -f "$f.tmp.$$" "$f" || warn "cannot rewrite $f"
 	else
 		rm -f "$f.tmp.$$" "$f" || warn "cannot remove $f" # it named this job only

@@ -21,6 +21,7 @@
 #                          gres.conf's MIG lines); without it the files are
 #                          named by the GRES index, as on a node without MIG.
 set -u
+umask 022 # the files readable by the agent's user, as dcgm-exporter's were
 
 dir=${SLURM_GPU_JOB_MAP_DIR:-/run/slurm-gpu-jobs}
 job=${SLURM_JOB_ID:-}
@@ -38,7 +39,6 @@ if ! mkdir -p "$dir" 2>/dev/null; then
 	warn "cannot create $dir"
 	exit 0
 fi
-chmod 0755 "$dir" 2>/dev/null
 
 # file names the mapping file of a GRES index.
 file() {
@@ -72,6 +72,5 @@ for idx in $gpus; do
 	fi
 	{ [ -f "$f" ] && cat "$f"; echo "$job"; } >"$f.tmp.$$" && mv -f "$f.tmp.$$" "$f" ||
 		warn "cannot write $f"
-	chmod 0644 "$f" 2>/dev/null
 done
 exit 0

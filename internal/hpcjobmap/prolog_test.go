@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,9 @@ func runScript(t *testing.T, script string, env ...string) string {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", filepath.Join("..", "..", "examples", "slurm", script))
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	// slurmd's umask may be tight; the scripts set their own.
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s must exit 0 whatever happens: %s", script, out)
 	return string(out)
@@ -37,6 +41,13 @@ func TestPrologEpilog(t *testing.T) {
 	m, err := Read(dir)
 	require.NoError(t, err)
 	require.Equal(t, Map{"0": {"4242"}, "1": {"4242", "4243"}, "3": {"4244"}}, m)
+	// Readable by the agent, which runs as its own user; whatever umask
+	// slurmd has.
+	for _, name := range []string{"", "0", "1"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o044), st.Mode().Perm()&0o044, "%s: %v", name, st.Mode())
+	}
 
 	runScript(t, "epilog.sh", mapDir, "SLURM_JOB_ID=4242", "SLURM_JOB_GPUS=0,1")
 	m, err = Read(dir)
