@@ -78,10 +78,14 @@ func Parse(name string, data []byte) (Identity, error) {
 			found.ContainerID = id.ContainerID
 		}
 		// Under cgroup v1 slurmstepd places a task in each controller it
-		// constrains (freezer, cpuset, memory, devices) and leaves the
-		// others at the root: the first line that names a job names it.
-		if !found.Slurm.InJob() && id.Slurm.InJob() {
-			found.Slurm = id.Slurm
+		// constrains (cpuset, memory, devices) and leaves the others at
+		// the root; the freezer stops at the step. The first line that
+		// names a job names it, and a later one of the same step its task.
+		switch s := &found.Slurm; {
+		case !s.InJob():
+			*s = id.Slurm
+		case s.Task == "" && s.JobID == id.Slurm.JobID && s.SLUID == id.Slurm.SLUID && s.Step == id.Slurm.Step:
+			s.Task = id.Slurm.Task
 		}
 	}
 	return found, nil

@@ -23,6 +23,7 @@ func TestReadSlurm(t *testing.T) {
 		{5007, "v2, slurmstepd.scope/system: no job", Identity{}},
 		{5008, "v1, per controller, the freezer at the step", Identity{Slurm: SlurmStep{JobID: "1", Step: "0", Task: "0", UID: "1000"}}},
 		{5009, "v1, CgroupPrepend /slurm_<node>, batch step", Identity{Slurm: SlurmStep{JobID: "77", Step: "batch", Task: "0", UID: "1000"}}},
+		{5013, "v1, the freezer's step line before the memory's task line", Identity{Slurm: SlurmStep{JobID: "1", Step: "0", Task: "2", UID: "1000"}}},
 		{5010, "v2, Slurm 26.05's SLUID job directory", Identity{Slurm: SlurmStep{SLUID: "sEKNKTV3WPV500", Step: "0", Task: "0"}}},
 		{5011, "a Slurm node in a pod: the pod and the job", Identity{
 			PodUID: uid, ContainerID: cid, Slurm: SlurmStep{JobID: "4242", Step: "0", Task: "1"},
