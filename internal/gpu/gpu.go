@@ -45,6 +45,9 @@ type Device struct {
 	// Slurm is the Slurm job the device is allocated to, if known: the
 	// device's owner where set, before Pod.
 	Slurm SlurmJob
+	// SharedSlurmJobs are the jobs of a device several Slurm jobs share,
+	// as a prolog's mapping file names them; Slurm is then unset.
+	SharedSlurmJobs []string
 	// SerialNumber is the board's serial number and FirmwareVersion its
 	// VBIOS version, empty where the source does not report them. A MIG
 	// instance has its GPU's: it is on the same board.

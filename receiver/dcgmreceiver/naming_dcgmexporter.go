@@ -16,7 +16,21 @@ import (
 // dcgm-exporter's labels on every data point. Dashboards and alert rules
 // written for dcgm-exporter then work unchanged through remote-write
 // (with the exporter's add_metric_suffixes turned off).
+//
+// A GPU that several Slurm jobs share (a mapping file naming several) has
+// its series once per job, each with its hpc_job, as dcgm-exporter's HPC
+// mode repeats them.
 func appendDCGMExporter(out pmetric.Metrics, s *gpu.Sample) {
+	if jobs := s.Device.SharedSlurmJobs; len(jobs) > 0 {
+		for _, j := range jobs {
+			d := *s.Device
+			d.SharedSlurmJobs, d.Slurm = nil, gpu.SlurmJob{ID: j}
+			per := *s
+			per.Device = &d
+			appendDCGMExporter(out, &per)
+		}
+		return
+	}
 	rm := out.ResourceMetrics().AppendEmpty()
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
@@ -84,8 +98,5 @@ func dcgmExporterLabels(m pcommon.Map, d *gpu.Device) {
 }
 
 // labelHPCJob is the label dcgm-exporter's HPC mode puts the job on
-// (hpcJobAttribute in its internal/pkg/transformation/const.go). Where a
-// mapping file names several jobs dcgm-exporter repeats the GPU's series
-// once per job; here such a GPU has none (its per-process resources carry
-// each job in otel naming).
+// (hpcJobAttribute in its internal/pkg/transformation/const.go).
 const labelHPCJob = "hpc_job"

@@ -144,11 +144,11 @@ func (a *slurmAttributor) refresh() {
 // step where they agree). A GPU several jobs share is no one job's: its
 // per-process resources carry each job.
 func (a *slurmAttributor) attribute(smp *gpu.Sample) {
-	job := smp.Device.Slurm
+	job, shared := smp.Device.Slurm, []string(nil)
 	if !job.Known() {
-		job = a.fromMapping(smp.Device)
+		job, shared = a.fromMapping(smp.Device)
 	}
-	if !job.Known() {
+	if !job.Known() && shared == nil {
 		job = a.fromProcesses(smp)
 	}
 	for i := range smp.Processes {
@@ -156,11 +156,18 @@ func (a *slurmAttributor) attribute(smp *gpu.Sample) {
 			a.complete(&p.Slurm)
 		}
 	}
-	if !job.Known() {
+	if !job.Known() && shared == nil {
+		return
+	}
+	d := *smp.Device
+	if shared != nil {
+		// dcgm_exporter naming repeats the GPU's series per job, as
+		// dcgm-exporter does.
+		d.SharedSlurmJobs = shared
+		smp.Device = &d
 		return
 	}
 	a.complete(&job)
-	d := *smp.Device
 	d.Slurm = job
 	// On a Slurm node that is a pod (Soperator, SUNK) the pod stays as
 	// where the job runs, but the job is the one a straggler is sought
@@ -169,16 +176,18 @@ func (a *slurmAttributor) attribute(smp *gpu.Sample) {
 	smp.Device = &d
 }
 
-func (a *slurmAttributor) fromMapping(d *gpu.Device) gpu.SlurmJob {
+// fromMapping is the one job a mapping file names for d, or the jobs of a
+// GPU it names several for.
+func (a *slurmAttributor) fromMapping(d *gpu.Device) (gpu.SlurmJob, []string) {
 	jobs := a.mapping.Jobs(d)
 	switch len(jobs) {
 	case 0:
-		return gpu.SlurmJob{}
+		return gpu.SlurmJob{}, nil
 	case 1:
-		return gpu.SlurmJob{ID: jobs[0]}
+		return gpu.SlurmJob{ID: jobs[0]}, nil
 	default:
 		a.warnShared(d, jobs)
-		return gpu.SlurmJob{}
+		return gpu.SlurmJob{}, jobs
 	}
 }
 

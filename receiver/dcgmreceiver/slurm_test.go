@@ -301,3 +301,41 @@ func TestSlurmAgentExample(t *testing.T) {
 		require.Contains(t, string(src), "dir=${SLURM_GPU_JOB_MAP_DIR:-"+cfg.Slurm.JobMappingDir+"}", script)
 	}
 }
+
+// TestSlurmDCGMExporterShared: with dcgm_exporter naming, a GPU whose
+// mapping file names two jobs has each series twice, once per hpc_job,
+// as dcgm-exporter's HPC mode repeats them; a GPU of one job once.
+func TestSlurmDCGMExporterShared(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0"), []byte("4242\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1"), []byte("5000\n5001\n"), 0o600))
+	cfg := createDefaultConfig().(*Config)
+	cfg.Backend = BackendSimulated
+	cfg.Naming = NamingDCGMExporter
+	cfg.Slurm.Enabled, cfg.Slurm.JobMappingDir, cfg.Slurm.Details.Enabled = true, dir, false
+	require.NoError(t, cfg.Validate())
+	s := newGPUScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, s.startWith(context.Background(), componenttest.NewNopHost(), nil))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	s.slurm.refresh()
+	fl, err := simulated.New(perProcessFleet())
+	require.NoError(t, err)
+	samples, err := fl.Collect(context.Background(), time.Unix(1767225600, 0), time.Second)
+	require.NoError(t, err)
+	md := s.Map(samples)
+
+	jobs := map[string][]string{} // gpu index: hpc_job of each DCGM_FI_DEV_GPU_UTIL
+	for i := 0; i < md.ResourceMetrics().Len(); i++ {
+		ms := md.ResourceMetrics().At(i).ScopeMetrics().At(0).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			if ms.At(j).Name() != "DCGM_FI_DEV_GPU_UTIL" {
+				continue
+			}
+			attrs := ms.At(j).Gauge().DataPoints().At(0).Attributes()
+			g, _ := attrs.Get("gpu")
+			job, _ := attrs.Get("hpc_job")
+			jobs[g.Str()] = append(jobs[g.Str()], job.Str())
+		}
+	}
+	require.Equal(t, map[string][]string{"0": {"4242"}, "1": {"5000", "5001"}, "2": {""}}, jobs)
+}
