@@ -140,16 +140,23 @@ func (a *slurmAttributor) refresh() {
 // attribute sets the sample's device's Slurm job, and its processes'
 // details. The job is, in order: the one the backend names (the simulated
 // fleet); the one job the mapping file names for the GPU (an allocation,
-// busy or not); the one job the GPU's processes' cgroups name (with their
-// step where they agree). A GPU several jobs share is no one job's: its
-// per-process resources carry each job.
+// busy or not), with the step of its processes there; the one job the
+// GPU's processes' cgroups name (with their step where they agree). A GPU
+// several jobs share is no one job's: its per-process resources carry
+// each job.
 func (a *slurmAttributor) attribute(smp *gpu.Sample) {
 	job, shared := smp.Device.Slurm, []string(nil)
 	if !job.Known() {
 		job, shared = a.fromMapping(smp.Device)
-	}
-	if !job.Known() && shared == nil {
-		job = a.fromProcesses(smp)
+		if shared == nil {
+			// The processes name the step the mapping file does not.
+			switch procs := a.fromProcesses(smp); {
+			case !job.Known():
+				job = procs
+			case procs.ID == job.ID:
+				job.Step = procs.Step
+			}
+		}
 	}
 	for i := range smp.Processes {
 		if p := &smp.Processes[i]; p.Owner == gpu.OwnerSlurmJob {

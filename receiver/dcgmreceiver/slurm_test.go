@@ -157,9 +157,10 @@ func TestSlurmFromMapping(t *testing.T) {
 	})
 	devices, _ := resources(s.Map(samples))
 	require.Equal(t, "4242", attr(devices["gpu0"], "slurm.job.id"))
-	require.Empty(t, attr(devices["gpu0"], "slurm.job.step"), "the mapping names the job, not the step")
+	require.Equal(t, "0", attr(devices["gpu0"], "slurm.job.step"), "the step from the job's processes")
 	require.Empty(t, attr(devices["gpu1"], "slurm.job.id"))
 	require.Equal(t, "6000", attr(devices["gpu2"], "slurm.job.id"), "an idle GPU allocated to a job is the job's")
+	require.Empty(t, attr(devices["gpu2"], "slurm.job.step"), "the mapping names the job, not the step")
 
 	// MIG: the fleet numbers a 2-way split's GPU instances 1 and 4.
 	mig := simulated.Config{Seed: 2, Hosts: 1, GPUsPerHost: 1, HostPrefix: "n", Models: []string{"h100"},
