@@ -27,9 +27,11 @@ type Node struct {
 	Gres, GresUsed string
 	// BootTime is when the node last booted, as slurmd reported it: a
 	// reboot changes it.
-	BootTime   time.Time
-	CPUs       int
-	Partitions []string
+	BootTime time.Time
+	// SlurmdStartTime is when slurmd last started and registered.
+	SlurmdStartTime time.Time
+	CPUs            int
+	Partitions      []string
 }
 
 // Base is the node's state without its flags: IDLE, MIXED, ALLOCATED,
@@ -102,6 +104,9 @@ func parseNode(line string, loc *time.Location) (Node, error) {
 	var err error
 	if n.BootTime, err = parseTime(rec.get("BootTime"), loc); err != nil {
 		return Node{}, fmt.Errorf("node %s: BootTime: %w", n.Name, err)
+	}
+	if n.SlurmdStartTime, err = parseTime(rec.get("SlurmdStartTime"), loc); err != nil {
+		return Node{}, fmt.Errorf("node %s: SlurmdStartTime: %w", n.Name, err)
 	}
 	if v := rec.get("CPUTot"); v != "" {
 		if n.CPUs, err = strconv.Atoi(v); err != nil {
