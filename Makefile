@@ -65,10 +65,12 @@ run: $(RUN_BIN)
 # make run's Slurm mode: the simulated fleet as a Slurm cluster's jobs
 # (examples/slurm/config.yaml), on the demo build, which holds every
 # component that configuration uses.
+# SLURM_RUN_BIN: another build with those components (the e2e test's).
+SLURM_RUN_BIN ?= $(DEMO_BIN)
 .PHONY: run-slurm
-run-slurm: $(DEMO_BIN)
+run-slurm: $(SLURM_RUN_BIN)
 	@sed -n 's/^# banner: //p' examples/slurm/config.yaml
-	@$(DEMO_BIN) --config examples/slurm/config.yaml
+	@$(SLURM_RUN_BIN) --config examples/slurm/config.yaml
 
 # otelcol-gpu-agent: the lean node agent (builder-config-agent.yaml), built
 # like the full distribution in its own _build-agent directory.
