@@ -253,12 +253,15 @@ e2e: build build-agent $(PROMETHEUS3) $(ALERTMANAGER) mixin-lint
 	@command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
 	@command -v prometheus-alertmanager >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-alertmanager; }
 	amtool check-config examples/alertmanager/alertmanager.yml
-	@# The systemd unit: valid, and hardened (exposure at most 3.0 of 10).
+	@# The systemd units (the distribution's, and the agent's on a Slurm
+	@# node): valid, and hardened (exposure at most 3.0 of 10).
 	@if command -v systemd-analyze >/dev/null; then d=$$(mktemp -d) && \
 		sed 's#/usr/local/bin/otelcol-gpu#$(CURDIR)/$(BIN)#' distributions/otelcol-gpu/otelcol-gpu.service > $$d/otelcol-gpu.service && \
-		systemd-analyze verify $$d/otelcol-gpu.service && \
-		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu.service > $$d/security.txt; \
-		rc=$$?; tail -1 $$d/security.txt; rm -rf $$d; exit $$rc; fi
+		sed 's#/usr/local/bin/otelcol-gpu-agent#$(CURDIR)/$(AGENT_BIN)#' examples/slurm/otelcol-gpu-agent.service > $$d/otelcol-gpu-agent.service && \
+		systemd-analyze verify $$d/otelcol-gpu.service $$d/otelcol-gpu-agent.service && \
+		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu.service > $$d/security.txt && \
+		systemd-analyze security --offline=true --threshold=30 $$d/otelcol-gpu-agent.service >> $$d/security.txt; \
+		rc=$$?; grep 'Overall exposure' $$d/security.txt; rm -rf $$d; exit $$rc; fi
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) PROMETHEUS3=$(CURDIR)/$(PROMETHEUS3) \
 		ALERTMANAGER=$(CURDIR)/$(ALERTMANAGER) \
 		$(GO) test -tags e2e -count=1 -run 'Prometheus|Alertmanager' -v -timeout 25m ./e2e/...
