@@ -3,11 +3,14 @@ package gpuremediationconnector
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuremediationconnector/internal/policy"
@@ -161,4 +164,19 @@ func TestSlurmSettings(t *testing.T) {
 	cfg, err = load(t, "")
 	require.NoError(t, err)
 	require.Equal(t, SlurmConfig{Timeout: 10 * time.Second}, cfg.Slurm, "off by default; no requeue")
+}
+
+// examples/slurm/remediation.yaml's connector settings are valid, acting
+// on Slurm, in dry run.
+func TestSlurmExample(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "examples", "slurm", "remediation.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("connectors::gpu_remediation")
+	require.NoError(t, err)
+	cfg := createDefaultConfig()
+	require.NoError(t, sub.Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	require.True(t, cfg.Slurm.Enabled)
+	require.True(t, cfg.DryRun, "the example starts in dry run")
+	require.Equal(t, 4, cfg.Breaker.MaxNodes)
 }
