@@ -20,6 +20,7 @@ package slurmtest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net"
 	"os"
@@ -154,13 +155,7 @@ func (c *Cluster) write(opts Options) error {
 		}
 	}
 	key := make([]byte, 1024)
-	f, err := os.Open("/dev/urandom")
-	if err != nil {
-		return err
-	}
-	_, err = f.Read(key)
-	_ = f.Close()
-	if err != nil {
+	if _, err := rand.Read(key); err != nil {
 		return err
 	}
 	if err := os.WriteFile(c.path("munge", "munge.key"), key, 0o600); err != nil {

@@ -19,7 +19,7 @@ import (
 func TestCluster(t *testing.T) {
 	prolog := filepath.Join(t.TempDir(), "prolog.sh")
 	mark := filepath.Join(t.TempDir(), "prolog.ran")
-	require.NoError(t, os.WriteFile(prolog, []byte("#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_JOB_GPUS\" >> "+mark+"\n"), 0o700)) //nolint:gosec // G306: slurmd runs it
+	require.NoError(t, os.WriteFile(prolog, []byte("#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_JOB_GPUS\" >> "+mark+"\n"), 0o700))
 	c := Start(t, Options{Prolog: prolog, ExtraNodes: 2})
 	t.Logf("start-up: %v", c.StartupTime)
 	ctx := context.Background()
