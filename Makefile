@@ -62,6 +62,16 @@ run: $(RUN_BIN)
 	@sed -n 's/^# banner: //p' $(CONFIG)
 	@$(RUN_BIN) --config $(CONFIG)
 
+# make run's Slurm mode: the simulated fleet as a Slurm cluster's jobs
+# (examples/slurm/config.yaml), on the demo build, which holds every
+# component that configuration uses.
+# SLURM_RUN_BIN: another build with those components (the e2e test's).
+SLURM_RUN_BIN ?= $(DEMO_BIN)
+.PHONY: run-slurm
+run-slurm: $(SLURM_RUN_BIN)
+	@sed -n 's/^# banner: //p' examples/slurm/config.yaml
+	@$(SLURM_RUN_BIN) --config examples/slurm/config.yaml
+
 # otelcol-gpu-agent: the lean node agent (builder-config-agent.yaml), built
 # like the full distribution in its own _build-agent directory.
 AGENT_BIN := bin/otelcol-gpu-agent
@@ -277,10 +287,15 @@ e2e: build build-agent $(PROMETHEUS3) $(ALERTMANAGER) mixin-lint
 	@command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
 	@command -v prometheus-alertmanager >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-alertmanager; }
 	amtool check-config examples/alertmanager/alertmanager.yml
-	@# The packages' systemd units: valid, and hardened (exposure at most 3.0 of 10).
+	@# The packages' systemd units, and the agent's with the Slurm node's
+	@# drop-in (examples/slurm): valid, and hardened (exposure at most 3.0 of 10).
 	@if command -v systemd-analyze >/dev/null; then d=$$(mktemp -d) && \
-		for u in otelcol-gpu:$(BIN) otelcol-gpu-agent:$(AGENT_BIN); do n=$${u%%:*}; b=$${u#*:}; \
-		sed "s#/usr/bin/$$n #$(CURDIR)/$$b #" distributions/otelcol-gpu/$$n.service > $$d/$$n.service && \
+		cat distributions/otelcol-gpu/otelcol-gpu-agent.service examples/slurm/otelcol-gpu-agent-slurm.conf > $$d/agent-slurm.unit && \
+		for u in otelcol-gpu:$(BIN):distributions/otelcol-gpu/otelcol-gpu.service \
+			otelcol-gpu-agent:$(AGENT_BIN):distributions/otelcol-gpu/otelcol-gpu-agent.service \
+			otelcol-gpu-agent-slurm:$(AGENT_BIN):$$d/agent-slurm.unit; do \
+		IFS=: read -r n b f <<< "$$u"; \
+		sed "s#/usr/bin/otelcol-gpu[-a-z]* #$(CURDIR)/$$b #" $$f > $$d/$$n.service && \
 		systemd-analyze verify $$d/$$n.service && \
 		systemd-analyze security --offline=true --threshold=30 $$d/$$n.service > $$d/security.txt || { rc=$$?; cat $$d/security.txt; rm -rf $$d; exit $$rc; }; \
 		echo "$$n.service: $$(tail -1 $$d/security.txt)"; done; rm -rf $$d; fi

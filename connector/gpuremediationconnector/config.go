@@ -43,6 +43,8 @@ type Config struct {
 	// OptOutLabel: a node with this label set to "true" is never acted on.
 	OptOutLabel string         `mapstructure:"opt_out_label"`
 	Recovery    RecoveryConfig `mapstructure:"recovery"`
+	// Slurm acts on Slurm nodes instead of Kubernetes nodes (slurm.go).
+	Slurm SlurmConfig `mapstructure:"slurm" stability:"development"`
 	// GPUTTL forgets the fault evidence of a GPU that has not reported for
 	// this long, so that GPUs coming and going do not grow the state
 	// without bound. A GPU still under an action this component took
@@ -280,6 +282,7 @@ func createDefaultConfig() *Config {
 		OptOutLabel: "gpu-remediation.otelcol-gpu.io/opt-out",
 		Recovery:    RecoveryConfig{Timeout: time.Hour, HealthyFor: 10 * time.Minute, Uncordon: true},
 		GPUTTL:      time.Hour,
+		Slurm:       SlurmConfig{Timeout: 10 * time.Second},
 	}
 }
 
@@ -297,8 +300,8 @@ func (cfg *Config) Validate() error {
 	switch cfg.Auth.Type {
 	case "in_cluster":
 	case "none":
-		if !cfg.DryRun {
-			bad("dry_run must be true when auth::type is none: there is no API to write to")
+		if !cfg.DryRun && !cfg.Slurm.Enabled {
+			bad("dry_run must be true when auth::type is none: there is no API to write to (unless slurm::enabled)")
 		}
 	case "kubeconfig":
 		if cfg.Auth.Kubeconfig == "" {
@@ -353,7 +356,7 @@ func (cfg *Config) Validate() error {
 	} else if cfg.DRA.InsteadOfNodeTaint {
 		bad("dra::instead_of_node_taint needs actions::device_taint: without the device's taint the GPU would have none")
 	}
-	errs = append(errs, cfg.Fabric.validate())
+	errs = append(errs, cfg.Fabric.validate(), cfg.Slurm.validate(cfg))
 	if cfg.Recovery.Timeout <= 0 {
 		bad("recovery::timeout must be positive, got %v", cfg.Recovery.Timeout)
 	}

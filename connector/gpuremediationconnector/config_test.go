@@ -107,6 +107,8 @@ func TestBadSettingsNameTheKey(t *testing.T) {
 		"bad_dra_driver":               `dra::driver must name a DRA driver (a DNS subdomain, e.g. gpu.nvidia.com), got "GPU NVIDIA"`,
 		"instead_without_device_taint": "dra::instead_of_node_taint needs actions::device_taint",
 		"fabric_drain":                 `fabric::action: unknown action "drain"; want none, taint or cordon`,
+		"slurm_with_kubernetes":        `slurm::enabled needs auth::type none: remediation acts on Slurm or on Kubernetes, not both (got auth::type "in_cluster")`,
+		"slurm_zero_timeout":           "slurm::timeout must be positive, got 0s",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(t, name)
@@ -122,5 +124,5 @@ func TestLiveNeedsAnAPI(t *testing.T) {
 	cfg.Auth.Type = "none"
 	cfg.LeaderElection.Enabled = false
 	cfg.DryRun = false
-	require.EqualError(t, cfg.Validate(), "dry_run must be true when auth::type is none: there is no API to write to")
+	require.EqualError(t, cfg.Validate(), "dry_run must be true when auth::type is none: there is no API to write to (unless slurm::enabled)")
 }

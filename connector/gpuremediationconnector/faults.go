@@ -75,6 +75,18 @@ type gpuState struct {
 	healthFailed, healthKnown [gpuhw.NumHealthSystems]bool
 	lastFault                 time.Time
 	lastSeen                  time.Time
+	// index is the GPU's index on its node (nvidia.gpu.index or
+	// amd.gpu.index): Slurm's GRES index, when indexKnown.
+	index      int
+	indexKnown bool
+}
+
+// gpuIndex returns a GPU's index on its node, as its metrics said.
+func (r *remediator) gpuIndex(uuid string) (int, bool) {
+	if g := r.gpus[uuid]; g != nil && g.indexKnown {
+		return g.index, true
+	}
+	return 0, false
 }
 
 type counter struct {
@@ -133,6 +145,13 @@ func (r *remediator) detect(rm pmetric.ResourceMetrics) []detected {
 		r.gpus[gpu] = g
 	}
 	g.node = node
+	for _, k := range []string{metricnames.AttrNvidiaGPUIndex, metricnames.AttrAmdGPUIndex} {
+		if v, ok := attrs.Get(k); ok {
+			if i, err := strconv.Atoi(v.AsString()); err == nil && i >= 0 {
+				g.index, g.indexKnown = i, true
+			}
+		}
+	}
 	if pod := str(attrs, attrPodName); pod != "" {
 		g.pod = str(attrs, attrPodNS) + "/" + pod
 	}

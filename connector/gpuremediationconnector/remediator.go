@@ -184,6 +184,9 @@ func newRemediator(cfg *Config, set connector.Settings) (*remediator, error) {
 		counts: map[[2]string]int64{}, logs: plog.NewLogs(), now: time.Now,
 	}
 	r.newAPI = r.kubernetesAPI
+	if cfg.Slurm.Enabled {
+		r.newAPI = func(context.Context) (nodeAPI, error) { return newSlurmNodes(cfg.Slurm, r.gpuIndex), nil }
+	}
 	return r, nil
 }
 
@@ -406,9 +409,18 @@ func (r *remediator) steps(rem policy.Remediation) []string {
 	a := r.cfg.Actions
 	var s []string
 	add := func(on bool, step string) {
-		if on {
-			s = append(s, step)
+		if !on {
+			return
 		}
+		switch step {
+		case stepEvent, stepCondition, stepDeviceTaint, stepTaint:
+			if r.cfg.Slurm.Enabled {
+				// Slurm has none of these; its drain (the cordon step)
+				// keeps jobs off the node, with the incident as reason.
+				return
+			}
+		}
+		s = append(s, step)
 	}
 	switch rem {
 	case policy.RestartApp:
@@ -477,6 +489,12 @@ func (r *remediator) decide(d detected, record bool) *plan {
 		return nil
 	}
 	pd := r.policy.Decide(inc)
+	if r.cfg.Slurm.Enabled && pd.Remediation == policy.ResetGPU {
+		// Slurm cannot keep jobs off one GPU of a node, and no reset actor
+		// answers there: the GPU is made idle and recovered by draining
+		// the node and rebooting it.
+		pd.Remediation = policy.Drain
+	}
 	reason := reasonPolicy
 	if pd.Escalated {
 		reason = reasonEscalated

@@ -81,7 +81,7 @@ func (b *Backend) processes(d *device, now time.Time) []gpu.Process {
 			e = n
 			d.seen[p.pid] = e
 		}
-		proc := gpu.Process{PID: p.pid, Owner: e.owner, PodUID: e.id.PodUID, ContainerID: e.id.ContainerID,
+		proc := gpu.Process{PID: p.pid, Owner: e.owner, PodUID: e.id.PodUID, ContainerID: e.id.ContainerID, Slurm: slurmOf(e.id),
 			MemoryBytes: p.vram, HasMemory: true}
 		e.busy = e.busy || p.gfx > 0 || p.enc > 0
 		if dt := now.Sub(e.at); !e.at.IsZero() && dt > 0 && p.gfx >= e.gfx && p.enc >= e.enc && e.busy {
@@ -120,10 +120,7 @@ func (b *Backend) place(pid uint32, start uint64, startErr error) *procSeen {
 		b.placeFailed("cgroup", pid, err)
 		return e
 	}
-	e.id, e.owner = id, gpu.OwnerHost
-	if id.InPod() {
-		e.owner = gpu.OwnerPod
-	}
+	e.id, e.owner = id, gpu.OwnerOf(id.InPod(), id.Slurm.InJob())
 	return e
 }
 
@@ -143,4 +140,11 @@ func (b *Backend) placeFailed(kind string, pid uint32, err error) {
 	}
 	b.warned[key] = true
 	b.logger.Warn(msg+"; further ones are logged at debug level", zap.Uint32("pid", pid), zap.String("why", why), zap.Error(err))
+}
+
+// slurmOf is the job and step a process's cgroup names. A job named by
+// its SLUID only (Slurm 26.05's default cgroup v2 layout) has no job ID
+// here: the receiver's mapping files or scontrol name it.
+func slurmOf(id cgroup.Identity) gpu.SlurmJob {
+	return gpu.SlurmJob{ID: id.Slurm.JobID, Step: id.Slurm.Step}
 }

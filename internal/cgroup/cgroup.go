@@ -1,7 +1,8 @@
-// Package cgroup finds the Kubernetes pod and container a process runs in
-// from its /proc/PID/cgroup, as the kubelet and the container runtimes
-// name their cgroups: cgroup v1 and v2, the systemd and the cgroupfs
-// drivers, containerd, CRI-O and Docker. testdata/README.md lists every
+// Package cgroup finds the Kubernetes pod and container, and the Slurm job
+// step, a process runs in from its /proc/PID/cgroup, as the kubelet, the
+// container runtimes and slurmstepd name their cgroups: cgroup v1 and v2,
+// the systemd and the cgroupfs drivers, containerd, CRI-O and Docker, and
+// Slurm's cgroup/v1 and cgroup/v2 plugins. testdata/README.md lists every
 // form read here with a public source for it.
 //
 // It reads a /proc tree given as a directory, so that tests use a fake one
@@ -19,7 +20,9 @@ import (
 	"strings"
 )
 
-// Identity is where a process runs in Kubernetes terms.
+// Identity is where a process runs in Kubernetes and Slurm terms. A Slurm
+// node that is itself a pod (Soperator, SUNK) runs jobs whose processes
+// have both: the job is their owner, the pod where they run.
 type Identity struct {
 	// PodUID is the pod's UID as the API server spells it (with dashes),
 	// or a static pod's 32 hex digits; empty outside any pod.
@@ -28,6 +31,8 @@ type Identity struct {
 	// process in the pod's own cgroup or in CRI-O's monitor (conmon) of a
 	// container, which belong to the pod but to no container.
 	ContainerID string
+	// Slurm is the Slurm job step the process runs in; zero outside any.
+	Slurm SlurmStep
 }
 
 // InPod reports whether the process runs in a pod.
@@ -68,9 +73,19 @@ func Parse(name string, data []byte) (Identity, error) {
 		switch {
 		case !id.InPod():
 		case !found.InPod():
-			found = id
+			found.PodUID, found.ContainerID = id.PodUID, id.ContainerID
 		case found.ContainerID == "" && id.PodUID == found.PodUID:
 			found.ContainerID = id.ContainerID
+		}
+		// Under cgroup v1 slurmstepd places a task in each controller it
+		// constrains (cpuset, memory, devices) and leaves the others at
+		// the root; the freezer stops at the step. The first line that
+		// names a job names it, and a later one of the same step its task.
+		switch s := &found.Slurm; {
+		case !s.InJob():
+			*s = id.Slurm
+		case s.Task == "" && s.JobID == id.Slurm.JobID && s.SLUID == id.Slurm.SLUID && s.Step == id.Slurm.Step:
+			s.Task = id.Slurm.Task
 		}
 	}
 	return found, nil
@@ -96,6 +111,20 @@ func ParseLine(line string) (Identity, error) {
 // strictly.
 func PathIdentity(path string) (Identity, error) {
 	parts := strings.Split(path, "/")
+	slurm, _, err := slurmPath(parts)
+	if err != nil {
+		return Identity{}, fmt.Errorf("cgroup path %q: %w", path, err)
+	}
+	id, err := podIdentity(path, parts)
+	if err != nil {
+		return Identity{}, err
+	}
+	id.Slurm = slurm
+	return id, nil
+}
+
+// podIdentity finds the pod and the container among a path's components.
+func podIdentity(path string, parts []string) (Identity, error) {
 	// A cgroupfs pod directory (pod<uid>) counts only under kubepods, or
 	// in a path that climbs out of the reader's cgroup namespace, whose
 	// root hides the kubepods above it (cgroup_namespaces(7)).

@@ -23,25 +23,25 @@ func TestRead(t *testing.T) {
 		what string
 		want Identity
 	}{
-		{1001, "v2, systemd, containerd, burstable", Identity{uid, cid}},
-		{1002, "v2, systemd, containerd, guaranteed", Identity{uid, cid}},
-		{1003, "v2, systemd, CRI-O, besteffort", Identity{uid, cid}},
+		{1001, "v2, systemd, containerd, burstable", Identity{PodUID: uid, ContainerID: cid}},
+		{1002, "v2, systemd, containerd, guaranteed", Identity{PodUID: uid, ContainerID: cid}},
+		{1003, "v2, systemd, CRI-O, besteffort", Identity{PodUID: uid, ContainerID: cid}},
 		{1004, "v2, systemd, Docker, private cgroup namespace", Identity{
-			"fd698699-eabf-4c23-92ef-cf0bbdb78261", "2cc65c162ca1388b6b8d5ccfb701d22fc96675ccf8b2f1590c490c2c4039547f",
+			PodUID: "fd698699-eabf-4c23-92ef-cf0bbdb78261", ContainerID: "2cc65c162ca1388b6b8d5ccfb701d22fc96675ccf8b2f1590c490c2c4039547f",
 		}},
-		{1005, "v2, cgroupfs, containerd, burstable", Identity{uid, cid}},
-		{1006, "v1, cgroupfs, besteffort, every hierarchy", Identity{uid, cid}},
-		{1007, "v1 hybrid, systemd, CRI-O, burstable", Identity{uid, cid}},
+		{1005, "v2, cgroupfs, containerd, burstable", Identity{PodUID: uid, ContainerID: cid}},
+		{1006, "v1, cgroupfs, besteffort, every hierarchy", Identity{PodUID: uid, ContainerID: cid}},
+		{1007, "v1 hybrid, systemd, CRI-O, burstable", Identity{PodUID: uid, ContainerID: cid}},
 		{1008, "v1, cgroupfs, CRI-O, guaranteed", Identity{
-			"068e8fa0-9213-11e7-a01f-507b9d4141fa", "81e5c2990803c383229c9680ce964738d5e566d97f5bd436ac34808d2ec75d5f",
+			PodUID: "068e8fa0-9213-11e7-a01f-507b9d4141fa", ContainerID: "81e5c2990803c383229c9680ce964738d5e566d97f5bd436ac34808d2ec75d5f",
 		}},
 		{1009, "CRI-O conmon: the pod, no container", Identity{PodUID: uid}},
-		{1010, "systemd name used as a cgroupfs directory", Identity{uid, cid}},
+		{1010, "systemd name used as a cgroupfs directory", Identity{PodUID: uid, ContainerID: cid}},
 		{1011, "kind: kubelet root /kubelet inside a Docker node", Identity{
-			"b6a16766-05ee-446a-8ee5-ff96a817f47c", "679f3691f7f1b20198548be43b86f265f9fff9be0ac4c973638f5ee89decbca9",
+			PodUID: "b6a16766-05ee-446a-8ee5-ff96a817f47c", ContainerID: "679f3691f7f1b20198548be43b86f265f9fff9be0ac4c973638f5ee89decbca9",
 		}},
-		{1012, "static pod UID", Identity{"8c0a5fb2e3d14b7c9a1f6e2d3c4b5a69", cid}},
-		{1013, "v2, cgroupfs, private cgroup namespace", Identity{uid, cid}},
+		{1012, "static pod UID", Identity{PodUID: "8c0a5fb2e3d14b7c9a1f6e2d3c4b5a69", ContainerID: cid}},
+		{1013, "v2, cgroupfs, private cgroup namespace", Identity{PodUID: uid, ContainerID: cid}},
 		{1014, "the pod's own cgroup", Identity{PodUID: uid}},
 		{2001, "host: systemd service", Identity{}},
 		{2002, "host: v1 user session", Identity{}},
@@ -90,13 +90,13 @@ func TestParseLine(t *testing.T) {
 		err  string
 	}{
 		{line: "0::/", want: Identity{}},
-		{line: "0::/kubepods/burstable/pod" + uid + "/" + cid, want: Identity{uid, cid}},
+		{line: "0::/kubepods/burstable/pod" + uid + "/" + cid, want: Identity{PodUID: uid, ContainerID: cid}},
 		// A container that makes cgroups of its own: only the component
 		// under the pod's is the container.
-		{line: "0::/kubepods/burstable/pod" + uid + "/" + cid + "/init.scope", want: Identity{uid, cid}},
+		{line: "0::/kubepods/burstable/pod" + uid + "/" + cid + "/init.scope", want: Identity{PodUID: uid, ContainerID: cid}},
 		// pod<uid> outside kubepods is not a pod: another tool's name.
 		{line: "0::/machine.slice/pod" + uid, want: Identity{}},
-		{line: "3:cpu,cpuacct:/kubepods/pod" + uid + "/docker-" + cid + ".scope", want: Identity{uid, cid}},
+		{line: "3:cpu,cpuacct:/kubepods/pod" + uid + "/docker-" + cid + ".scope", want: Identity{PodUID: uid, ContainerID: cid}},
 		{line: "", err: "want hierarchy-ID"},
 		{line: "x::/", err: "want hierarchy-ID"},
 		{line: "0:/", err: "want hierarchy-ID"},
@@ -128,7 +128,7 @@ func TestParseContainerAfterPod(t *testing.T) {
 	}, "\n")
 	got, err := Parse("cgroup", []byte(data))
 	require.NoError(t, err)
-	require.Equal(t, Identity{uid, cid}, got)
+	require.Equal(t, Identity{PodUID: uid, ContainerID: cid}, got)
 }
 
 func TestStartTime(t *testing.T) {

@@ -26,6 +26,7 @@ func FuzzParseLine(f *testing.F) {
 	}
 	f.Add("0::/kubepods-pod" + strings.ReplaceAll(uid, "-", "_") + ".slice:crio:" + cid)
 	f.Add("1:name=systemd:/../../../kubepods/pod" + uid)
+	f.Add("0::/system.slice/n1_slurmstepd.scope/job_12/step_0+1/user/task_special")
 	f.Fuzz(func(t *testing.T, line string) {
 		id, err := ParseLine(line)
 		if err != nil {
@@ -39,6 +40,14 @@ func FuzzParseLine(f *testing.F) {
 		}
 		if id.ContainerID != "" && (!validContainerID(id.ContainerID) || id.PodUID == "") {
 			t.Fatalf("%q: container %q in pod %q", line, id.ContainerID, id.PodUID)
+		}
+		if sl := id.Slurm; sl.InJob() || sl != (SlurmStep{}) {
+			if (sl.JobID == "") == (sl.SLUID == "") || (sl.JobID != "" && !isDigits(sl.JobID)) || (sl.SLUID != "" && !validSLUID(sl.SLUID)) {
+				t.Fatalf("%q: Slurm job %+v", line, sl)
+			}
+			if (sl.Step != "" && !validStep(sl.Step)) || (sl.Step == "" && sl.Task != "") {
+				t.Fatalf("%q: Slurm step %+v", line, sl)
+			}
 		}
 		again, err := ParseLine(line)
 		if err != nil || again != id {
@@ -88,12 +97,13 @@ func FuzzPathRoundTrip(f *testing.F) {
 			path = "/kubepods.slice/" + slice + "/crio-conmon-" + containerID + ".scope"
 			containerID = ""
 		}
-		if strings.Contains(root, "kubepods") || strings.Contains(root, "pod") || (root != "" && root[0] != '/') {
-			return // a root that itself names a pod is another path; a cgroup path is absolute
+		if strings.Contains(root, "kubepods") || strings.Contains(root, "pod") || strings.Contains(root, "slurmstepd.scope") ||
+			strings.Contains(root, "uid_") || (root != "" && root[0] != '/') {
+			return // a root that itself names a pod or a Slurm job is another path; a cgroup path is absolute
 		}
 		line := "0::" + strings.TrimSuffix(root, "/") + path
 		got, err := ParseLine(line)
-		if err != nil || got != (Identity{podUID, containerID}) {
+		if err != nil || got != (Identity{PodUID: podUID, ContainerID: containerID}) {
 			t.Fatalf("%q: got %+v, %v", line, got, err)
 		}
 	})

@@ -39,8 +39,15 @@ type Device struct {
 	Vendor string
 	// AMD describes an AMD GPU's partitioning; nil for NVIDIA's.
 	AMD *AMDDevice
-	// Pod is the workload the device is allocated to, if known.
+	// Pod is the workload the device is allocated to, if known. On a
+	// Slurm node that is a pod (Soperator, SUNK) it is where the job runs.
 	Pod Pod
+	// Slurm is the Slurm job the device is allocated to, if known: the
+	// device's owner where set, before Pod.
+	Slurm SlurmJob
+	// SharedSlurmJobs are the jobs of a device several Slurm jobs share,
+	// as a prolog's mapping file names them; Slurm is then unset.
+	SharedSlurmJobs []string
 	// SerialNumber is the board's serial number and FirmwareVersion its
 	// VBIOS version, empty where the source does not report them. A MIG
 	// instance has its GPU's: it is on the same board.
@@ -195,9 +202,12 @@ const (
 	OwnerUnknown Owner = iota
 	// OwnerPod is a process in a Kubernetes pod.
 	OwnerPod
-	// OwnerHost is a process outside any pod: a system service, a user's
-	// shell, a container not run by the kubelet.
+	// OwnerHost is a process outside any pod and any Slurm job: a system
+	// service, a user's shell, a container not run by the kubelet.
 	OwnerHost
+	// OwnerSlurmJob is a process in a Slurm job's cgroup; on a Slurm node
+	// that is a pod, it is in the pod too (PodUID), but the job owns it.
+	OwnerSlurmJob
 )
 
 // String returns the owner as the otelgpu.process.owner attribute
@@ -208,6 +218,8 @@ func (o Owner) String() string {
 		return "pod"
 	case OwnerHost:
 		return "host"
+	case OwnerSlurmJob:
+		return "slurm_job"
 	default:
 		return "unknown"
 	}
@@ -221,6 +233,9 @@ type Process struct {
 	// container ID is empty for a process in the pod but in no container.
 	PodUID      string
 	ContainerID string
+	// Slurm is the job and step of a Slurm job's process (OwnerSlurmJob),
+	// from its cgroup: ID and Step only.
+	Slurm SlurmJob
 	// Pod names the container where the source knows it (the simulated
 	// fleet); the receiver names the others through the kubelet.
 	Pod Pod

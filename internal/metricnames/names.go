@@ -256,7 +256,7 @@ const (
 	// OTelGPUStragglerState (processor/gpuanalyzerprocessor): 1 while the GPU is a straggler among its peers.
 	OTelGPUStragglerState     = "otelgpu.straggler.state"
 	OTelGPUStragglerStateUnit = "{state}"
-	// OTelGPUTime (processor/gpuanalyzerprocessor): Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.
+	// OTelGPUTime (processor/gpuanalyzerprocessor): Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod or a Slurm job), cluster_idle (idle, held by neither), unknown.
 	OTelGPUTime     = "otelgpu.time"
 	OTelGPUTimeUnit = "s"
 	// TrainingStepComputeDuration (internal/metricnames): One rank's compute time per training step, excluding time waiting in collectives, on the GPU's resource (hw.id); reported by a training framework, read by gpu_analyzer.
@@ -552,7 +552,7 @@ const (
 	AttrOTelGPUPressureScope     = "otelgpu.pressure.scope"
 	AttrOTelGPUPressureScopeSome = "some"
 	AttrOTelGPUPressureScopeFull = "full"
-	// AttrOTelGPUProcessOwner (resource attribute, receiver/dcgmreceiver): Set on per-process resources only, and marks them as a split of the GPU's readings, not a device: whose processes the resource describes: pod (the pod the k8s.* attributes name), host (processes outside any pod) or unknown (processes that could not be placed: exited before they were read, or a cgroup not understood).
+	// AttrOTelGPUProcessOwner (resource attribute, receiver/dcgmreceiver): Set on per-process resources only, and marks them as a split of the GPU's readings, not a device: whose processes the resource describes: pod (the pod the k8s.* attributes name), slurm_job (a Slurm job's, which the slurm.* attributes name; on a Slurm node that is a pod, k8s.pod.uid says where it runs), host (processes outside any pod and any Slurm job) or unknown (processes that could not be placed: exited before they were read, or a cgroup not understood).
 	AttrOTelGPUProcessOwner = "otelgpu.process.owner"
 	// AttrOTelGPUUsageState (attribute, processor/gpuanalyzerprocessor): What the GPU's time went to.
 	AttrOTelGPUUsageState             = "otelgpu.usage.state"
@@ -563,6 +563,20 @@ const (
 	AttrOTelGPUUsageStateUnknown      = "unknown"
 	// AttrSeverity (attribute, processor/gpuanalyzerprocessor): The alert's configured severity.
 	AttrSeverity = "severity"
+	// AttrSlurmClusterName (resource attribute, receiver/dcgmreceiver): Slurm's ClusterName, where set (slurm::cluster_name, or the simulated fleet's).
+	AttrSlurmClusterName = "slurm.cluster.name"
+	// AttrSlurmJobAccount (resource attribute, receiver/dcgmreceiver): The Slurm account the job is charged to (scontrol show job, slurm::details).
+	AttrSlurmJobAccount = "slurm.job.account"
+	// AttrSlurmJobID (resource attribute, receiver/dcgmreceiver): The Slurm job the device is allocated to (on a per-process resource, whose processes it describes): the job ID as Slurm prints it, for an array task its own job ID. From the processes' cgroups (Slurm's cgroup v1 and v2 layouts) or the HPC job mapping files a prolog writes (slurm::job_mapping_dir, dcgm-exporter's layout). No k8s.* job attribute is set with it.
+	AttrSlurmJobID = "slurm.job.id"
+	// AttrSlurmJobName (resource attribute, receiver/dcgmreceiver): The Slurm job's name (scontrol show job, slurm::details).
+	AttrSlurmJobName = "slurm.job.name"
+	// AttrSlurmJobPartition (resource attribute, receiver/dcgmreceiver): The Slurm partition the job runs in (scontrol show job, slurm::details).
+	AttrSlurmJobPartition = "slurm.job.partition"
+	// AttrSlurmJobStep (resource attribute, receiver/dcgmreceiver): The Slurm job step the device's processes run in, as Slurm prints it: 0, 1, batch, extern, interactive. Unset where the source names the job only (a mapping file) or the processes are in several steps.
+	AttrSlurmJobStep = "slurm.job.step"
+	// AttrSlurmJobUser (resource attribute, receiver/dcgmreceiver): The user who owns the Slurm job (scontrol show job, slurm::details).
+	AttrSlurmJobUser = "slurm.job.user"
 )
 
 // Metrics lists every metric of the table, sorted by name.
@@ -735,4 +749,11 @@ var Attributes = [...]Attribute{
 	{AttrOTelGPUProcessOwner, "receiver/dcgmreceiver"},
 	{AttrOTelGPUUsageState, "processor/gpuanalyzerprocessor"},
 	{AttrSeverity, "processor/gpuanalyzerprocessor"},
+	{AttrSlurmClusterName, "receiver/dcgmreceiver"},
+	{AttrSlurmJobAccount, "receiver/dcgmreceiver"},
+	{AttrSlurmJobID, "receiver/dcgmreceiver"},
+	{AttrSlurmJobName, "receiver/dcgmreceiver"},
+	{AttrSlurmJobPartition, "receiver/dcgmreceiver"},
+	{AttrSlurmJobStep, "receiver/dcgmreceiver"},
+	{AttrSlurmJobUser, "receiver/dcgmreceiver"},
 }

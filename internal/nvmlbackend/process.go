@@ -121,10 +121,7 @@ func (t *procTable) read(pid uint32, old *procEntry) *procEntry {
 		t.warn("cgroup", pid, err)
 		return &procEntry{owner: gpu.OwnerUnknown, start: start, startUS: t.toUS(start)}
 	}
-	e := &procEntry{owner: gpu.OwnerHost, id: id, start: start, startUS: t.toUS(start)}
-	if id.InPod() {
-		e.owner = gpu.OwnerPod
-	}
+	e := &procEntry{owner: gpu.OwnerOf(id.InPod(), id.Slurm.InJob()), id: id, start: start, startUS: t.toUS(start)}
 	if old != nil && old.start != start && old.start != 0 {
 		e.prev = old // the PID was reused since the previous collection
 	}
@@ -274,7 +271,7 @@ func (b *Backend) readProcesses(d *device, s *gpu.Sample) error {
 }
 
 func (e *procEntry) process(pid uint32) gpu.Process {
-	return gpu.Process{PID: pid, Owner: e.owner, PodUID: e.id.PodUID, ContainerID: e.id.ContainerID}
+	return gpu.Process{PID: pid, Owner: e.owner, PodUID: e.id.PodUID, ContainerID: e.id.ContainerID, Slurm: slurmOf(e.id)}
 }
 
 func sortedKeys(m map[uint32]*utilSum) []uint32 {
@@ -284,4 +281,11 @@ func sortedKeys(m map[uint32]*utilSum) []uint32 {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// slurmOf is the job and step a process's cgroup names. A job named by
+// its SLUID only (Slurm 26.05's default cgroup v2 layout) has no job ID
+// here: the receiver's mapping files or scontrol name it.
+func slurmOf(id cgroup.Identity) gpu.SlurmJob {
+	return gpu.SlurmJob{ID: id.Slurm.JobID, Step: id.Slurm.Step}
 }

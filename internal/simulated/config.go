@@ -84,6 +84,9 @@ type Workload struct {
 	// in about a third of its CFS periods; in other phases it stays under
 	// its limit and is throttled in under 3 %.
 	CPULimit float64 `mapstructure:"cpu_limit"`
+	// Slurm, when set, makes the workload a Slurm job instead of pods
+	// (slurm.go): its GPUs carry slurm.* attributes and no k8s.* ones.
+	Slurm *SlurmJob `mapstructure:"slurm"`
 }
 
 // Network is a host's NICs.
@@ -316,6 +319,9 @@ func (c *Config) Check() error {
 		}
 		if w.Name == "" {
 			errs = append(errs, fmt.Errorf("workloads[%d]::name must be set", i))
+		}
+		if w.Slurm != nil {
+			errs = append(errs, w.Slurm.check(i, &w)...)
 		}
 		if _, err := parseSelector(w.GPUs); err != nil {
 			errs = append(errs, fmt.Errorf("workloads[%d]::gpus: %w", i, err))

@@ -85,8 +85,11 @@ type fault struct {
 type share struct {
 	pod        gpu.Pod
 	uid, ctrID string
-	pid        uint32
-	part       float64 // of the GPU's work and memory
+	// slurm is the Slurm job of a Slurm workload's share; then pod, uid
+	// and ctrID are empty.
+	slurm gpu.SlurmJob
+	pid   uint32
+	part  float64 // of the GPU's work and memory
 }
 
 // New builds the fleet. cfg must be valid.
@@ -111,6 +114,7 @@ func New(cfg Config) (*Fleet, error) {
 		fl.faults = append(fl.faults, fault{Fault: flt, sel: sel})
 	}
 	rng := splitmix(uint64(cfg.Seed))
+	jobs := slurmJobs{}
 	for h := 0; h < cfg.Hosts; h++ {
 		m := models[strings.ToLower(cfg.Models[h%len(cfg.Models)])]
 		host := fmt.Sprintf("%s%d", cfg.HostPrefix, h)
@@ -167,6 +171,7 @@ func New(cfg Config) (*Fleet, error) {
 			if g.workload != nil && g.workload.Kind == CPX {
 				g.migs = cpxPartitions(uint64(cfg.Seed), g)
 			}
+			jobs.slurmize(g)
 			fl.gpus = append(fl.gpus, g)
 			for fi := range fl.faults {
 				if flt := &fl.faults[fi]; slows(flt.Kind) && g.workload != nil && flt.sel.matches(h, i) {
@@ -250,10 +255,15 @@ func (g *simGPU) processes(vs *f.Values) []gpu.Process {
 
 // process is the pod's process holding usedMiB of the GPU's memory.
 func (sh *share) process(usedMiB float64) gpu.Process {
-	return gpu.Process{
+	p := gpu.Process{
 		PID: sh.pid, Owner: gpu.OwnerPod, PodUID: sh.uid, ContainerID: sh.ctrID, Pod: sh.pod,
 		MemoryBytes: uint64(usedMiB * (1 << 20)), HasMemory: true,
 	}
+	if sh.slurm.Known() {
+		// What a cgroup says of a Slurm job's process: its job and step.
+		p.Owner, p.Slurm = gpu.OwnerSlurmJob, gpu.SlurmJob{ID: sh.slurm.ID, Step: sh.slurm.Step}
+	}
+	return p
 }
 
 func phaseLen(w *Workload) time.Duration {

@@ -149,6 +149,9 @@ func (fl *Fleet) buildNodes() []*simNode {
 			shs = append(shs, m.sh)
 		}
 		for _, sh := range shs {
+			if sh.uid == "" {
+				continue // a Slurm job's: no pod, no pod cgroup
+			}
 			if p, ok := pods[sh.uid]; ok {
 				p.n++
 				continue

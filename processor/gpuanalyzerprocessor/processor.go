@@ -187,7 +187,7 @@ func (p *analyzerProcessor) processMetrics(ctx context.Context, md pmetric.Metri
 		}
 		latest = max(latest, s.Time)
 		s.Group = p.groupKey(attrs)
-		_, s.PodAttributed = attrs.Get(metricnames.AttrK8sPodName)
+		s.PodAttributed = heldByWorkload(attrs)
 		if p.costOn {
 			s.PricePerHour = p.prices.of(attrs) * p.priceFactor(id, attrs)
 		}
@@ -290,20 +290,35 @@ func (p *analyzerProcessor) findShares(rms pmetric.ResourceMetricsSlice) {
 }
 
 // groupKey joins the group_by attributes; a GPU missing any has no group.
+// A GPU of a Slurm job is grouped by the job (slurm.cluster.name and
+// slurm.job.id), whatever group_by says: a Slurm job is one group across
+// its nodes, as a Kubernetes job is, and on a Slurm node that is a pod
+// (Soperator) the pod's namespace would split or merge jobs wrongly.
 func (p *analyzerProcessor) groupKey(attrs pcommon.Map) string {
-	if len(p.cfg.GroupBy) == 0 {
-		return ""
-	}
 	b := p.scratch[:0]
-	for i, k := range p.cfg.GroupBy {
-		v, ok := attrs.Get(k)
-		if !ok || v.AsString() == "" {
+	if job, ok := attrs.Get(metricnames.AttrSlurmJobID); ok && job.AsString() != "" {
+		// The leading 1 keeps a Slurm job's key apart from any group_by
+		// key, which holds no control byte before its first value.
+		b = append(b, 1)
+		if c, ok := attrs.Get(metricnames.AttrSlurmClusterName); ok {
+			b = append(b, c.AsString()...)
+		}
+		b = append(b, 0)
+		b = append(b, job.AsString()...)
+	} else {
+		if len(p.cfg.GroupBy) == 0 {
 			return ""
 		}
-		if i > 0 {
-			b = append(b, 0)
+		for i, k := range p.cfg.GroupBy {
+			v, ok := attrs.Get(k)
+			if !ok || v.AsString() == "" {
+				return ""
+			}
+			if i > 0 {
+				b = append(b, 0)
+			}
+			b = append(b, v.AsString()...)
 		}
-		b = append(b, v.AsString()...)
 	}
 	p.scratch = b
 	// Intern: the same few keys come with every batch.
@@ -585,5 +600,16 @@ func (p *analyzerProcessor) read(name string, dp pmetric.NumberDataPoint, s *ana
 	if used && ok {
 		s.Time = max(s.Time, int64(dp.Timestamp()))
 	}
+	return ok
+}
+
+// heldByWorkload says whether a pod or a Slurm job holds the GPU: an idle
+// GPU it holds is its workload's idle time (workload_idle), one no one
+// holds the cluster's.
+func heldByWorkload(attrs pcommon.Map) bool {
+	if _, ok := attrs.Get(metricnames.AttrK8sPodName); ok {
+		return true
+	}
+	_, ok := attrs.Get(metricnames.AttrSlurmJobID)
 	return ok
 }

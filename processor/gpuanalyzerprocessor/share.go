@@ -87,7 +87,8 @@ func ownerKey(attrs pcommon.Map) string { return string(appendOwnerKey(nil, attr
 
 func appendOwnerKey(b []byte, attrs pcommon.Map) []byte {
 	for i, k := range [...]string{metricnames.AttrOTelGPUProcessOwner, metricnames.AttrK8sPodUid,
-		metricnames.AttrK8sNamespaceName, metricnames.AttrK8sPodName, metricnames.AttrK8sContainerName} {
+		metricnames.AttrK8sNamespaceName, metricnames.AttrK8sPodName, metricnames.AttrK8sContainerName,
+		metricnames.AttrSlurmClusterName, metricnames.AttrSlurmJobID, metricnames.AttrSlurmJobStep} {
 		if i > 0 {
 			b = append(b, 0)
 		}

@@ -41,7 +41,8 @@ type gpuLine struct {
 	logged    analysis.Class // class at the previous summary
 	straggler bool
 	waiting   bool // busy at a small fraction of its power (usage waiting)
-	held      bool // a pod holds it
+	held      bool // a pod or a Slurm job holds it
+	slurm     bool // a Slurm job holds it
 	health    gpuhealth.State
 	price     float64
 	last      int64
@@ -62,7 +63,8 @@ func (f *fleetSummary) observe(v *analysis.Verdict, attrs pcommon.Map) {
 		f.gpus[v.ID] = g
 	}
 	g.name, g.workload = gpuName(v.ID, attrs), workloadName(attrs)
-	_, g.held = attrs.Get(metricnames.AttrK8sPodName)
+	g.held = heldByWorkload(attrs)
+	_, g.slurm = attrs.Get(metricnames.AttrSlurmJobID)
 	g.class, g.hint, g.basis, g.straggler, g.price, g.last = v.Class, v.Hint, v.Basis, v.Straggler, v.Usage.PricePerHour, v.Time
 	g.waiting = v.Usage.State == analysis.Waiting
 	g.health = v.Health
@@ -79,6 +81,14 @@ func gpuName(id string, attrs pcommon.Map) string {
 }
 
 func workloadName(attrs pcommon.Map) string {
+	if job, ok := attrs.Get(metricnames.AttrSlurmJobID); ok && job.AsString() != "" {
+		// "slurm job 4242 (climate)", as squeue would name it.
+		s := "slurm job " + job.AsString()
+		if name, ok := attrs.Get(metricnames.AttrSlurmJobName); ok && name.AsString() != "" {
+			s += " (" + name.AsString() + ")"
+		}
+		return s
+	}
 	ns, ok := attrs.Get(metricnames.AttrK8sNamespaceName)
 	if !ok {
 		return ""
@@ -139,7 +149,7 @@ func (f *fleetSummary) flush() {
 // cost; the stragglers by name; then the GPUs in trouble.
 func (f *fleetSummary) line(ids []string) string {
 	var count [analysis.NumClasses]int
-	var held, waiting int
+	var held, heldByJob, waiting int
 	var wasted, waitingCost float64
 	var stragglers []string
 	var health [gpuhealth.NumStates]int
@@ -149,6 +159,9 @@ func (f *fleetSummary) line(ids []string) string {
 		health[g.health]++
 		if g.class == analysis.Idle && g.held {
 			held++
+			if g.slurm {
+				heldByJob++
+			}
 			wasted += g.price
 		}
 		if g.waiting {
@@ -188,11 +201,19 @@ func (f *fleetSummary) line(ids []string) string {
 	}
 	if n := count[analysis.Idle]; n > 0 {
 		s := fmt.Sprintf("%d idle", n)
+		by := "a pod"
+		switch heldByJob {
+		case 0:
+		case held:
+			by = "a Slurm job"
+		default:
+			by = "a pod or a Slurm job"
+		}
 		switch {
 		case held > 0 && wasted > 0:
-			s += fmt.Sprintf(" (%d held by a pod: %s/h wasted)", held, f.money(wasted))
+			s += fmt.Sprintf(" (%d held by %s: %s/h wasted)", held, by, f.money(wasted))
 		case held > 0:
-			s += fmt.Sprintf(" (%d held by a pod)", held)
+			s += fmt.Sprintf(" (%d held by %s)", held, by)
 		}
 		parts = append(parts, s)
 	}

@@ -17,7 +17,8 @@ func (p *analyzerProcessor) logTransition(e analysis.Event) {
 	fields := []zap.Field{zap.String(metricnames.AttrHWID, e.ID), zap.Time("at", time.Unix(0, e.Time).UTC())}
 	if e.Seq < len(p.rms) {
 		attrs := p.rms[e.Seq].Resource().Attributes()
-		for _, k := range []string{metricnames.AttrHostName, metricnames.AttrHWName, metricnames.AttrK8sNamespaceName, metricnames.AttrK8sJobName, metricnames.AttrK8sPodName} {
+		for _, k := range []string{metricnames.AttrHostName, metricnames.AttrHWName, metricnames.AttrK8sNamespaceName, metricnames.AttrK8sJobName, metricnames.AttrK8sPodName,
+			metricnames.AttrSlurmJobID, metricnames.AttrSlurmJobName, metricnames.AttrSlurmJobUser} {
 			if v, ok := attrs.Get(k); ok {
 				fields = append(fields, zap.String(k, v.AsString()))
 			}

@@ -74,6 +74,8 @@ type Config struct {
 	PerProcess PerProcessConfig `mapstructure:"per_process"`
 	// DRA attributes the GPUs that Dynamic Resource Allocation claims hold.
 	DRA DRAConfig `mapstructure:"dra"`
+	// Slurm attributes GPUs to Slurm jobs (slurm.go).
+	Slurm SlurmConfig `mapstructure:"slurm"`
 	// AMDSMI configures the amdsmi backend.
 	AMDSMI AMDSMIConfig `mapstructure:"amdsmi"`
 	// Simulated configures the simulated fleet.
@@ -184,6 +186,12 @@ func (cfg *Config) Validate() error {
 		if cfg.Naming != NamingOTel {
 			errs = append(errs, fmt.Errorf("per_process: enabled needs naming otel; %s naming has no per-process series", cfg.Naming))
 		}
+	}
+	// A Slurm node's jobs are read from the processes' cgroups or from the
+	// mapping files; with neither there is nothing to read. The simulated
+	// fleet names its jobs itself.
+	if cfg.Slurm.Enabled && !cfg.PerProcess.Enabled && cfg.Slurm.JobMappingDir == "" && cfg.Backend != BackendSimulated {
+		errs = append(errs, errors.New("slurm: enabled needs per_process::enabled (the GPU processes' cgroups name their jobs) or slurm::job_mapping_dir (a prolog's mapping files)"))
 	}
 	if cfg.DRA.Enabled && !cfg.PodResources.Enabled {
 		errs = append(errs, errors.New("dra: enabled needs pod_resources::enabled: the kubelet says which devices a pod's claims hold"))

@@ -60,6 +60,9 @@ func createDefaultConfig() component.Config {
 			Driver:  "gpu.nvidia.com",
 			Auth:    AuthConfig{Type: "in_cluster"},
 		},
+		Slurm: SlurmConfig{
+			Details: SlurmDetailsConfig{Enabled: true, Timeout: 5 * time.Second, CacheTTL: 10 * time.Minute},
+		},
 		Simulated: simulated.DefaultConfig(),
 	}
 }

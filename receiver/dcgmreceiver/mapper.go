@@ -166,10 +166,25 @@ func (m *mapper) setResource(d *gpu.Device, name string) {
 	setIf(rb.SetK8sContainerName, d.Pod.Container)
 	setIf(rb.SetK8sJobName, d.Pod.Job)
 	setIf(rb.SetK8sResourceclaimName, d.Pod.Claim)
+	setSlurm(rb, &d.Slurm)
+}
+
+// setSlurm sets a job's slurm.* attributes, those known.
+func setSlurm(rb *metadata.ResourceBuilder, j *gpu.SlurmJob) {
+	if !j.Known() {
+		return
+	}
+	rb.SetSlurmJobID(j.ID)
+	setIf(rb.SetSlurmJobStep, j.Step)
+	setIf(rb.SetSlurmJobName, j.Name)
+	setIf(rb.SetSlurmJobUser, j.User)
+	setIf(rb.SetSlurmJobAccount, j.Account)
+	setIf(rb.SetSlurmJobPartition, j.Partition)
+	setIf(rb.SetSlurmClusterName, j.Cluster)
 }
 
 // deviceAttributes is how many attributes setResource sets at most.
-const deviceAttributes = 19
+const deviceAttributes = 26
 
 func setIf(set func(string), v string) {
 	if v != "" {

@@ -16,7 +16,21 @@ import (
 // dcgm-exporter's labels on every data point. Dashboards and alert rules
 // written for dcgm-exporter then work unchanged through remote-write
 // (with the exporter's add_metric_suffixes turned off).
+//
+// A GPU that several Slurm jobs share (a mapping file naming several) has
+// its series once per job, each with its hpc_job, as dcgm-exporter's HPC
+// mode repeats them.
 func appendDCGMExporter(out pmetric.Metrics, s *gpu.Sample) {
+	if jobs := s.Device.SharedSlurmJobs; len(jobs) > 0 {
+		for _, j := range jobs {
+			d := *s.Device
+			d.SharedSlurmJobs, d.Slurm = nil, gpu.SlurmJob{ID: j}
+			per := *s
+			per.Device = &d
+			appendDCGMExporter(out, &per)
+		}
+		return
+	}
 	rm := out.ResourceMetrics().AppendEmpty()
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
@@ -78,4 +92,11 @@ func dcgmExporterLabels(m pcommon.Map, d *gpu.Device) {
 		m.PutStr(f.LabelNamespace, d.Pod.Namespace)
 		m.PutStr(f.LabelContainer, d.Pod.Container)
 	}
+	if d.Slurm.Known() {
+		m.PutStr(labelHPCJob, d.Slurm.ID)
+	}
 }
+
+// labelHPCJob is the label dcgm-exporter's HPC mode puts the job on
+// (hpcJobAttribute in its internal/pkg/transformation/const.go).
+const labelHPCJob = "hpc_job"

@@ -23,6 +23,7 @@ import (
 type procGroup struct {
 	owner    gpu.Owner
 	uid, ctr string
+	slurm    gpu.SlurmJob
 	pod      gpu.Pod
 	n        int64
 	mem      uint64
@@ -39,18 +40,25 @@ func (m *mapper) groupProcesses(ps []gpu.Process) []procGroup {
 	for i := range ps {
 		p := &ps[i]
 		uid, ctr := p.PodUID, p.ContainerID
-		if p.Owner != gpu.OwnerPod {
+		var job gpu.SlurmJob
+		switch p.Owner {
+		case gpu.OwnerPod:
+		case gpu.OwnerSlurmJob:
+			// One group per job step; a Slurm node that is a pod keeps
+			// the pod's UID as where the job runs.
+			job, ctr = p.Slurm, ""
+		default:
 			uid, ctr = "", "" // the host's, or the unplaced: one group each
 		}
 		var g *procGroup
 		for j := range gs {
-			if gs[j].owner == p.Owner && gs[j].uid == uid && gs[j].ctr == ctr {
+			if gs[j].owner == p.Owner && gs[j].uid == uid && gs[j].ctr == ctr && gs[j].slurm.ID == job.ID && gs[j].slurm.Step == job.Step {
 				g = &gs[j]
 				break
 			}
 		}
 		if g == nil {
-			gs = append(gs, procGroup{owner: p.Owner, uid: uid, ctr: ctr, pod: p.Pod})
+			gs = append(gs, procGroup{owner: p.Owner, uid: uid, ctr: ctr, pod: p.Pod, slurm: job})
 			g = &gs[len(gs)-1]
 		}
 		if g.pod.Name == "" {
@@ -119,7 +127,11 @@ func (m *mapper) appendProcesses(s *gpu.Sample, cs *counterState, name string) {
 		setIf(rb.SetK8sNamespaceName, g.pod.Namespace)
 		setIf(rb.SetK8sPodName, g.pod.Name)
 		setIf(rb.SetK8sContainerName, g.pod.Container)
-		setIf(rb.SetK8sJobName, g.pod.Job)
+		if g.slurm.Known() {
+			setSlurm(rb, &g.slurm)
+		} else {
+			setIf(rb.SetK8sJobName, g.pod.Job)
+		}
 		// A claim several pods share is the claim of each of their
 		// processes.
 		setIf(rb.SetK8sResourceclaimName, d.Pod.Claim)
@@ -132,7 +144,7 @@ func (m *mapper) appendProcesses(s *gpu.Sample, cs *counterState, name string) {
 
 // processAttributes is how many attributes a per-process resource has at
 // most.
-const processAttributes = 10
+const processAttributes = 17
 
 // fraction turns summed percentages into a fraction of the interval, at most
 // the whole.

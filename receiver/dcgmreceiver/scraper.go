@@ -19,6 +19,7 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/internal/gpu"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/podresources"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/resourceslices"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/slurmjobs"
 )
 
 // gpuScraper drives a backend: it connects, collects, maps, and when the
@@ -56,11 +57,15 @@ type gpuScraper struct {
 	// containers names the pods of per-process series; nil unless
 	// per_process has a container_logs_dir.
 	containers *podresources.ContainerIndex
+	// slurm attributes GPUs to Slurm jobs; nil unless slurm is enabled.
+	slurm *slurmAttributor
 	// unnamedWarned is set once a process's pod could not be named; that
 	// is logged once.
 	unnamedWarned bool // storage keeps the amdsmi backend's CPER cursors; nil without
 	// amdsmi::storage.
 	storage storage.Client
+	// jobSource answers Slurm job details in tests; nil asks Slurm.
+	jobSource slurmjobs.Source
 }
 
 func newGPUScraper(cfg *Config, set receiver.Settings) *gpuScraper {
@@ -105,6 +110,16 @@ func (s *gpuScraper) startWith(ctx context.Context, host component.Host, bs []ba
 	if s.cfg.PerProcess.Enabled && s.cfg.PerProcess.ContainerLogsDir != "" {
 		s.containers = podresources.NewContainerIndex(s.cfg.PerProcess.ContainerLogsDir, s.logger)
 	}
+	if s.cfg.Slurm.Enabled {
+		var src slurmjobs.Source
+		if s.cfg.Slurm.Details.Enabled {
+			src = s.jobSource
+			if src == nil {
+				src = newJobSource(s.cfg.Slurm.Details, s.logger)
+			}
+		}
+		s.slurm = newSlurmAttributor(s.cfg.Slurm, src, s.logger)
+	}
 	// Try once now so that a healthy host reports from the first scrape; a
 	// failure here is not fatal.
 	s.connect(ctx)
@@ -122,6 +137,9 @@ func (s *gpuScraper) shutdown(context.Context) error {
 	}
 	if s.pods != nil {
 		errs = append(errs, s.pods.Close())
+	}
+	if s.slurm != nil {
+		s.slurm.close()
 	}
 	if s.storage != nil {
 		errs = append(errs, s.storage.Close(context.Background()))
@@ -202,6 +220,9 @@ func (s *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.pods != nil {
 		s.pods.Refresh(ctx, now)
 	}
+	if s.slurm != nil {
+		s.slurm.refresh()
+	}
 	return s.Map(samples), nil
 }
 
@@ -220,6 +241,9 @@ func (s *gpuScraper) Map(samples []gpu.Sample) pmetric.Metrics {
 				d.Pod = p
 				smp.Device = &d
 			}
+		}
+		if s.slurm != nil {
+			s.slurm.attribute(smp)
 		}
 		s.mapper.Append(smp)
 	}

@@ -921,7 +921,7 @@ type metricOtelgpuTime struct {
 // init fills otelgpu.time metric with initial data.
 func (m *metricOtelgpuTime) init() {
 	m.data.SetName("otelgpu.time")
-	m.data.SetDescription("Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.")
+	m.data.SetDescription("Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod or a Slurm job), cluster_idle (idle, held by neither), unknown.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

@@ -236,7 +236,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["otelgpu.time"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod), cluster_idle (idle, no pod), unknown.", mi.Description())
+					assert.Equal(t, "Wall time of the GPU in each usage state: used, workload_idle (idle, held by a pod or a Slurm job), cluster_idle (idle, held by neither), unknown.", mi.Description())
 					assert.Equal(t, "s", mi.Unit())
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

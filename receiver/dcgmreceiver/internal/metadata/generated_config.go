@@ -1919,6 +1919,13 @@ type ResourceAttributesConfig struct {
 	NvidiaGpuMigProfile    ResourceAttributeConfig `mapstructure:"nvidia.gpu.mig.profile"`
 	NvidiaGpuPciBusID      ResourceAttributeConfig `mapstructure:"nvidia.gpu.pci_bus_id"`
 	OtelgpuProcessOwner    ResourceAttributeConfig `mapstructure:"otelgpu.process.owner"`
+	SlurmClusterName       ResourceAttributeConfig `mapstructure:"slurm.cluster.name"`
+	SlurmJobAccount        ResourceAttributeConfig `mapstructure:"slurm.job.account"`
+	SlurmJobID             ResourceAttributeConfig `mapstructure:"slurm.job.id"`
+	SlurmJobName           ResourceAttributeConfig `mapstructure:"slurm.job.name"`
+	SlurmJobPartition      ResourceAttributeConfig `mapstructure:"slurm.job.partition"`
+	SlurmJobStep           ResourceAttributeConfig `mapstructure:"slurm.job.step"`
+	SlurmJobUser           ResourceAttributeConfig `mapstructure:"slurm.job.user"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
@@ -2002,6 +2009,27 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		OtelgpuProcessOwner: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SlurmClusterName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SlurmJobAccount: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SlurmJobID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SlurmJobName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SlurmJobPartition: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SlurmJobStep: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SlurmJobUser: ResourceAttributeConfig{
 			Enabled: true,
 		},
 	}

@@ -4392,6 +4392,48 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.OtelgpuProcessOwner.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["otelgpu.process.owner"] = filter.CreateFilter(mbc.ResourceAttributes.OtelgpuProcessOwner.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.SlurmClusterName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["slurm.cluster.name"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmClusterName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SlurmClusterName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["slurm.cluster.name"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmClusterName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobAccount.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["slurm.job.account"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobAccount.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobAccount.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["slurm.job.account"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobAccount.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["slurm.job.id"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["slurm.job.id"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["slurm.job.name"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["slurm.job.name"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobPartition.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["slurm.job.partition"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobPartition.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobPartition.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["slurm.job.partition"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobPartition.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobStep.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["slurm.job.step"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobStep.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobStep.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["slurm.job.step"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobStep.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobUser.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["slurm.job.user"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobUser.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SlurmJobUser.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["slurm.job.user"] = filter.CreateFilter(mbc.ResourceAttributes.SlurmJobUser.MetricsExclude)
+	}
 
 	for _, op := range options {
 		op.apply(mb)

@@ -340,6 +340,13 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetNvidiaGpuMigProfile("nvidia.gpu.mig.profile-val")
 			rb.SetNvidiaGpuPciBusID("nvidia.gpu.pci_bus_id-val")
 			rb.SetOtelgpuProcessOwner("otelgpu.process.owner-val")
+			rb.SetSlurmClusterName("slurm.cluster.name-val")
+			rb.SetSlurmJobAccount("slurm.job.account-val")
+			rb.SetSlurmJobID("slurm.job.id-val")
+			rb.SetSlurmJobName("slurm.job.name-val")
+			rb.SetSlurmJobPartition("slurm.job.partition-val")
+			rb.SetSlurmJobStep("slurm.job.step-val")
+			rb.SetSlurmJobUser("slurm.job.user-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {

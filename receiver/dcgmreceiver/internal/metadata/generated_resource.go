@@ -210,6 +210,55 @@ func (rb *ResourceBuilder) SetOtelgpuProcessOwner(val string) {
 	}
 }
 
+// SetSlurmClusterName sets provided value as "slurm.cluster.name" attribute.
+func (rb *ResourceBuilder) SetSlurmClusterName(val string) {
+	if rb.config.SlurmClusterName.Enabled {
+		rb.res.Attributes().PutStr("slurm.cluster.name", val)
+	}
+}
+
+// SetSlurmJobAccount sets provided value as "slurm.job.account" attribute.
+func (rb *ResourceBuilder) SetSlurmJobAccount(val string) {
+	if rb.config.SlurmJobAccount.Enabled {
+		rb.res.Attributes().PutStr("slurm.job.account", val)
+	}
+}
+
+// SetSlurmJobID sets provided value as "slurm.job.id" attribute.
+func (rb *ResourceBuilder) SetSlurmJobID(val string) {
+	if rb.config.SlurmJobID.Enabled {
+		rb.res.Attributes().PutStr("slurm.job.id", val)
+	}
+}
+
+// SetSlurmJobName sets provided value as "slurm.job.name" attribute.
+func (rb *ResourceBuilder) SetSlurmJobName(val string) {
+	if rb.config.SlurmJobName.Enabled {
+		rb.res.Attributes().PutStr("slurm.job.name", val)
+	}
+}
+
+// SetSlurmJobPartition sets provided value as "slurm.job.partition" attribute.
+func (rb *ResourceBuilder) SetSlurmJobPartition(val string) {
+	if rb.config.SlurmJobPartition.Enabled {
+		rb.res.Attributes().PutStr("slurm.job.partition", val)
+	}
+}
+
+// SetSlurmJobStep sets provided value as "slurm.job.step" attribute.
+func (rb *ResourceBuilder) SetSlurmJobStep(val string) {
+	if rb.config.SlurmJobStep.Enabled {
+		rb.res.Attributes().PutStr("slurm.job.step", val)
+	}
+}
+
+// SetSlurmJobUser sets provided value as "slurm.job.user" attribute.
+func (rb *ResourceBuilder) SetSlurmJobUser(val string) {
+	if rb.config.SlurmJobUser.Enabled {
+		rb.res.Attributes().PutStr("slurm.job.user", val)
+	}
+}
+
 // Emit returns the built resource and resets the internal builder state.
 func (rb *ResourceBuilder) Emit() pcommon.Resource {
 	r := rb.res

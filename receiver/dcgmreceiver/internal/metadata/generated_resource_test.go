@@ -40,15 +40,22 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetNvidiaGpuMigProfile("nvidia.gpu.mig.profile-val")
 			rb.SetNvidiaGpuPciBusID("nvidia.gpu.pci_bus_id-val")
 			rb.SetOtelgpuProcessOwner("otelgpu.process.owner-val")
+			rb.SetSlurmClusterName("slurm.cluster.name-val")
+			rb.SetSlurmJobAccount("slurm.job.account-val")
+			rb.SetSlurmJobID("slurm.job.id-val")
+			rb.SetSlurmJobName("slurm.job.name-val")
+			rb.SetSlurmJobPartition("slurm.job.partition-val")
+			rb.SetSlurmJobStep("slurm.job.step-val")
+			rb.SetSlurmJobUser("slurm.job.user-val")
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 27, res.Attributes().Len())
+				assert.Equal(t, 34, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 27, res.Attributes().Len())
+				assert.Equal(t, 34, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -189,6 +196,41 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "otelgpu.process.owner-val", otelgpuProcessOwnerAttrVal.Str())
+			}
+			slurmClusterNameAttrVal, ok := res.Attributes().Get("slurm.cluster.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "slurm.cluster.name-val", slurmClusterNameAttrVal.Str())
+			}
+			slurmJobAccountAttrVal, ok := res.Attributes().Get("slurm.job.account")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "slurm.job.account-val", slurmJobAccountAttrVal.Str())
+			}
+			slurmJobIDAttrVal, ok := res.Attributes().Get("slurm.job.id")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "slurm.job.id-val", slurmJobIDAttrVal.Str())
+			}
+			slurmJobNameAttrVal, ok := res.Attributes().Get("slurm.job.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "slurm.job.name-val", slurmJobNameAttrVal.Str())
+			}
+			slurmJobPartitionAttrVal, ok := res.Attributes().Get("slurm.job.partition")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "slurm.job.partition-val", slurmJobPartitionAttrVal.Str())
+			}
+			slurmJobStepAttrVal, ok := res.Attributes().Get("slurm.job.step")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "slurm.job.step-val", slurmJobStepAttrVal.Str())
+			}
+			slurmJobUserAttrVal, ok := res.Attributes().Get("slurm.job.user")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "slurm.job.user-val", slurmJobUserAttrVal.Str())
 			}
 		})
 	}
