@@ -10,11 +10,11 @@
 // machine without the daemons (or not root) skips the test, saying what it
 // lacks; under CI=true, where .ci/run installs them, it fails instead.
 //
-// Process tracking is proctrack/linuxproc with task/none: Slurm's cgroup
-// plugins want a cgroup hierarchy of their own (cgroup v2 at
-// /sys/fs/cgroup, or v1 controllers Slurm may create folders in), which a
-// test machine inside a container seldom gives. Jobs still get their GPUs
-// through GRES; only the cgroup confinement is missing.
+// Process tracking is proctrack/linuxproc with task/none by default: it
+// works on any machine, and jobs still get their GPUs through GRES.
+// Options.Cgroup turns on Slurm's cgroup plugins instead, for tests that
+// need Slurm's cgroup layout (v1 is what this project's test machine has;
+// v2 is chosen where /sys/fs/cgroup is cgroup2).
 package slurmtest
 
 import (
@@ -50,6 +50,14 @@ type Options struct {
 	ExtraNodes int
 	// CPUs the node declares (jobs take one each by default); 16 when 0.
 	CPUs int
+	// Cgroup tracks and confines jobs with Slurm's cgroup plugins
+	// (proctrack/cgroup, task/cgroup with ConstrainDevices) instead of
+	// proctrack/linuxproc, so that job processes live in Slurm's cgroup
+	// layout (.../uid_<uid>/job_<id>/step_<step>): cgroup v2 where
+	// /sys/fs/cgroup is cgroup2 (IgnoreSystemd=yes: no systemd here),
+	// else v1 where its freezer and devices controllers are mounted. A
+	// machine with neither skips (or fails under CI=true).
+	Cgroup bool
 }
 
 // Cluster is a running Slurm.
@@ -73,6 +81,7 @@ type Cluster struct {
 	StartupTime time.Duration
 
 	t      testing.TB
+	cgroup bool
 	bin    map[string]string
 	munged *exec.Cmd
 	ctld   *exec.Cmd
@@ -106,7 +115,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, t: t, bin: bin}
+	c := &Cluster{Dir: dir, t: t, bin: bin, cgroup: opts.Cgroup}
 	t.Cleanup(func() {
 		c.stopAll()
 		if t.Failed() {
@@ -198,8 +207,17 @@ func (c *Cluster) write(opts Options) error {
 	w("SlurmdPidFile=%s", c.path("slurmd.pid"))
 	w("SlurmctldLogFile=%s", c.path("log", "slurmctld.log"))
 	w("SlurmdLogFile=%s", c.path("log", "slurmd.log"))
-	w("ProctrackType=proctrack/linuxproc")
-	w("TaskPlugin=task/none")
+	if opts.Cgroup {
+		w("ProctrackType=proctrack/cgroup")
+		w("TaskPlugin=task/cgroup")
+		cg := "CgroupPlugin=" + c.cgroupPlugin() + "\nIgnoreSystemd=yes\nConstrainDevices=yes\nConstrainCores=no\nConstrainRAMSpace=no\n"
+		if err := os.WriteFile(c.path("cgroup.conf"), []byte(cg), 0o600); err != nil {
+			return err
+		}
+	} else {
+		w("ProctrackType=proctrack/linuxproc")
+		w("TaskPlugin=task/none")
+	}
 	w("SelectType=select/cons_tres")
 	w("SelectTypeParameters=CR_Core")
 	w("GresTypes=gpu")
@@ -245,6 +263,20 @@ func (c *Cluster) write(opts Options) error {
 		return err
 	}
 	return os.WriteFile(c.path("gres.conf"), []byte(gres), 0o600)
+}
+
+// cgroupPlugin picks Slurm's cgroup plugin for this machine's hierarchy.
+func (c *Cluster) cgroupPlugin() string {
+	c.t.Helper()
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return "cgroup/v2"
+	}
+	for _, ctrl := range []string{"freezer", "devices"} {
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", ctrl, "cgroup.procs")); err != nil {
+			sharedtest.Need(c.t, "a cgroup hierarchy Slurm can use (cgroup2 at /sys/fs/cgroup, or v1's %s controller): %v", ctrl, err)
+		}
+	}
+	return "cgroup/v1"
 }
 
 func mkdev(major, minor uint32) uint64 {
@@ -321,6 +353,41 @@ func (c *Cluster) stopAll() {
 	stop(c.ctld)
 	stop(c.munged)
 	c.killSteps()
+	if c.cgroup {
+		c.removeCgroups()
+	}
+}
+
+// removeCgroups removes the empty cgroup folders Slurm leaves behind
+// (slurm_<node>/uid_<uid>, in each controller's hierarchy). rmdir of a
+// cgroup that still holds a process fails, so another cluster's jobs on
+// this machine keep theirs.
+func (c *Cluster) removeCgroups() {
+	roots, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", "slurm_"+c.Node))
+	if v2, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "slurm_"+c.Node)); len(v2) > 0 {
+		roots = append(roots, v2...)
+	}
+	// The steps just killed take a moment to leave their cgroups.
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		left := 0
+		for _, root := range roots {
+			var dirs []string
+			_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					dirs = append(dirs, p)
+				}
+				return nil
+			})
+			for i := len(dirs) - 1; i >= 0; i-- {
+				if syscall.Rmdir(dirs[i]) != nil {
+					left++
+				}
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			return
+		}
+	}
 }
 
 // killSteps ends what slurmd's job steps left behind: slurmstepd runs
