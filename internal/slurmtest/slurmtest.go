@@ -10,11 +10,11 @@
 // machine without the daemons (or not root) skips the test, saying what it
 // lacks; under CI=true, where .ci/run installs them, it fails instead.
 //
-// Process tracking is proctrack/linuxproc with task/none: Slurm's cgroup
-// plugins want a cgroup hierarchy of their own (cgroup v2 at
-// /sys/fs/cgroup, or v1 controllers Slurm may create folders in), which a
-// test machine inside a container seldom gives. Jobs still get their GPUs
-// through GRES; only the cgroup confinement is missing.
+// Process tracking is proctrack/linuxproc with task/none by default: it
+// works on any machine, and jobs still get their GPUs through GRES.
+// Options.Cgroup turns on Slurm's cgroup plugins instead, for tests that
+// need Slurm's cgroup layout (v1 is what this project's test machine has;
+// v2 is chosen where /sys/fs/cgroup is cgroup2).
 package slurmtest
 
 import (
@@ -50,6 +50,14 @@ type Options struct {
 	ExtraNodes int
 	// CPUs the node declares (jobs take one each by default); 16 when 0.
 	CPUs int
+	// Cgroup tracks and confines jobs with Slurm's cgroup plugins
+	// (proctrack/cgroup, task/cgroup with ConstrainDevices) instead of
+	// proctrack/linuxproc, so that job processes live in Slurm's cgroup
+	// layout (.../uid_<uid>/job_<id>/step_<step>): cgroup v2 where
+	// /sys/fs/cgroup is cgroup2 (IgnoreSystemd=yes: no systemd here),
+	// else v1 where its freezer and devices controllers are mounted. A
+	// machine with neither skips (or fails under CI=true).
+	Cgroup bool
 }
 
 // Cluster is a running Slurm.
@@ -73,6 +81,7 @@ type Cluster struct {
 	StartupTime time.Duration
 
 	t      testing.TB
+	cgroup bool
 	bin    map[string]string
 	munged *exec.Cmd
 	ctld   *exec.Cmd
@@ -106,7 +115,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, t: t, bin: bin}
+	c := &Cluster{Dir: dir, t: t, bin: bin, cgroup: opts.Cgroup}
 	t.Cleanup(func() {
 		c.stopAll()
 		if t.Failed() {
@@ -198,8 +207,17 @@ func (c *Cluster) write(opts Options) error {
 	w("SlurmdPidFile=%s", c.path("slurmd.pid"))
 	w("SlurmctldLogFile=%s", c.path("log", "slurmctld.log"))
 	w("SlurmdLogFile=%s", c.path("log", "slurmd.log"))
-	w("ProctrackType=proctrack/linuxproc")
-	w("TaskPlugin=task/none")
+	if opts.Cgroup {
+		w("ProctrackType=proctrack/cgroup")
+		w("TaskPlugin=task/cgroup")
+		cg := "CgroupPlugin=" + c.cgroupPlugin() + "\nIgnoreSystemd=yes\nConstrainDevices=yes\nConstrainCores=no\nConstrainRAMSpace=no\n"
+		if err := os.WriteFile(c.path("cgroup.conf"), []byte(cg), 0o600); err != nil {
+			return err
+		}
+	} else {
+		w("ProctrackType=proctrack/linuxproc")
+		w("TaskPlugin=task/none")
+	}
 	w("SelectType=select/cons_tres")
 	w("SelectTypeParameters=CR_Core")
 	w("GresTypes=gpu")
@@ -247,6 +265,20 @@ func (c *Cluster) write(opts Options) error {
 	return os.WriteFile(c.path("gres.conf"), []byte(gres), 0o600)
 }
 
+// cgroupPlugin picks Slurm's cgroup plugin for this machine's hierarchy.
+func (c *Cluster) cgroupPlugin() string {
+	c.t.Helper()
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return "cgroup/v2"
+	}
+	for _, ctrl := range []string{"freezer", "devices"} {
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", ctrl, "cgroup.procs")); err != nil {
+			sharedtest.Need(c.t, "a cgroup hierarchy Slurm can use (cgroup2 at /sys/fs/cgroup, or v1's %s controller): %v", ctrl, err)
+		}
+	}
+	return "cgroup/v1"
+}
+
 func mkdev(major, minor uint32) uint64 {
 	return uint64(major&0xfff)<<8 | uint64(minor&0xff) | uint64(minor&^0xff)<<12 | uint64(major&^0xfff)<<32
 }
@@ -268,83 +300,6 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-// daemon starts a daemon in the foreground, its output in log/<name>.out.
-func (c *Cluster) daemon(name, bin string, args ...string) *exec.Cmd {
-	c.t.Helper()
-	out, err := os.OpenFile(c.path("log", name+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...) //nolint:gosec // G204: the test's own daemons
-	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.path("slurm.conf"))
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		c.t.Fatalf("starting %s: %v", name, err)
-	}
-	go func() { _ = cmd.Wait(); _ = out.Close() }()
-	return cmd
-}
-
-// stop ends a daemon and the processes it started (its process group).
-func stop(cmd *exec.Cmd) {
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		for cmd.ProcessState == nil {
-			if syscall.Kill(cmd.Process.Pid, 0) != nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-}
-
-func (c *Cluster) stopAll() {
-	// Jobs first (slurmd's steps are in their own sessions), then the
-	// daemons.
-	if c.ctld != nil {
-		_, _, _ = c.run(5*time.Second, c.bin["scontrol"], "shutdown")
-	}
-	stop(c.slurmd)
-	stop(c.ctld)
-	stop(c.munged)
-	c.killSteps()
-}
-
-// killSteps ends what slurmd's job steps left behind: slurmstepd runs
-// in its own session, so the daemons' process groups do not hold it. It
-// finds them by this cluster's SLURM_CONF in their environment, which the
-// daemons have too: those it spares.
-func (c *Cluster) killSteps() {
-	spare := map[int]bool{}
-	for _, d := range []*exec.Cmd{c.munged, c.ctld, c.slurmd} {
-		if d != nil && d.Process != nil {
-			spare[d.Process.Pid] = true
-		}
-	}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || spare[pid] {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(env, []byte("SLURM_CONF="+c.path("slurm.conf")+"\x00")) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
 }
 
 // StopController stops slurmctld: Slurm unreachable, its jobs left

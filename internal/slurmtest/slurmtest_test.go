@@ -109,3 +109,17 @@ func TestReboot(t *testing.T) {
 	require.NoError(t, c.Client.Resume(ctx, c.Node))
 	c.WaitNode(c.Node, "IDLE", 30*time.Second)
 }
+
+// With Options.Cgroup, a job's processes are in Slurm's cgroup layout,
+// and the devices cgroup confines it to its GPUs.
+func TestCgroup(t *testing.T) {
+	c := Start(t, Options{Cgroup: true})
+	id := c.Sbatch("--gres=gpu:2", "--wrap", "cat /proc/self/cgroup; sleep 30")
+	c.WaitJob(id, "RUNNING", 30*time.Second)
+	var out string
+	require.Eventually(t, func() bool {
+		out = c.JobOutput(id)
+		return strings.Contains(out, "job_"+id)
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Contains(t, out, "/uid_0/job_"+id+"/step_batch", "Slurm's cgroup layout:\n%s", out)
+}
