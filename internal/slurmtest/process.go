@@ -8,9 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
+
+// exited holds, for each daemon started, a channel closed once its Wait
+// returned: stop waits on it rather than reading cmd.ProcessState, which
+// Wait writes from another goroutine (a data race under -race).
+var exited sync.Map // *exec.Cmd -> chan struct{}
 
 // daemon starts a daemon in the foreground, its output in log/<name>.out.
 func (c *Cluster) daemon(name, bin string, args ...string) *exec.Cmd {
@@ -26,7 +32,9 @@ func (c *Cluster) daemon(name, bin string, args ...string) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		c.t.Fatalf("starting %s: %v", name, err)
 	}
-	go func() { _ = cmd.Wait(); _ = out.Close() }()
+	done := make(chan struct{})
+	exited.Store(cmd, done)
+	go func() { _ = cmd.Wait(); _ = out.Close(); close(done) }()
 	return cmd
 }
 
@@ -36,21 +44,18 @@ func stop(cmd *exec.Cmd) {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		for cmd.ProcessState == nil {
-			if syscall.Kill(cmd.Process.Pid, 0) != nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(done)
-	}()
+	v, ok := exited.Load(cmd)
+	if !ok {
+		return
+	}
+	done := v.(chan struct{})
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
 	}
+	exited.Delete(cmd)
 }
 
 func (c *Cluster) stopAll() {
