@@ -5,6 +5,7 @@
 //	gpureplay [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -autoscale FILE [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table] [-o FILE] DEMAND.csv...
+//	gpureplay -whatif A.yaml,B.yaml,... -table -holdout CHOOSE.csv,... [-scales 1] [-o FILE] DEMAND.csv...
 //	gpureplay -cost FILE [-config FILE] [-o FILE] TRACE.csv
 //	gpureplay -report FILE.html [-cost FILE | -autoscale FILE | -remediate FILE] [-o FILE] TRACE.csv
 //	gpureplay -labels LABELS.csv -o VERDICTS.jsonl [-config FILE] [-report FILE.html] TRACE.csv
@@ -85,7 +86,11 @@
 // Deployment scaled by the connector with SETTINGS.yaml, as version 2 of
 // the what-if contract fixes it (a warm start; -cold for a start at
 // min_replicas, none ready); see cmd/gpureplay/internal/whatif for the
-// model, the output and the flags.
+// model, the output and the flags. With -holdout, the settings files are
+// candidates: each runs on the CHOOSE series, and the one chosen (the most
+// rows no worse than the reactive frontier, then the largest sum of
+// savings) is reported alone on the DEMAND series, which the choice never
+// saw.
 //
 // With -cost, FILE holds gpu_analyzer settings too (its `cost:` prices;
 // an empty file means the defaults), read over -config's; after the

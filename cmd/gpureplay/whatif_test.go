@@ -161,3 +161,18 @@ func TestWhatIfTable(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "-scales wants positive numbers")
 }
+
+// The held-out protocol's flags: -holdout goes with -table, several
+// settings only with -holdout, and a series in both sets is refused with
+// one line naming it.
+func TestWhatIfHoldoutFlags(t *testing.T) {
+	_, stderr, code := runReplay(t, "-whatif", llmServing, "-holdout", convDemand, convDemand+".other")
+	require.Equal(t, 2, code)
+	require.Equal(t, "gpureplay: -holdout goes with -table\n", stderr)
+	_, stderr, code = runReplay(t, "-whatif", llmServing+","+llmServing, "-table", convDemand)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "several -whatif settings are candidates of -holdout")
+	_, stderr, code = runReplay(t, "-whatif", llmServing, "-table", "-scales", "1", "-holdout", convDemand, convDemand)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpureplay: -holdout: "+convDemand+" is in the choosing set ("+convDemand+") and in the reported set: a held-out series is one the choice never saw\n", stderr)
+}

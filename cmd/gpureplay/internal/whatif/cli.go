@@ -20,6 +20,7 @@ type CLI struct {
 	table    bool
 	scales   string
 	cycle    string
+	holdout  string
 }
 
 // AddFlags registers the what-if flags on fs.
@@ -34,6 +35,7 @@ func AddFlags(fs *flag.FlagSet) *CLI {
 	fs.BoolVar(&c.compare, "compare", false, "what-if: compare with the reactive frontier at equal SLO minutes")
 	fs.BoolVar(&c.table, "table", false, "what-if: compare on every DEMAND.csv given at each of -scales and startups 180s, 600s; print a Markdown table")
 	fs.StringVar(&c.scales, "scales", "1,5,20", "what-if -table: the demand scales")
+	fs.StringVar(&c.holdout, "holdout", "", "what-if: choose among the comma-separated -whatif settings on these comma-separated `DEMAND.csv,...` (at each of -scales and startups 180s, 600s), then report the chosen settings on the DEMAND.csv given, alone")
 	fs.StringVar(&c.cycle, "cycle", "", "what-if: loop the demand to LENGTH with a swing of PERIOD, as `LENGTH,PERIOD` (e.g. 12h,6h)")
 	return c
 }
@@ -42,7 +44,7 @@ func AddFlags(fs *flag.FlagSet) *CLI {
 func (c *CLI) Enabled() bool { return c.settings != "" }
 
 // Usage is the what-if line of gpureplay's usage.
-const Usage = "gpureplay -whatif SETTINGS.yaml [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table [-scales 1,5,20]] [-cycle LENGTH,PERIOD] [-o FILE] DEMAND.csv..."
+const Usage = "gpureplay -whatif SETTINGS.yaml[,SETTINGS.yaml...] [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table [-scales 1,5,20] [-holdout CHOOSE.csv,...]] [-cycle LENGTH,PERIOD] [-o FILE] DEMAND.csv..."
 
 // Run runs the what-if on the demand files and returns the exit status:
 // 2 for a usage error, 1 for bad input (one line on stderr).
@@ -62,6 +64,12 @@ func (c *CLI) Run(demands []string, outPath string, stdout, stderr io.Writer) in
 	}
 	if len(demands) == 0 || (!c.table && len(demands) != 1) {
 		return usage("usage: %s", Usage)
+	}
+	if c.holdout != "" && !c.table {
+		return usage("-holdout goes with -table")
+	}
+	if strings.Contains(c.settings, ",") && c.holdout == "" {
+		return usage("several -whatif settings are candidates of -holdout, which chooses among them")
 	}
 	out := stdout
 	var file *os.File
@@ -83,7 +91,11 @@ func (c *CLI) Run(demands []string, outPath string, stdout, stderr io.Writer) in
 			}
 			scales = append(scales, v)
 		}
-		err = c.writeTable(demands, scales, out)
+		if c.holdout != "" {
+			err = c.writeHeldOut(strings.Split(c.holdout, ","), demands, scales, out)
+		} else {
+			err = c.writeTable(demands, scales, out)
+		}
 	} else {
 		err = Command(c.settings, demands[0], c.opts, c.compare, out)
 	}
@@ -110,5 +122,17 @@ func (c *CLI) writeTable(demands []string, scales []float64, out io.Writer) erro
 		return err
 	}
 	WriteTable(out, rows, c.opts)
+	return nil
+}
+
+func (c *CLI) writeHeldOut(choose, report []string, scales []float64, out io.Writer) error {
+	if err := c.opts.withDefaults().validate(); err != nil {
+		return err
+	}
+	candidates, chosen, rows, err := HeldOut(strings.Split(c.settings, ","), Grid(choose, scales), Grid(report, scales), c.opts, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return err
+	}
+	WriteHeldOut(out, candidates, chosen, choose, rows, c.opts)
 	return nil
 }

@@ -47,21 +47,9 @@ func Grid(demands []string, scales []float64) []Scenario {
 // but the scenario's scale and startup applies to every run: the sample
 // interval, the SLO wait, the start (warm, or cold) and the cycle.
 func CompareAll(settings component.Config, scenarios []Scenario, base Options, workers int) ([]Row, error) {
-	demands := map[string]*Demand{}
-	for _, s := range scenarios {
-		if demands[s.Demand] != nil {
-			continue
-		}
-		f, err := os.Open(s.Demand)
-		if err != nil {
-			return nil, err
-		}
-		d, err := ReadDemand(f, s.Demand)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		demands[s.Demand] = base.demand(d)
+	demands, err := readDemands(scenarios, base)
+	if err != nil {
+		return nil, err
 	}
 	rows := make([]Row, len(scenarios))
 	errs := make([]error, len(scenarios))
@@ -101,6 +89,27 @@ func CompareAll(settings component.Config, scenarios []Scenario, base Options, w
 		}
 	}
 	return rows, nil
+}
+
+// readDemands reads each scenario's series once, with the cycle options.
+func readDemands(scenarios []Scenario, base Options) (map[string]*Demand, error) {
+	demands := map[string]*Demand{}
+	for _, s := range scenarios {
+		if demands[s.Demand] != nil {
+			continue
+		}
+		f, err := os.Open(s.Demand)
+		if err != nil {
+			return nil, err
+		}
+		d, err := ReadDemand(f, s.Demand)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		demands[s.Demand] = base.demand(d)
+	}
+	return demands, nil
 }
 
 // WriteTable writes the rows as a Markdown table after a line that says

@@ -1,0 +1,269 @@
+package whatif
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// The held-out protocol: settings are chosen on one set of demand series
+// and judged on another that the choice never saw. Any number of candidate
+// settings files run on the choosing set; the one chosen is run, alone, on
+// the reported set, and only the reported rows are printed, each with the
+// room the frontier leaves (1 − ideal / frontier) and whether a reactive
+// setting dominates it. A series given to both sets, by name or by
+// content, is refused: a figure from it would not be held out.
+
+// Candidate is one candidate's result on the choosing set.
+type Candidate struct {
+	Path string
+	Rows []Row
+}
+
+// Held is a row's figures beyond the comparison: the room between the
+// frontier and the ideal, and whether a reactive point dominates it.
+type Held struct {
+	// Room is 1 − ideal GPU-hours / the frontier's GPU-hours at the row's
+	// SLO minutes: the most any autoscaler could save there.
+	Room float64
+	// Dominated names a reactive point with no more GPU-hours and no more
+	// SLO minutes, one of them fewer ("" when none).
+	Dominated string
+}
+
+// Judge is the row's room and dominance.
+func Judge(r Row) Held {
+	h := Held{}
+	if r.FrontierGPUHours > 0 {
+		h.Room = round(1 - r.Summary.IdealGPUHours/r.FrontierGPUHours)
+	}
+	for _, p := range r.Frontier {
+		s := p.Summary
+		if s.GPUHours <= r.GPUHours && s.SLOViolationMinutes <= r.SLOViolationMinutes &&
+			(s.GPUHours < r.GPUHours || s.SLOViolationMinutes < r.SLOViolationMinutes) {
+			h.Dominated = p.Name
+			break
+		}
+	}
+	return h
+}
+
+// Tally is what the acceptance reads off a set of rows: how many are no
+// worse than the frontier (saving ≥ 0 and not dominated), and the sums of
+// the savings and of the room.
+type Tally struct {
+	Rows, NoWorse       int
+	SavingSum, RoomSum  float64
+	HalfTheRoomIsClosed bool
+}
+
+// TallyRows sums the rows.
+func TallyRows(rows []Row) Tally {
+	t := Tally{Rows: len(rows)}
+	for _, r := range rows {
+		h := Judge(r)
+		if r.Saving >= 0 && h.Dominated == "" {
+			t.NoWorse++
+		}
+		t.SavingSum += r.Saving
+		t.RoomSum += h.Room
+	}
+	t.HalfTheRoomIsClosed = t.SavingSum >= 0.5*t.RoomSum
+	return t
+}
+
+// better says candidate a is to be chosen over b: more rows no worse than
+// the frontier, then the larger sum of savings. The first given wins ties.
+func better(a, b Tally) bool {
+	if a.NoWorse != b.NoWorse {
+		return a.NoWorse > b.NoWorse
+	}
+	return a.SavingSum > b.SavingSum
+}
+
+// checkDisjoint refuses a series given to both sets, by file name or by
+// content.
+func checkDisjoint(choose, report []string) error {
+	sum := func(path string) ([32]byte, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return [32]byte{}, err
+		}
+		return sha256.Sum256(b), nil
+	}
+	names := map[string]string{}
+	sums := map[[32]byte]string{}
+	for _, c := range choose {
+		s, err := sum(c)
+		if err != nil {
+			return err
+		}
+		names[filepath.Base(c)], sums[s] = c, c
+	}
+	for _, r := range report {
+		s, err := sum(r)
+		if err != nil {
+			return err
+		}
+		if c, ok := names[filepath.Base(r)]; ok {
+			return fmt.Errorf("-holdout: %s is in the choosing set (%s) and in the reported set: a held-out series is one the choice never saw", r, c)
+		}
+		if c, ok := sums[s]; ok {
+			return fmt.Errorf("-holdout: %s has the same content as %s of the choosing set: a held-out series is one the choice never saw", r, c)
+		}
+	}
+	return nil
+}
+
+// HeldOut runs the protocol: every candidate on the choosing grid, the
+// chosen one on the reported grid. It returns the candidates (in the order
+// given), the index of the chosen one and the reported rows.
+func HeldOut(candidates []string, choose, report []Scenario, base Options, workers int) ([]Candidate, int, []Row, error) {
+	var cf, rf []string
+	for _, s := range choose {
+		cf = append(cf, s.Demand)
+	}
+	for _, s := range report {
+		rf = append(rf, s.Demand)
+	}
+	if err := checkDisjoint(cf, rf); err != nil {
+		return nil, 0, nil, err
+	}
+	cfgs := make([]component.Config, len(candidates))
+	for i, path := range candidates {
+		cfg, err := LoadSettings(path)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		cfgs[i] = cfg
+	}
+	rows, err := compareMany(cfgs, choose, base, workers)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	out := make([]Candidate, len(candidates))
+	best := 0
+	for i := range candidates {
+		out[i] = Candidate{Path: candidates[i], Rows: rows[i]}
+		if better(TallyRows(rows[i]), TallyRows(rows[best])) {
+			best = i
+		}
+	}
+	reported, err := CompareAll(cfgs[best], report, base, workers)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return out, best, reported, nil
+}
+
+// compareMany is CompareAll for several settings, the frontier of each
+// scenario run once for all of them.
+func compareMany(cfgs []component.Config, scenarios []Scenario, base Options, workers int) ([][]Row, error) {
+	demands, err := readDemands(scenarios, base)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]Row, len(cfgs))
+	for i := range rows {
+		rows[i] = make([]Row, len(scenarios))
+	}
+	errs := make([]error, len(scenarios))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				s := scenarios[i]
+				opts := base
+				opts.Startup, opts.Scale = s.Startup, s.Scale
+				d := demands[s.Demand]
+				frontier, err := Frontier(d, opts)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				for c, cfg := range cfgs {
+					sum, err := Run(cfg, d, opts, nil)
+					if err != nil {
+						errs[i] = err
+						break
+					}
+					rows[c][i] = Row{Scenario: s, Summary: sum, Comparison: Compare(sum, frontier, floorGPUHours(d)), Frontier: frontier}
+				}
+			}
+		}()
+	}
+	for i := range scenarios {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// WriteHeldOut prints how the settings were chosen (each candidate's tally
+// on the choosing set, not its rows), then the reported rows alone, each
+// with its room and dominance, and the acceptance's sums.
+func WriteHeldOut(w io.Writer, candidates []Candidate, chosen int, choose []string, rows []Row, opts Options) {
+	opts = opts.withDefaults()
+	start := "warm start"
+	if opts.Cold {
+		start = "cold start (-cold: min_replicas, none ready)"
+	}
+	var names []string
+	for _, c := range choose {
+		names = append(names, filepath.Base(c))
+	}
+	fmt.Fprintf(w, "held out: settings chosen on %s; the rows below are of series the choice never saw\n\n", strings.Join(names, ", "))
+	for i, c := range candidates {
+		t := TallyRows(c.Rows)
+		mark := ""
+		if i == chosen {
+			mark = " (chosen)"
+		}
+		fmt.Fprintf(w, "- candidate %s%s: %d of %d choosing rows no worse than the frontier, sum of savings %.1f %%, sum of room %.1f %%\n",
+			filepath.Base(c.Path), mark, t.NoWorse, t.Rows, 100*t.SavingSum, 100*t.RoomSum)
+	}
+	fmt.Fprintf(w, "\n%s, -sample %v, -slo-wait %v; frontier: the %d reactive settings of the contract's section 5\n\n",
+		start, opts.Sample, opts.SLOWait, len(reactiveSettings(1)))
+	fmt.Fprintln(w, "| demand | scale | startup | GPU-hours | SLO min | frontier GPU-hours at equal SLO | saving | room (1 − ideal / frontier) | dominated | GPU-hours / ideal |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		h := Judge(r)
+		frontier := fmt.Sprintf("%.2f", r.FrontierGPUHours)
+		switch r.Outside {
+		case "below":
+			frontier += " (fewer SLO min than every reactive setting)"
+		case "above":
+			frontier += " (more SLO min than every reactive setting: extended)"
+		}
+		dominated := "no"
+		if h.Dominated != "" {
+			dominated = "by " + h.Dominated
+		}
+		fmt.Fprintf(w, "| %s | %g | %g s | %.2f | %.1f | %s | %.1f %% | %.1f %% | %s | %.2f |\n",
+			filepath.Base(r.Demand), r.Scale, r.Startup.Seconds(), r.GPUHours, r.SLOViolationMinutes, frontier,
+			100*r.Saving, 100*h.Room, dominated, r.Summary.GPUHoursOverIdeal)
+	}
+	t := TallyRows(rows)
+	verdict := "no"
+	if t.HalfTheRoomIsClosed {
+		verdict = "yes"
+	}
+	fmt.Fprintf(w, "\n- %d of %d rows no worse than the frontier (saving ≥ 0, not dominated)\n", t.NoWorse, t.Rows)
+	fmt.Fprintf(w, "- sum of savings %.1f %% against half the sum of room %.1f %% (sum of room %.1f %%): half the room closed: %s\n",
+		100*t.SavingSum, 50*t.RoomSum, 100*t.RoomSum, verdict)
+}
