@@ -39,7 +39,7 @@ import (
 
 type options struct {
 	binary, name, arch, config, tag, out, libroot, certs, version string
-	created                                                    time.Time
+	created                                                       time.Time
 }
 
 func main() {
