@@ -6,6 +6,7 @@ package amdsmibackend
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "amd_smi/amdsmi.h"
@@ -56,13 +57,24 @@ static void *otg_lib;
 
 #define OTG_SYM(name) p_##name = (__typeof__(name) *)dlsym(otg_lib, #name);
 
+// otg_open_error is why the last otg_open failed, as dlerror said it.
+// dlerror is per thread: read from Go in a second cgo call, it may run on
+// another thread and say nothing, so otg_open keeps its answer here (open
+// holds libMu around both).
+static char otg_open_error[512];
+static const char *otg_open_err(void) { return otg_open_error; }
+
 // otg_open opens the library at path and resolves its functions. It
-// returns 0, or 1 when dlopen fails (dlerror says why), or 2 when one of
-// the functions every version has is missing. A function added in a later
-// version may be missing: its calls then answer NOT_SUPPORTED.
+// returns 0, or 1 when dlopen fails (otg_open_error says why), or 2 when
+// one of the functions every version has is missing. A function added in
+// a later version may be missing: its calls then answer NOT_SUPPORTED.
 static int otg_open(const char *path) {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) return 1;
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(otg_open_error, sizeof otg_open_error, "%s", e ? e : "dlopen failed");
+		return 1;
+	}
 	otg_lib = h;
 	OTG_SYM(amdsmi_init)
 	OTG_SYM(amdsmi_shut_down)
@@ -714,7 +726,7 @@ func open(path string) error {
 		return nil
 	case 1:
 		// dlerror names the library, in most cases with the path tried.
-		msg := C.GoString(C.dlerror())
+		msg := C.GoString(C.otg_open_err())
 		if !strings.Contains(msg, path) {
 			msg = path + ": " + msg
 		}

@@ -75,14 +75,17 @@ func slurmPath(parts []string) (SlurmStep, bool, error) {
 				// (SYSTEM_CGDIR): no job.
 				return SlurmStep{}, false, nil
 			}
-			return s, true, s.readJob(rest, true)
+			// readJob fills s in: the error first, then s as it left it.
+			err := s.readJob(rest, true)
+			return s, true, err
 		case strings.HasPrefix(p, "uid_") && isDigits(p[len("uid_"):]):
 			rest := nonEmpty(parts[i+1:])
 			if len(rest) == 0 || !strings.HasPrefix(rest[0], "job_") {
 				continue // a uid_ cgroup that is no Slurm user's
 			}
 			s := SlurmStep{UID: p[len("uid_"):]}
-			return s, true, s.readJob(rest, false)
+			err := s.readJob(rest, false)
+			return s, true, err
 		}
 	}
 	return SlurmStep{}, false, nil

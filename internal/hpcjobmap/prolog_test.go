@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -93,7 +92,7 @@ func TestPrologNeverFails(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
 	out = runScript(t, "prolog.sh", "SLURM_GPU_JOB_MAP_DIR="+filepath.Join(file, "sub"), "SLURM_JOB_ID=7", "SLURM_JOB_GPUS=0")
-	require.True(t, strings.Contains(out, "cannot create"), out)
+	require.Contains(t, out, "cannot create")
 	out = runScript(t, "epilog.sh", "SLURM_GPU_JOB_MAP_DIR="+dir, "SLURM_JOB_ID=x")
 	require.Contains(t, out, `SLURM_JOB_ID "x" is not a job ID`)
 }

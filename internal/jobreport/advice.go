@@ -53,14 +53,15 @@ func Advise(f *Facts) []Advice {
 		out = append(out, Advice{Code: code, Text: fmt.Sprintf(format, args...)})
 	}
 	run := f.RunSeconds()
-	for _, in := range f.Incidents {
+	// The first incident is enough to say: the incidents table lists the rest.
+	if len(f.Incidents) > 0 {
+		in := f.Incidents[0]
 		results := ""
 		if in.State == "failed" {
 			results = ", and check the job's results since then"
 		}
 		add(AdviceGPUUnhealthy, "%s became %s at %s: have its node checked before the next run%s.",
 			in.GPU, healthWords(in.State), Clock(in.From), results)
-		break // one is enough to say: the incidents table lists the rest
 	}
 	unused := f.unusedGPUs()
 	switch {
@@ -162,7 +163,7 @@ func (f *Facts) stragglerAdvice() []Advice {
 			continue
 		}
 		seen[s.GPU] = true
-		why := ""
+		var why string
 		switch {
 		case s.Cause == "fabric_errors":
 			why = ": its rail counts link errors" + paren(s.Why) + "; have the fabric checked, or leave that node out"

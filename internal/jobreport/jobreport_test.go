@@ -48,9 +48,10 @@ func TestKeyOf(t *testing.T) {
 	}
 }
 
-// gen feeds a job: gpus GPUs on hosts of two GPUs each, one sample every
-// dt seconds for n samples, the sample shaped by fn.
-func gen(k Key, gpus, n int, dt float64, fn func(g, i int, s *Sample)) *Job {
+// gen feeds a job: gpus GPUs on hosts of two GPUs each, one sample a
+// minute for n samples, the sample shaped by fn.
+func gen(k Key, gpus, n int, fn func(g, i int, s *Sample)) *Job {
+	const dt = 60.0
 	j := NewJob(k)
 	for i := range n {
 		for g := range gpus {
@@ -80,7 +81,7 @@ func codes(adv []Advice) []string {
 
 func TestFactsJobstats(t *testing.T) {
 	// 4 GPUs on 2 nodes, 11 samples a minute apart: 10 min each.
-	j := gen(slurmKey, 4, 11, 60, func(g, i int, s *Sample) {
+	j := gen(slurmKey, 4, 11, func(g, i int, s *Sample) {
 		s.Util = float64(10 * (g + 1)) // means 10, 20, 30, 40
 		s.MemUsed = float64(g+1) * 10e9
 		if i == 5 {
@@ -114,7 +115,7 @@ func TestFactsJobstats(t *testing.T) {
 
 func TestCPUEfficiency(t *testing.T) {
 	// Two GPUs of one pod at an 8-CPU limit using 2 CPUs: 25 %, counted once.
-	j := gen(Key{Kubernetes, "ml", "x"}, 2, 11, 60, func(g, i int, s *Sample) {
+	j := gen(Key{Kubernetes, "ml", "x"}, 2, 11, func(_, i int, s *Sample) {
 		s.Pod, s.CPULimit, s.CPUSeconds = "pod-a", 8, float64(i)*60*2
 	})
 	f := j.Facts()
@@ -124,7 +125,7 @@ func TestCPUEfficiency(t *testing.T) {
 }
 
 func TestAdviceRules(t *testing.T) {
-	base := func(g, i int, s *Sample) {}
+	base := func(_, _ int, _ *Sample) {}
 	for _, tc := range []struct {
 		name      string
 		gpus, n   int
@@ -136,29 +137,29 @@ func TestAdviceRules(t *testing.T) {
 		notInText string
 	}{
 		{name: "a busy job needs nothing", gpus: 4, n: 11, fn: base, want: nil},
-		{name: "one GPU unused", gpus: 1, n: 11, fn: func(g, i int, s *Sample) { s.Util = 0; s.Class = "idle" }, want: []string{AdviceGPUUnused}, inText: "did not use the GPU"},
-		{name: "two of four unused", gpus: 4, n: 11, fn: func(g, i int, s *Sample) {
+		{name: "one GPU unused", gpus: 1, n: 11, fn: func(_, _ int, s *Sample) { s.Util = 0; s.Class = "idle" }, want: []string{AdviceGPUUnused}, inText: "did not use the GPU"},
+		{name: "two of four unused", gpus: 4, n: 11, fn: func(g, _ int, s *Sample) {
 			if g >= 2 {
 				s.Util, s.Class = 0, "idle"
 			}
 		}, want: []string{AdviceGPUUnused}, inText: "did not use 2 of its 4 GPUs (node-1/gpu0, node-1/gpu1: 0 % utilization): ask for 2."},
 		// jobstats' MIN_RUNTIME_SECONDS: a 4-minute job gets no such note.
-		{name: "unused but short", gpus: 1, n: 5, fn: func(g, i int, s *Sample) { s.Util = 0 }, want: nil},
-		{name: "low utilization", gpus: 2, n: 11, fn: func(g, i int, s *Sample) { s.Util = 12 }, want: []string{AdviceLowUtil}, inText: "only 12 % over 2 GPUs: ask for fewer GPUs"},
-		{name: "somewhat low", gpus: 1, n: 11, fn: func(g, i int, s *Sample) { s.Util = 20 }, want: []string{AdviceLowUtil}, notInText: "only"},
-		{name: "utilization at 25 % is fine", gpus: 1, n: 11, fn: func(g, i int, s *Sample) { s.Util = 25 }, want: nil},
+		{name: "unused but short", gpus: 1, n: 5, fn: func(_, _ int, s *Sample) { s.Util = 0 }, want: nil},
+		{name: "low utilization", gpus: 2, n: 11, fn: func(_, _ int, s *Sample) { s.Util = 12 }, want: []string{AdviceLowUtil}, inText: "only 12 % over 2 GPUs: ask for fewer GPUs"},
+		{name: "somewhat low", gpus: 1, n: 11, fn: func(_, _ int, s *Sample) { s.Util = 20 }, want: []string{AdviceLowUtil}, notInText: "only"},
+		{name: "utilization at 25 % is fine", gpus: 1, n: 11, fn: func(_, _ int, s *Sample) { s.Util = 25 }, want: nil},
 		{name: "input starved by its CPU limit", gpus: 2, n: 11, fn: func(g, i int, s *Sample) {
 			if g == 1 && i >= 6 {
 				s.Class, s.Cause, s.Why = "input_bound", "cpu_throttled", "throttled in 38 % of periods at an 8-CPU limit"
 			}
 		}, want: []string{AdviceInputStarved}, inText: "The data loader starves node-0/gpu1, waiting for input 40 % of the time: its CPU limit throttles it (throttled in 38 % of periods"},
 		// 1 minute of 10 is input bound: 10 % is the bar.
-		{name: "input bound at the bar", gpus: 1, n: 11, fn: func(g, i int, s *Sample) {
+		{name: "input bound at the bar", gpus: 1, n: 11, fn: func(_, i int, s *Sample) {
 			if i == 3 {
 				s.Class = "input_bound"
 			}
 		}, want: []string{AdviceInputStarved}},
-		{name: "input bound under the bar", gpus: 1, n: 21, fn: func(g, i int, s *Sample) {
+		{name: "input bound under the bar", gpus: 1, n: 21, fn: func(_, i int, s *Sample) {
 			if i == 3 {
 				s.Class = "input_bound"
 			}
@@ -168,23 +169,23 @@ func TestAdviceRules(t *testing.T) {
 				s.Straggler, s.Score, s.Cause = true, 2.5, "fabric_errors"
 			}
 		}, want: []string{AdviceStraggler}, inText: "node-1/gpu1 held the job back for 4 min from 2026-01-01 00:02:00 (score up to 2.50): its rail counts link errors"},
-		{name: "collectives", gpus: 2, n: 11, fn: func(g, i int, s *Sample) {
+		{name: "collectives", gpus: 2, n: 11, fn: func(_, i int, s *Sample) {
 			if i >= 7 {
 				s.Class = "communication_bound"
 			}
 		}, want: []string{AdviceCommunication}, inText: "waited on collectives 30 % of their time"},
-		{name: "throttled", gpus: 1, n: 11, fn: func(g, i int, s *Sample) {
+		{name: "throttled", gpus: 1, n: 11, fn: func(_, i int, s *Sample) {
 			if i == 0 {
 				s.Class, s.Cause = "throttled", "thermal"
 			}
 		}, want: []string{AdviceThrottled}, inText: "too hot"},
-		{name: "held idle", gpus: 2, n: 11, fn: func(g, i int, s *Sample) {
+		{name: "held idle", gpus: 2, n: 11, fn: func(_, i int, s *Sample) {
 			if i >= 7 {
 				s.Usage = "workload_idle"
 			}
 		}, want: []string{AdviceIdleHeld}, inText: "0.10 GPU-h (30 % of its GPU time, $0.36)"},
 		// 2 × 2 minutes: under the 300 GPU-seconds worth a word.
-		{name: "held idle briefly", gpus: 2, n: 11, fn: func(g, i int, s *Sample) {
+		{name: "held idle briefly", gpus: 2, n: 11, fn: func(_, i int, s *Sample) {
 			if i >= 8 {
 				s.Usage = "workload_idle"
 			}
@@ -199,15 +200,16 @@ func TestAdviceRules(t *testing.T) {
 		}, want: []string{AdviceGPUUnhealthy}, inText: "node-0/gpu0 became failed at 2026-01-01 00:04:00"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := gen(slurmKey, tc.gpus, tc.n, 60, tc.fn).Build(tc.running, tc.limit)
+			r := gen(slurmKey, tc.gpus, tc.n, tc.fn).Build(tc.running, tc.limit)
 			got := codes(r.Advice)
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("advice %v, want %v: %+v", got, tc.want, r.Advice)
 			}
-			text := ""
+			var b strings.Builder
 			for _, a := range r.Advice {
-				text += a.Text + "\n"
+				b.WriteString(a.Text + "\n")
 			}
+			text := b.String()
 			if tc.inText != "" && !strings.Contains(text, tc.inText) {
 				t.Errorf("advice %q does not say %q", text, tc.inText)
 			}
@@ -219,7 +221,7 @@ func TestAdviceRules(t *testing.T) {
 }
 
 func TestAdviceIsShort(t *testing.T) {
-	r := gen(slurmKey, 4, 11, 60, func(g, i int, s *Sample) {
+	r := gen(slurmKey, 4, 11, func(g, i int, s *Sample) {
 		s.Util, s.Usage, s.Class = 5, "workload_idle", "input_bound"
 		if g == 0 {
 			s.Util, s.Health, s.Straggler, s.Score = 0, "degraded", true, 3
@@ -237,7 +239,7 @@ func TestAdviceIsShort(t *testing.T) {
 }
 
 func TestEpisodes(t *testing.T) {
-	j := gen(slurmKey, 2, 11, 60, func(g, i int, s *Sample) {
+	j := gen(slurmKey, 2, 11, func(g, i int, s *Sample) {
 		if g == 1 && i >= 3 && i < 5 {
 			s.Pending = []string{"GPUStraggler"}
 		}
@@ -259,7 +261,7 @@ func TestEpisodes(t *testing.T) {
 		t.Errorf("stragglers %+v, want one still open at the end", f.Stragglers)
 	}
 	// Bounded: a flapping GPU keeps maxEpisodes and counts the rest.
-	j = gen(slurmKey, 1, 200, 60, func(g, i int, s *Sample) { s.Straggler = i%2 == 0 })
+	j = gen(slurmKey, 1, 200, func(_, i int, s *Sample) { s.Straggler = i%2 == 0 })
 	if f := j.Facts(); len(f.Stragglers) != maxEpisodes || f.Dropped == 0 {
 		t.Errorf("%d stragglers, %d dropped: want %d kept and the rest counted", len(f.Stragglers), f.Dropped, maxEpisodes)
 	}
@@ -319,7 +321,7 @@ func keys(js []*Job) []Key {
 }
 
 func TestLogLine(t *testing.T) {
-	r := gen(slurmKey, 2, 11, 60, func(g, i int, s *Sample) {
+	r := gen(slurmKey, 2, 11, func(_, i int, s *Sample) {
 		if i >= 7 {
 			s.Usage, s.Class = "workload_idle", "idle"
 		}
@@ -341,7 +343,7 @@ func TestLogLine(t *testing.T) {
 }
 
 func TestJSONHasNoNaN(t *testing.T) {
-	j := gen(slurmKey, 1, 3, 60, func(g, i int, s *Sample) { s.Util, s.MemUsed, s.MemTotal = math.NaN(), math.NaN(), math.NaN() })
+	j := gen(slurmKey, 1, 3, func(_, _ int, s *Sample) { s.Util, s.MemUsed, s.MemTotal = math.NaN(), math.NaN(), math.NaN() })
 	r := j.Build(true, 0)
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -379,7 +381,7 @@ func TestJobstatsAggregates(t *testing.T) {
 	}
 	// jobstats asks for less time only after three of its minimum run
 	// times (900 s): 15 min exactly is not enough.
-	r := gen(slurmKey, 1, 16, 60, func(g, i int, s *Sample) {}).Build(false, 4*3600)
+	r := gen(slurmKey, 1, 16, func(_, _ int, _ *Sample) {}).Build(false, 4*3600)
 	if got := codes(r.Advice); len(got) != 0 {
 		t.Errorf("a 15-minute job got %v", got)
 	}

@@ -47,5 +47,5 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		factsJSON
 		Advice []Advice `json:"advice"`
-	}{r.Facts.json(), r.Advice})
+	}{r.json(), r.Advice})
 }

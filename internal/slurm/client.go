@@ -97,9 +97,9 @@ func (c *Client) scontrol(ctx context.Context, args ...string) (string, error) {
 	case ctx.Err() != nil:
 		err = fmt.Errorf("%w: no answer within %v", ErrUnreachable, timeout)
 	case unreachable(msg):
-		err = fmt.Errorf("%w (%v)", ErrUnreachable, err)
+		err = fmt.Errorf("%w (%w)", ErrUnreachable, err)
 	case notFound(msg):
-		err = fmt.Errorf("%w (%v)", ErrNotFound, err)
+		err = fmt.Errorf("%w (%w)", ErrNotFound, err)
 	}
 	return "", &CommandError{Args: full, Stderr: msg, Err: err}
 }

@@ -163,7 +163,7 @@ func jobGPUs(rec record) (map[string][]int, error) {
 		case "Nodes":
 			var err error
 			if nodes, err = ExpandHostlist(f.value); err != nil {
-				return nil, fmt.Errorf("Nodes=%s: %w", f.value, err)
+				return nil, fmt.Errorf("the job's Nodes=%s: %w", f.value, err)
 			}
 		case "GRES":
 			idx, err := gpuIndices(f.value)

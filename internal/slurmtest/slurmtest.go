@@ -86,12 +86,11 @@ type Cluster struct {
 	munged *exec.Cmd
 	ctld   *exec.Cmd
 	slurmd *exec.Cmd
-	boots  int
 }
 
 // Start starts a cluster for the test and stops it when the test ends.
-func Start(t testing.TB, opts Options) *Cluster {
-	t.Helper()
+func Start(tb testing.TB, opts Options) *Cluster {
+	tb.Helper()
 	bin := map[string]string{}
 	for _, name := range []string{"munged", "slurmctld", "slurmd", "scontrol", "sbatch", "sinfo", "squeue", "unshare"} {
 		p, err := exec.LookPath(name)
@@ -99,33 +98,34 @@ func Start(t testing.TB, opts Options) *Cluster {
 			if _, serr := os.Stat(filepath.Join("/usr/sbin", name)); serr == nil {
 				p = filepath.Join("/usr/sbin", name)
 			} else {
-				sharedtest.Need(t, "%s (Debian packages slurm-wlm and munge): %v", name, err)
+				sharedtest.Need(tb, "%s (Debian packages slurm-wlm and munge): %v", name, err)
 			}
 		}
 		bin[name] = p
 	}
 	if os.Geteuid() != 0 {
-		sharedtest.Need(t, "root, to run slurmd and create the GPU device nodes")
+		sharedtest.Need(tb, "root, to run slurmd and create the GPU device nodes")
 	}
 	if opts.CPUs == 0 {
 		opts.CPUs = 16
 	}
-	// A short folder: munge's socket path must fit a sockaddr_un.
-	dir, err := os.MkdirTemp("", "slurmtest")
+	// A short folder: munge's socket path must fit a sockaddr_un, which
+	// t.TempDir's path, named after the test, may not.
+	dir, err := os.MkdirTemp("", "slurmtest") //nolint:usetesting // see above
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, t: t, bin: bin, cgroup: opts.Cgroup}
-	t.Cleanup(func() {
+	c := &Cluster{Dir: dir, t: tb, bin: bin, cgroup: opts.Cgroup}
+	tb.Cleanup(func() {
 		c.stopAll()
-		if t.Failed() {
-			t.Logf("slurm logs in %s:\n%s", dir, c.Logs())
+		if tb.Failed() {
+			tb.Logf("slurm logs in %s:\n%s", dir, c.Logs())
 		}
 		_ = os.RemoveAll(dir)
 	})
 	host, err := os.Hostname()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	c.Node, _, _ = strings.Cut(host, ".")
 	for i := 1; i <= opts.ExtraNodes; i++ {
@@ -133,7 +133,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	start := time.Now()
 	if err := c.write(opts); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	c.Env = []string{"SLURM_CONF=" + c.path("slurm.conf")}
 	c.Client = &slurm.Client{Scontrol: bin["scontrol"], Env: c.Env, Timeout: 10 * time.Second}

@@ -185,10 +185,10 @@ func TestDeviceMetricsExporterNamingMatchesRealExporter(t *testing.T) {
 	}
 
 	// The real SPX MI300X's UUID, model and driver are the stand-in's.
-	spx, real := byUUID[amdSPX], realByMode["spx"]
-	require.Equal(t, real[amdLabelGPUUUID], amdSPX)
+	spx, realSPX := byUUID[amdSPX], realByMode["spx"]
+	require.Equal(t, amdSPX, realSPX[amdLabelGPUUUID])
 	for _, l := range []string{amdLabelCardSeries, amdLabelCardVendor, amdLabelDriverVersion} {
 		v, _ := spx.Get(l)
-		require.Equal(t, real[l], v.Str(), l)
+		require.Equal(t, realSPX[l], v.Str(), l)
 	}
 }

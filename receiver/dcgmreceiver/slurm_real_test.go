@@ -37,14 +37,14 @@ func TestSlurmRealCluster(t *testing.T) {
 	migMap := filepath.Join(t.TempDir(), "mig.map")
 	// 8 GRES indices for 7 GPUs, GPU 3 split in two: index i is GPU i
 	// below 3, instances 3.1 and 3.4, then GPUs 4 to 6.
-	require.NoError(t, os.WriteFile(migMap, []byte("0 0\n1 1\n2 2\n3 3.1\n4 3.4\n5 4\n6 5\n7 6\n"), 0o644)) //nolint:gosec // slurmd's prolog reads it
+	require.NoError(t, os.WriteFile(migMap, []byte("0 0\n1 1\n2 2\n3 3.1\n4 3.4\n5 4\n6 5\n7 6\n"), 0o644))
 	scripts := t.TempDir()
 	wrap := func(name string) string {
 		abs, err := filepath.Abs(filepath.Join("..", "..", "examples", "slurm", name))
 		require.NoError(t, err)
 		w := filepath.Join(scripts, name)
 		body := fmt.Sprintf("#!/bin/sh\nSLURM_GPU_JOB_MAP_DIR=%s SLURM_GPU_MIG_MAP=%s exec /bin/sh %s\n", mapDir, migMap, abs)
-		require.NoError(t, os.WriteFile(w, []byte(body), 0o755)) //nolint:gosec // slurmd runs it
+		require.NoError(t, os.WriteFile(w, []byte(body), 0o755))
 		return w
 	}
 	c := slurmtest.Start(t, slurmtest.Options{Prolog: wrap("prolog.sh"), Epilog: wrap("epilog.sh")})

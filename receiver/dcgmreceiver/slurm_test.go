@@ -269,7 +269,7 @@ func TestSlurmDetailsFromScontrol(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nfor id; do :; done\n"+
 		"[ \"$SLURM_CONF\" = "+conf+" ] || { echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)' >&2; exit 1; }\n"+
 		"if [ \"$id\" = 4 ]; then cat "+filepath.Join(dir, "job4")+"; exit 0; fi\n"+
-		"echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1\n"), 0o700)) //nolint:gosec // a test's fake scontrol must be executable
+		"echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1\n"), 0o700))
 
 	src := newJobSource(SlurmDetailsConfig{Scontrol: script, SlurmConf: conf, Timeout: 5 * time.Second}, zap.NewNop())
 	d, err := src.Job(context.Background(), "4")

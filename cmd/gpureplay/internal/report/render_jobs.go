@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/otelcol-gpu/otelcol-gpu/internal/jobreport"
 )
@@ -175,16 +176,7 @@ func joinMax(items []string, n int) string {
 	return join(items[:n]) + " and " + strconv.Itoa(len(items)-n) + " more"
 }
 
-func join(items []string) string {
-	out := ""
-	for i, s := range items {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
-}
+func join(items []string) string { return strings.Join(items, ", ") }
 
 // jobStyle is the job section's style sheet, only on pages with one.
 const jobStyle = `<style>
