@@ -93,6 +93,9 @@ func TestE2EMakeRunSlurm(t *testing.T) {
 	if regexp.MustCompile(`(?m)^otelgpu_cost_total\{[^}]*slurm_job_account="physics"`).FindString(page) == "" {
 		t.Error("no otelgpu_cost_total of account physics")
 	}
+	if strings.Contains(out, "Slurm job details unavailable") {
+		t.Error("the simulated cluster asked scontrol for its jobs' details (slurm::details is to be off there)")
+	}
 	if strings.Contains(page, `k8s_`) {
 		t.Error("k8s_* labels on a Slurm cluster's series")
 	}
