@@ -259,13 +259,14 @@ func (c *Cluster) write(opts Options) error {
 	}
 	w("NodeName=%s NodeAddr=127.0.0.1 CPUs=%d Gres=%s RealMemory=1 State=UNKNOWN", c.Node, opts.CPUs, nodeGres)
 	w("PartitionName=debug Nodes=%s Default=YES MaxTime=INFINITE State=UP", c.Node)
-	gres := fmt.Sprintf("NodeName=%s Name=gpu File=%s\n", c.Node, c.path("dev", fmt.Sprintf("nvidia[0-%d]", GPUs-1)))
+	var shards strings.Builder
 	// One line per GPU: its shards are its own, so a shard job's GPU is
 	// the device its shards' File names (Slurm's gres_shard, as
 	// gres.conf's "Name=shard Count=N File=..." form describes).
 	for i := 0; opts.Shards > 0 && i < GPUs; i++ {
-		gres += fmt.Sprintf("NodeName=%s Name=shard Count=%d File=%s\n", c.Node, opts.Shards, c.Devices[i])
+		fmt.Fprintf(&shards, "NodeName=%s Name=shard Count=%d File=%s\n", c.Node, opts.Shards, c.Devices[i])
 	}
+	gres := fmt.Sprintf("NodeName=%s Name=gpu File=%s\n", c.Node, c.path("dev", fmt.Sprintf("nvidia[0-%d]", GPUs-1))) + shards.String()
 	if len(c.ExtraNodes) > 0 {
 		list := fmt.Sprintf("extra[01-%02d]", len(c.ExtraNodes))
 		// Port: one nothing listens on, so that the controller's pings

@@ -45,7 +45,7 @@ func TestSlurmRealClusterSharedGPU(t *testing.T) {
 		require.NoError(t, err)
 		w := filepath.Join(scripts, name)
 		body := fmt.Sprintf("#!/bin/sh\nSLURM_GPU_JOB_MAP_DIR=%s exec /bin/sh %s\n", mapDir, abs)
-		require.NoError(t, os.WriteFile(w, []byte(body), 0o755)) //nolint:gosec // slurmd runs it
+		require.NoError(t, os.WriteFile(w, []byte(body), 0o755))
 		return w
 	}
 	c := slurmtest.Start(t, slurmtest.Options{Prolog: wrap("prolog.sh"), Epilog: wrap("epilog.sh"), Shards: 4})
