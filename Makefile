@@ -63,10 +63,11 @@ run: $(RUN_BIN)
 	@$(RUN_BIN) --config $(CONFIG)
 
 # make run's Slurm mode: the simulated fleet as a Slurm cluster's jobs
-# (examples/slurm/config.yaml), on the demo build, which holds every
-# component that configuration uses.
+# (examples/slurm/config.yaml), on the full build: its drained node is
+# gpu_remediation's, which the demo build leaves out (it pulls client-go,
+# and the demo build must stay quick for make run).
 # SLURM_RUN_BIN: another build with those components (the e2e test's).
-SLURM_RUN_BIN ?= $(DEMO_BIN)
+SLURM_RUN_BIN ?= $(BIN)
 .PHONY: run-slurm
 run-slurm: $(SLURM_RUN_BIN)
 	@sed -n 's/^# banner: //p' examples/slurm/config.yaml

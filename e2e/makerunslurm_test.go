@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -15,16 +14,14 @@ import (
 )
 
 // TestE2EMakeRunSlurm runs `make run-slurm` (examples/slurm/config.yaml)
-// with the binary already built, and reads what a person sees: the banner,
-// a summary naming the straggler of the two-node Slurm job and the idle GPU
-// a job holds, the straggler's own line with its job, and the metrics page
-// with the jobs' owners and their cost. It needs port 9400.
+// with the full binary already built (gpu_remediation is not in the demo
+// build), and reads what a person sees: the banner, a summary naming the
+// straggler of the two-node Slurm job and the idle GPU a job holds, the
+// straggler's own line with its job, the dry-run decision to drain node
+// gpu-a-2 with the reason Slurm would get, and the metrics page with the
+// jobs' owners and their cost. It needs port 9400.
 func TestE2EMakeRunSlurm(t *testing.T) {
-	bin := os.Getenv("OTELCOL_GPU_DEMO_BIN")
-	if bin == "" {
-		bin = binary(t)
-	}
-	bin, err := filepath.Abs(bin)
+	bin, err := filepath.Abs(binary(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +55,8 @@ func TestE2EMakeRunSlurm(t *testing.T) {
 	want := map[string]*regexp.Regexp{
 		"the straggler's line":  regexp.MustCompile(`(?m)^.*GPU is a straggler.*gpu-a-1.*gpu3.*4242.*$`),
 		"the summary naming it": regexp.MustCompile(`(?m)^.* GPUs: .*held by a Slurm job.*gpu-a-1/gpu3 in slurm job 4242 \(climate-ensemble\).*$`),
+		// The XID 79 at 40 s: the drain of gpu-a-2 that would be written.
+		"the drain decision": regexp.MustCompile(`(?m)^.*GPU remediation decision.*gpu-a-2.*xid_79.*dry_run.*true.*would act \(dry run\) on gpu-a-2.*Slurm: state=DRAIN reason=\\?"otelcol-gpu incident xid_79-[0-9a-f]+: xid_79 on GPU-.*$`),
 	}
 	seen := map[string]string{}
 	var page string
@@ -75,7 +74,7 @@ func TestE2EMakeRunSlurm(t *testing.T) {
 	}
 	out := logs.String()
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	banner := "otelcol-gpu on a simulated Slurm cluster: 24 H100s, 10 Slurm jobs (job 4242 on two nodes, with a straggler). Metrics: http://127.0.0.1:9400/metrics. Log: stragglers as they happen, a summary within 10 s, then every 30 s."
+	banner := "otelcol-gpu on a simulated Slurm cluster: 24 H100s, 10 Slurm jobs (job 4242 on two nodes, with a straggler), an XID 79 on gpu-a-2 at 40 s (its drain logged, dry run). Metrics: http://127.0.0.1:9400/metrics. Log: stragglers as they happen, a summary within 10 s, then every 30 s."
 	if lines[0] != banner {
 		t.Errorf("first line %q, want the banner %q", lines[0], banner)
 	}
@@ -93,6 +92,9 @@ func TestE2EMakeRunSlurm(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?m)^otelgpu_cost_total\{[^}]*slurm_job_account="physics"`).FindString(page) == "" {
 		t.Error("no otelgpu_cost_total of account physics")
+	}
+	if strings.Contains(out, "Slurm job details unavailable") {
+		t.Error("the simulated cluster asked scontrol for its jobs' details (slurm::details is to be off there)")
 	}
 	if strings.Contains(page, `k8s_`) {
 		t.Error("k8s_* labels on a Slurm cluster's series")

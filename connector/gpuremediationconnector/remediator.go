@@ -564,9 +564,19 @@ func (r *remediator) advance(ctx context.Context, p *plan, now time.Time) error 
 		var n *kube.Node
 		if r.api != nil {
 			var err error
-			if n, err = r.api.Node(ctx, node); err != nil {
+			n, err = r.api.Node(ctx, node)
+			switch {
+			case err != nil && !r.dryRun():
 				return r.fail(p, now, err)
+			case err != nil:
+				// A dry run writes nothing, so a node it cannot read (no
+				// Slurm on this host, as in make run-slurm's simulated
+				// fleet; an API server down) still gets its decision, as
+				// without an API at all; the log says it was not read.
+				r.logger.Info("Dry run: node not read, deciding without its state", zap.String("node", node), zap.Error(err))
 			}
+		}
+		if n != nil {
 			if r.cfg.OptOutLabel != "" && n.Labels[r.cfg.OptOutLabel] == "true" {
 				r.finish(p, reasonOptOut, fmt.Sprintf("node carries %s=true", r.cfg.OptOutLabel))
 				return nil
@@ -819,5 +829,11 @@ func (r *remediator) describe(p *plan) string {
 	if r.dryRun() {
 		verb = "would act (dry run)"
 	}
-	return fmt.Sprintf("%s on %s: GPU %s %s → %s (%s), incident %s: %s", verb, p.d.node, p.d.gpu, p.d.fault, p.rem, p.reason, p.incident, strings.Join(p.steps, ", "))
+	why := fmt.Sprintf("%s on %s: GPU %s %s → %s (%s), incident %s: %s", verb, p.d.node, p.d.gpu, p.d.fault, p.rem, p.reason, p.incident, strings.Join(p.steps, ", "))
+	if r.cfg.Slurm.Enabled && slices.Contains(p.steps, stepCordon) {
+		// What sinfo -R will show, so that a dry run's reader sees the
+		// drain as Slurm would get it.
+		why += fmt.Sprintf("; Slurm: state=DRAIN reason=%q", drainReason(p.incident, p.d.fault.String(), p.d.gpu))
+	}
+	return why
 }

@@ -4,7 +4,9 @@
 # receiver reads (slurm::job_mapping_dir) as dcgm-exporter does
 # (--hpc-job-mapping-dir): one file per GPU, named by its index, or
 # <GPU index>.<GPU instance ID> for a MIG instance, each line the ID of a
-# job on it. A GPU two jobs share (a shared GRES, MPS) has two lines.
+# job on it. A GPU two jobs share (gres/shard, MPS) has two lines: a
+# --gres=shard:K job's prolog gets SLURM_JOB_GPUS of its shards' GPU, as a
+# GPU job's does (seen under Slurm 22.05, TestSlurmRealClusterSharedGPU).
 #
 # slurmd runs it as root on each of the job's nodes before the job starts,
 # with SLURM_JOB_ID and SLURM_JOB_GPUS (the job's GPU indices on this

@@ -89,6 +89,17 @@ func TestJobsRecorded(t *testing.T) {
 	require.Equal(t, []string{"3", "4"}, []string{on[0].ID, on[1].ID})
 }
 
+// A job of shards (gres/shard) holds the GPU its shards are on: the IDX
+// of "GRES=shard:2(IDX:0)" is GPU 0, which another shard job may hold too.
+func TestJobShards(t *testing.T) {
+	f := &fake{answers: map[string]answer{"show job -d -o 1": {stdout: testdata(t, "job_shard.txt")}}}
+	j, err := client(f).Job(context.Background(), "1")
+	require.NoError(t, err)
+	require.Equal(t, "shard:2", j.GRES)
+	require.Equal(t, map[string][]int{"vm": {0}}, j.GPUs)
+	require.Equal(t, "shard a", j.Name)
+}
+
 func TestJobMultiNode(t *testing.T) {
 	f := &fake{answers: map[string]answer{"show job -d -o 4243": {stdout: testdata(t, "job_multinode.txt")}}}
 	j, err := client(f).Job(context.Background(), "4243")
@@ -208,4 +219,12 @@ func TestExecMissingBinary(t *testing.T) {
 	_, err := c.Node(context.Background(), "vm")
 	require.ErrorContains(t, err, "no-scontrol show node -d -o vm")
 	require.NotErrorIs(t, err, ErrNotFound)
+}
+
+// gpu, shard and mps entries of one allocation: the GPUs of gpu and
+// shard, each once; mps (counted, no IDX) none.
+func TestGPUIndicesShardAndGPU(t *testing.T) {
+	idx, err := gpuIndices("gpu:a100:1(IDX:3),shard:2(IDX:3-4),mps:100(0/100)")
+	require.NoError(t, err)
+	require.Equal(t, []int{3, 4}, idx)
 }

@@ -184,15 +184,18 @@ func jobGPUs(rec record) (map[string][]int, error) {
 	return out, nil
 }
 
-// gpuIndices reads the gpu entries of a GRES allocation such as
-// "gpu:a100:2(IDX:0-1),mps:100(0/100)"; entries of other GRES are
-// ignored, and IDX:N/A is none.
+// gpuIndices reads the gpu and shard entries of a GRES allocation such as
+// "gpu:a100:2(IDX:0-1),mps:100(0/100)" or "shard:2(IDX:0)"; entries of
+// other GRES are ignored, and IDX:N/A is none. A shard's IDX is the GPU
+// its shards are on (gres.conf gives each GPU's shards that GPU's File),
+// as Slurm 22.05's scontrol -d prints it: two jobs of two shards each on
+// GPU 0 both read "shard:2(IDX:0)".
 func gpuIndices(s string) ([]int, error) {
 	var out []int
 	for _, entry := range splitTop(s) {
 		name, _, _ := strings.Cut(entry, ":")
 		name, _, _ = strings.Cut(name, "(")
-		if name != "gpu" {
+		if name != "gpu" && name != "shard" {
 			continue
 		}
 		open := strings.Index(entry, "(IDX:")
@@ -210,7 +213,11 @@ func gpuIndices(s string) ([]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, idx...)
+		for _, i := range idx {
+			if !slices.Contains(out, i) { // a GPU both as gpu and as shards: once
+				out = append(out, i)
+			}
+		}
 	}
 	return out, nil
 }

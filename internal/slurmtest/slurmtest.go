@@ -58,6 +58,11 @@ type Options struct {
 	// else v1 where its freezer and devices controllers are mounted. A
 	// machine with neither skips (or fails under CI=true).
 	Cgroup bool
+	// Shards adds Slurm's gres/shard (Slurm 22.05 and later): each GPU
+	// also counts as Shards shards (gres.conf Name=shard Count=Shards
+	// File=<its device>), which jobs ask for with --gres=shard:K, so that
+	// two jobs share one GPU; 0 for none. gres/gpu alone never shares.
+	Shards int
 }
 
 // Cluster is a running Slurm.
@@ -220,7 +225,11 @@ func (c *Cluster) write(opts Options) error {
 	}
 	w("SelectType=select/cons_tres")
 	w("SelectTypeParameters=CR_Core")
-	w("GresTypes=gpu")
+	gresTypes, nodeGres := "gpu", fmt.Sprintf("gpu:%d", GPUs)
+	if opts.Shards > 0 {
+		gresTypes, nodeGres = "gpu,shard", fmt.Sprintf("gpu:%d,shard:%d", GPUs, GPUs*opts.Shards)
+	}
+	w("GresTypes=%s", gresTypes)
 	w("MpiDefault=none")
 	w("MailProg=/bin/true")
 	w("JobCompType=jobcomp/none")
@@ -248,9 +257,16 @@ func (c *Cluster) write(opts Options) error {
 	if opts.Epilog != "" {
 		w("Epilog=%s", opts.Epilog)
 	}
-	w("NodeName=%s NodeAddr=127.0.0.1 CPUs=%d Gres=gpu:%d RealMemory=1 State=UNKNOWN", c.Node, opts.CPUs, GPUs)
+	w("NodeName=%s NodeAddr=127.0.0.1 CPUs=%d Gres=%s RealMemory=1 State=UNKNOWN", c.Node, opts.CPUs, nodeGres)
 	w("PartitionName=debug Nodes=%s Default=YES MaxTime=INFINITE State=UP", c.Node)
-	gres := fmt.Sprintf("NodeName=%s Name=gpu File=%s\n", c.Node, c.path("dev", fmt.Sprintf("nvidia[0-%d]", GPUs-1)))
+	var shards strings.Builder
+	// One line per GPU: its shards are its own, so a shard job's GPU is
+	// the device its shards' File names (Slurm's gres_shard, as
+	// gres.conf's "Name=shard Count=N File=..." form describes).
+	for i := 0; opts.Shards > 0 && i < GPUs; i++ {
+		fmt.Fprintf(&shards, "NodeName=%s Name=shard Count=%d File=%s\n", c.Node, opts.Shards, c.Devices[i])
+	}
+	gres := fmt.Sprintf("NodeName=%s Name=gpu File=%s\n", c.Node, c.path("dev", fmt.Sprintf("nvidia[0-%d]", GPUs-1))) + shards.String()
 	if len(c.ExtraNodes) > 0 {
 		list := fmt.Sprintf("extra[01-%02d]", len(c.ExtraNodes))
 		// Port: one nothing listens on, so that the controller's pings

@@ -123,3 +123,33 @@ func TestCgroup(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond)
 	require.Contains(t, out, "/uid_0/job_"+id+"/step_batch", "Slurm's cgroup layout:\n%s", out)
 }
+
+// Shards: two jobs asking --gres=shard:2 of a GPU's four share GPU 0, and
+// each job's prolog and tasks see that GPU, as Slurm's gres/shard sets
+// them (SLURM_JOB_GPUS and CUDA_VISIBLE_DEVICES the GPU's index,
+// SLURM_SHARDS_ON_NODE the job's shards); scontrol -d names it by IDX.
+func TestShards(t *testing.T) {
+	prolog := filepath.Join(t.TempDir(), "prolog.sh")
+	mark := filepath.Join(t.TempDir(), "prolog.ran")
+	require.NoError(t, os.WriteFile(prolog, []byte("#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_JOB_GPUS\" >> "+mark+"\n"), 0o700))
+	c := Start(t, Options{Prolog: prolog, Shards: 4})
+	n, err := c.Client.Node(context.Background(), c.Node)
+	require.NoError(t, err)
+	require.Contains(t, n.Gres, "shard:32", "eight GPUs of four shards")
+	a := c.Sbatch("--gres=shard:2", "--wrap", "env; sleep 60")
+	b := c.Sbatch("--gres=shard:2", "--wrap", "env; sleep 60")
+	for _, id := range []string{a, b} {
+		j := c.WaitJob(id, "RUNNING", 30*time.Second)
+		require.Equal(t, map[string][]int{c.Node: {0}}, j.GPUs, "job %s: its shards' GPU", id)
+		var env string
+		require.Eventually(t, func() bool {
+			env = c.JobOutput(id)
+			return strings.Contains(env, "SLURM_SHARDS_ON_NODE=")
+		}, 10*time.Second, 100*time.Millisecond)
+		require.Contains(t, env, "CUDA_VISIBLE_DEVICES=0\n")
+		require.Contains(t, env, "SLURM_SHARDS_ON_NODE=2\n")
+	}
+	ran, err := os.ReadFile(mark)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{a + " 0", b + " 0"}, strings.Split(strings.TrimSpace(string(ran)), "\n"), "both prologs saw GPU 0")
+}

@@ -28,10 +28,10 @@ import (
 // would list them), with their details from scontrol; once a job is
 // cancelled, the epilog leaves its GPUs no one's.
 //
-// Not here: shared GPUs (gres/gpu is not shareable; the harness has no
-// gres/shard) and the step from cgroups (the harness tracks processes
-// with proctrack/linuxproc, without cgroups): TestSlurmFromCgroups and
-// internal/cgroup's Slurm forms cover those.
+// Shared GPUs (gres/shard) are TestSlurmRealClusterSharedGPU's. Not here:
+// the step from cgroups (the harness tracks processes with
+// proctrack/linuxproc, without cgroups): TestSlurmFromCgroups and
+// internal/cgroup's Slurm forms cover that.
 func TestSlurmRealCluster(t *testing.T) {
 	mapDir := filepath.Join(t.TempDir(), "map")
 	migMap := filepath.Join(t.TempDir(), "mig.map")
