@@ -60,6 +60,7 @@ func jobLines(logs *observer.ObservedLogs) []observer.LoggedEntry {
 func TestJobEndLog(t *testing.T) {
 	f := newFleet(t, simulated.DefaultConfig())
 	cfg := everySample()
+	cfg.JobReport.Enabled = true
 	cfg.Cost.PerGPUHour = map[string]float64{"H100": 3.6}
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := processortest.NewNopSettings(metadata.Type)
@@ -151,7 +152,7 @@ func TestJobNotEndedBetweenScrapes(t *testing.T) {
 
 func TestJobReportConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	require.True(t, cfg.JobReport.Enabled)
+	require.False(t, cfg.JobReport.Enabled, "off by default: it holds memory per GPU until the job ends")
 	require.Equal(t, 2*time.Minute, cfg.JobReport.EndAfter)
 	cfg.JobReport.EndAfter = 0
 	require.EqualError(t, cfg.JobReport.Validate(), "job_report::end_after must be positive, got 0s")
@@ -164,6 +165,7 @@ func TestJobReportConfig(t *testing.T) {
 func TestJobEndLogVerdictInterval(t *testing.T) {
 	f := newFleet(t, simulated.DefaultConfig())
 	cfg := createDefaultConfig().(*Config)
+	cfg.JobReport.Enabled = true
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := processortest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
