@@ -306,7 +306,7 @@ e2e: build build-agent $(PROMETHEUS3) $(ALERTMANAGER) mixin-lint
 
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's
-# testdata/fuzz/ and fails the run. Twenty-one targets.
+# testdata/fuzz/ and fails the run. Twenty-six targets.
 # Minimizing each new input may take 5 s at most (the default, 60 s, would
 # spend a whole run on the first one).
 FUZZTIME ?= 20s
@@ -317,7 +317,8 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig receiver/gpunodereceiver:FuzzCo
 	connector/gpuremediationconnector:FuzzConfig connector/gpuremediationconnector:FuzzConsume \
 	extension/gpuresetextension:FuzzConfig \
 	exporter/gpualertmanagerexporter:FuzzConfig exporter/gpualertmanagerexporter:FuzzConsume \
-	internal/kmsg:FuzzParse internal/cgroup:FuzzParseLine \
+	internal/kmsg:FuzzParse internal/cgroup:FuzzParseLine internal/cgroup:FuzzSlurmRoundTrip \
+	internal/slurm:FuzzParse \
 	internal/ncclinspector:FuzzParsePromLine internal/ncclinspector:FuzzParseJSON \
 	internal/ncclinspector:FuzzParseRAS internal/ncclinspector:FuzzParseIBCompletion \
 	internal/netdev:FuzzParseCounterDump internal/netdev:FuzzPortLines \

@@ -167,6 +167,9 @@ func ExpandHostlist(s string) ([]string, error) {
 			if err != nil {
 				return nil, fmt.Errorf("hostlist %q: %w", s, err)
 			}
+			if len(out)+len(names) > maxHosts {
+				return nil, fmt.Errorf("hostlist %q expands to more than %d hosts", s, maxHosts)
+			}
 			out = append(out, names...)
 		}
 		start = i + 1
@@ -201,7 +204,8 @@ func expandHost(s string) ([]string, error) {
 		if lo == "" || hi == "" || errA != nil || errB != nil || a < 0 || b < a {
 			return nil, fmt.Errorf("range %q in %q: want N or LO-HI with LO <= HI", r, s)
 		}
-		if len(out)+(b-a+1)*len(suffixes) > maxHosts {
+		// b-a+1 first: times the suffixes it could overflow.
+		if b-a+1 > maxHosts || len(out)+(b-a+1)*len(suffixes) > maxHosts {
 			return nil, fmt.Errorf("%q expands to more than %d hosts", s, maxHosts)
 		}
 		width := len(lo)
