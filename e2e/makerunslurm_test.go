@@ -31,7 +31,7 @@ func TestE2EMakeRunSlurm(t *testing.T) {
 		l.Close()
 	}
 	logs := &syncBuffer{}
-	cmd := exec.Command("make", "-s", "-C", "..", "run-slurm", "SLURM_RUN_BIN="+bin) //nolint:gosec // the test's own binary path
+	cmd := exec.Command("make", "-s", "-C", "..", "run-slurm", "SLURM_RUN_BIN="+bin)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	began := time.Now()
