@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -47,48 +46,11 @@ func Grid(demands []string, scales []float64) []Scenario {
 // but the scenario's scale and startup applies to every run: the sample
 // interval, the SLO wait, the start (warm, or cold) and the cycle.
 func CompareAll(settings component.Config, scenarios []Scenario, base Options, workers int) ([]Row, error) {
-	demands, err := readDemands(scenarios, base)
+	rows, err := compareMany([]component.Config{settings}, scenarios, base, workers)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]Row, len(scenarios))
-	errs := make([]error, len(scenarios))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range max(workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				s := scenarios[i]
-				opts := base
-				opts.Startup, opts.Scale = s.Startup, s.Scale
-				d := demands[s.Demand]
-				frontier, err := Frontier(d, opts)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				sum, err := Run(settings, d, opts, nil)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				rows[i] = Row{Scenario: s, Summary: sum, Comparison: Compare(sum, frontier, floorGPUHours(d)), Frontier: frontier}
-			}
-		}()
-	}
-	for i := range scenarios {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return rows, nil
+	return rows[0], nil
 }
 
 // readDemands reads each scenario's series once, with the cycle options.
