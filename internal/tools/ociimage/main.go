@@ -54,7 +54,7 @@ func main() {
 	flag.StringVar(&o.certs, "certs", "/etc/ssl/certs/ca-certificates.crt", "the CA bundle")
 	flag.StringVar(&o.version, "version", "", "the version, for the image's labels")
 	flag.Parse()
-	// The commit's time, not the clock's: the same sources give the same image.
+	// The commit's time, not the clock's: nothing in the image says when it was built.
 	if epoch := os.Getenv("SOURCE_DATE_EPOCH"); epoch != "" {
 		var s int64
 		if _, err := fmt.Sscan(epoch, &s); err != nil {
