@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelcol-gpu/otelcol-gpu/internal/sharedtest"
 )
 
 // TestE2EPackageDeb installs the .deb of the binary make build made, as a
@@ -22,10 +24,10 @@ import (
 // configuration files are left, and purges it and checks nothing is.
 func TestE2EPackageDeb(t *testing.T) {
 	if _, err := exec.LookPath("dpkg"); err != nil {
-		skipOrFail(t, "no dpkg on this machine: the .deb test needs a Debian-like system")
+		sharedtest.Need(t, "dpkg: the .deb test needs a Debian-like system")
 	}
 	if os.Geteuid() != 0 {
-		skipOrFail(t, "installing a .deb needs root")
+		sharedtest.Need(t, "root, to install a .deb")
 	}
 	const name = "otelcol-gpu"
 	if out, err := exec.Command("dpkg-query", "-W", "-f=${db:Status-Status}", name).Output(); err == nil && strings.TrimSpace(string(out)) != "not-installed" && len(out) > 0 {
@@ -124,15 +126,6 @@ func TestE2EPackageDeb(t *testing.T) {
 			t.Errorf("%s is left after dpkg --purge", f)
 		}
 	}
-}
-
-// skipOrFail skips outside CI and fails in it: CI has what the test needs.
-func skipOrFail(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }
 
 func mustRun(t *testing.T, name string, args ...string) string {
