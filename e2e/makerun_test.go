@@ -34,42 +34,10 @@ func TestE2EMakeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, err := net.Listen("tcp", "127.0.0.1:9400"); err != nil {
-		t.Fatalf("port 9400, where the local configuration serves metrics, is taken: %v", err)
-	} else {
-		l.Close()
-	}
-	logs := &syncBuffer{}
 	// RUN_BIN: the binary under test (make test's demo build, or the full
 	// distribution), already built. It comes from the test's own
 	// environment and is one argument to make: no shell sees it.
-	cmd := exec.Command("make", "-s", "-C", "..", "run", "RUN_BIN="+bin) //nolint:gosec // the test's own binary path, see above
-	cmd.Stdout, cmd.Stderr = logs, logs
-	// Its own process group, so that make and the collector it started
-	// stop together.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done: //nolint:errcheck // stopped by SIGTERM: Wait reports the signal
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done //nolint:errcheck // killed above: Wait can only report the kill
-			t.Error("make run did not stop within 30 s of SIGTERM")
-		}
-	}
-	t.Cleanup(stop)
+	logs, began, stop := startMake(t, "run", "RUN_BIN="+bin)
 
 	summary := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3}  info  42 GPUs: \d+ compute_bound, .*idle \(1 held by a pod: \$6\.88/h wasted\)`)
 	var served, page string
@@ -202,4 +170,44 @@ func TestE2EMakeRun(t *testing.T) {
 			t.Errorf("a line of %d characters: %q", len(l), l)
 		}
 	}
+}
+
+// startMake runs make TARGET ARG in the repository root, in its own
+// process group so that make and the collector it started stop together,
+// once port 9400 (where both make run configurations serve metrics) is
+// free. stop sends SIGTERM and waits; it runs at the test's end anyway.
+func startMake(t *testing.T, target, arg string) (logs *syncBuffer, began time.Time, stop func()) {
+	t.Helper()
+	if l, err := net.Listen("tcp", "127.0.0.1:9400"); err != nil {
+		t.Fatalf("port 9400, where make %s serves metrics, is taken: %v", target, err)
+	} else {
+		l.Close()
+	}
+	logs = &syncBuffer{}
+	cmd := exec.Command("make", "-s", "-C", "..", target, arg) //nolint:gosec // the test's own binary path, from its environment
+	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	began = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done: //nolint:errcheck // stopped by SIGTERM: Wait reports the signal
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done //nolint:errcheck // killed above: Wait can only report the kill
+			t.Errorf("make %s did not stop within 30 s of SIGTERM", target)
+		}
+	}
+	t.Cleanup(stop)
+	return logs, began, stop
 }

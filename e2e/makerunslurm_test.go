@@ -3,12 +3,9 @@
 package e2e
 
 import (
-	"net"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -25,30 +22,7 @@ func TestE2EMakeRunSlurm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, err := net.Listen("tcp", "127.0.0.1:9400"); err != nil {
-		t.Fatalf("port 9400, where the Slurm configuration serves metrics, is taken: %v", err)
-	} else {
-		l.Close()
-	}
-	logs := &syncBuffer{}
-	cmd := exec.Command("make", "-s", "-C", "..", "run-slurm", "SLURM_RUN_BIN="+bin)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done: //nolint:errcheck // stopped by SIGTERM
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done //nolint:errcheck // killed
-		}
-	})
+	logs, began, _ := startMake(t, "run-slurm", "SLURM_RUN_BIN="+bin)
 
 	// The slow rank starts at 20 s of data time (the wall clock here); the
 	// straggler is found within the analyzer's window after.
