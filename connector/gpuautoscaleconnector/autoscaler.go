@@ -714,6 +714,9 @@ func (a *autoscaler) logAction(ld plog.Logs, now time.Time, t *target, before in
 		at.PutInt("gpu.autoscale.serving.slo_pods", int64(e.SLOPods))
 		at.PutInt("gpu.autoscale.serving.keep", int64(e.Keep))
 		at.PutStr("gpu.autoscale.serving.rule", e.Reason)
+		if e.Forecaster != "" {
+			at.PutStr("gpu.autoscale.serving.forecaster", e.Forecaster)
+		}
 	}
 }
 

@@ -66,6 +66,9 @@ type ServingConfig struct {
 	// Seasonal shapes the forecast by the time of day once a day of
 	// demand has been seen.
 	Seasonal *bool `mapstructure:"seasonal"`
+	// Attainment, when set, sizes by the calibrated forecast: the share of
+	// start-ups whose largest need the pods are to cover.
+	Attainment float64 `mapstructure:"attainment"`
 }
 
 // TokenMetricConfig is one token counter and its weight.
@@ -176,6 +179,9 @@ func (t *TargetConfig) validateServing(bad func(string, ...any)) {
 	if s.ScaleDownDelay < 0 || s.ScaleDownDelay > time.Hour {
 		bad("serving::scale_down_delay must be between 0 and 1h, got %v", s.ScaleDownDelay)
 	}
+	if !(s.Attainment >= 0 && s.Attainment < 1) {
+		bad("serving::attainment must be in [0, 1) (0: the peak forecast), got %v", s.Attainment)
+	}
 	if !(s.KVTarget >= 0 && s.KVTarget <= 1) {
 		bad("serving::kv_target must be in [0, 1] (0: off), got %v", s.KVTarget)
 	}
@@ -226,6 +232,7 @@ func newServingTarget(t *TargetConfig) *servingTarget {
 			Peak: c.PeakQuantile, BurstCap: c.BurstCap, Quantile: c.HeadroomQuantile, ErrorHistory: c.ErrorHistory, ColdHeadroom: c.ColdHeadroom,
 			Capacity: c.PodCapacity, RequestTime: c.RequestTime, DrainTime: c.DrainTime,
 			KVTarget: c.KVTarget, ScaleDownDelay: c.ScaleDownDelay, DownTolerance: c.ScaleDownTolerance, Seasonal: *c.Seasonal,
+			Attainment: c.Attainment,
 		}),
 	}
 }

@@ -69,6 +69,7 @@ func TestServingConfigErrorsNameTheKey(t *testing.T) {
 		{map[string]any{"scale_down_tolerance": 2}, nil, "targets::0: serving::scale_down_tolerance must be in [0, 1]"},
 		{map[string]any{"scale_down_delay": "2h"}, nil, "targets::0: serving::scale_down_delay must be between 0 and 1h"},
 		{map[string]any{"kv_target": 1.5}, nil, "targets::0: serving::kv_target must be in [0, 1] (0: off)"},
+		{map[string]any{"attainment": 1.0}, nil, "targets::0: serving::attainment must be in [0, 1) (0: the peak forecast)"},
 		{map[string]any{}, map[string]any{"target_value": 0, "metrics": []any{
 			map[string]any{"name": "nvidia.gpu.sm.active", "target_value": 0.8},
 			map[string]any{"name": "vllm:kv_cache_usage_perc", "target_value": 0.8},

@@ -98,3 +98,30 @@ func (p *profile) factor(now time.Time, lookback, horizon time.Duration) float64
 	}
 	return math.Min(4, math.Max(1, ahead/behind))
 }
+
+// ratio is the profile's peak level within the horizon ahead over its
+// mean level within the horizon behind: how much the day says the coming
+// start-up's peak exceeds the last start-up's mean. False until a day is
+// seen or where the profile has no level.
+func (p *profile) ratio(now time.Time, horizon time.Duration) (float64, bool) {
+	if p.first.IsZero() || now.Sub(p.first) < 24*time.Hour {
+		return 0, false
+	}
+	behind, n := 0.0, 0
+	for t := now.Add(-horizon); !t.After(now); t = t.Add(binLength) {
+		if v, ok := p.level(t); ok {
+			behind += v
+			n++
+		}
+	}
+	ahead, found := 0.0, false
+	for t := now; !t.After(now.Add(horizon)); t = t.Add(binLength) {
+		if v, ok := p.level(t); ok {
+			ahead, found = math.Max(ahead, v), true
+		}
+	}
+	if n == 0 || !found || behind <= 0 {
+		return 0, false
+	}
+	return ahead / (behind / float64(n)), true
+}

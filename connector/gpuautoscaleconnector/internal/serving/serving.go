@@ -82,6 +82,11 @@ type Params struct {
 	KVTarget float64
 	// Seasonal turns the daily profile on.
 	Seasonal bool
+	// Attainment, when above 0, sizes by the calibrated forecast
+	// (forecast.go): the share of start-ups whose largest need the
+	// provision is to cover. Lookback, Peak, Quantile and BurstCap are
+	// then unused.
+	Attainment float64
 }
 
 // Pod is one ready pod's latest values.
@@ -150,6 +155,8 @@ type Estimate struct {
 	// errors have matured.
 	Startup time.Duration
 	Errors  int
+	// Forecaster names the calibrated forecaster in use (Forecast*).
+	Forecaster string
 }
 
 // interval is one evaluation's measured work.
@@ -176,20 +183,22 @@ type counter struct {
 
 // Estimator keeps the history of one target.
 type Estimator struct {
-	p        Params
-	counters map[string]counter
-	history  []interval   // within Lookback plus the longest window
-	pending  []forecastAt // forecasts not yet matured
-	errors   []ratioAt    // matured forecast errors, within ErrorHistory
-	sorted   []float64
-	capacity float64 // from busy pods; 0 until one was busy
-	observed float64 // the most one pod served
-	backlog  float64 // queued tokens at the last evaluation
-	last     time.Time
-	first    time.Time
-	startup  time.Duration
-	day      *profile
-	wants    []wantAt // the rules' replicas within the scale-down delay
+	p          Params
+	counters   map[string]counter
+	history    []interval   // within Lookback plus the longest window
+	pending    []forecastAt // forecasts not yet matured
+	errors     []ratioAt    // matured forecast errors, within ErrorHistory
+	sorted     []float64
+	capacity   float64 // from busy pods; 0 until one was busy
+	observed   float64 // the most one pod served
+	backlog    float64 // queued tokens at the last evaluation
+	last       time.Time
+	first      time.Time
+	startup    time.Duration
+	day        *profile
+	wants      []wantAt // the rules' replicas within the scale-down delay
+	cal        *calibrated
+	provisions []provisionAt // the calibrated provisions of the last start-up
 }
 
 type wantAt struct {
@@ -207,6 +216,9 @@ func New(p Params) *Estimator {
 	e := &Estimator{p: p, counters: map[string]counter{}, startup: p.Startup}
 	if p.Seasonal {
 		e.day = &profile{}
+	}
+	if p.Attainment > 0 {
+		e.cal = newCalibrated()
 	}
 	return e
 }
@@ -257,26 +269,11 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		e.day.add(o.Now, arrival, seconds)
 	}
 
-	// The forecast: the peak need of the lookback, shaped by the day.
-	forecast := e.peak(o.Now)
-	if e.day != nil {
-		est.Seasonal = e.day.factor(o.Now, e.lookback(), e.startup+e.lookback())
-		forecast *= est.Seasonal
-	}
-	e.mature(o.Now, need)
-	if !e.first.IsZero() && o.Now.Sub(e.first) >= e.lookback() {
-		// A forecast from less than a lookback of history says nothing of
-		// the forecasts to come.
-		e.pending = append(e.pending, forecastAt{o.Now, forecast})
-	}
-	if e.first.IsZero() {
-		e.first = o.Now
-	}
-	est.Need, est.Forecast, est.Errors = need, forecast, len(e.errors)
-	est.Headroom = e.headroom()
-	sized := est.Headroom * forecast
-	if p.BurstCap > 0 {
-		sized = min(sized, p.BurstCap*e.mean(o.Now)*est.Seasonal)
+	var sized float64
+	if e.cal != nil {
+		sized = e.calibratedForecast(o.Now, need, &est)
+	} else {
+		sized = e.peakForecast(o.Now, need, &est)
 	}
 	c := est.Capacity
 	est.SLOPods = pods(sized / c)
@@ -509,4 +506,32 @@ func (e *Estimator) headroom() float64 {
 		e.sorted = append(e.sorted, r.ratio)
 	}
 	return max(1, quantile(e.sorted, e.p.Quantile))
+}
+
+// peakForecast is the lookback's peak need, shaped by the day, times the
+// quantile of its matured errors, capped by BurstCap.
+func (e *Estimator) peakForecast(now time.Time, need float64, est *Estimate) float64 {
+	p := &e.p
+	// The forecast: the peak need of the lookback, shaped by the day.
+	forecast := e.peak(now)
+	if e.day != nil {
+		est.Seasonal = e.day.factor(now, e.lookback(), e.startup+e.lookback())
+		forecast *= est.Seasonal
+	}
+	e.mature(now, need)
+	if !e.first.IsZero() && now.Sub(e.first) >= e.lookback() {
+		// A forecast from less than a lookback of history says nothing of
+		// the forecasts to come.
+		e.pending = append(e.pending, forecastAt{now, forecast})
+	}
+	if e.first.IsZero() {
+		e.first = now
+	}
+	est.Need, est.Forecast, est.Errors = need, forecast, len(e.errors)
+	est.Headroom = e.headroom()
+	sized := est.Headroom * forecast
+	if p.BurstCap > 0 {
+		sized = min(sized, p.BurstCap*e.mean(now)*est.Seasonal)
+	}
+	return sized
 }
