@@ -703,20 +703,8 @@ func (a *autoscaler) logAction(ld plog.Logs, now time.Time, t *target, before in
 	if t.cfg.Mode == "predictive" {
 		at.PutDouble("gpu.autoscale.metric.forecast", d.Forecast)
 	}
-	if t.serving != nil && t.serving.last != nil {
-		e := t.serving.last
-		at.PutDouble("gpu.autoscale.serving.arrival", e.Arrival)
-		at.PutDouble("gpu.autoscale.serving.capacity", e.Capacity)
-		at.PutStr("gpu.autoscale.serving.capacity_from", e.CapacityFrom)
-		at.PutDouble("gpu.autoscale.serving.need", e.Need)
-		at.PutDouble("gpu.autoscale.serving.forecast", e.Forecast)
-		at.PutDouble("gpu.autoscale.serving.headroom", e.Headroom)
-		at.PutInt("gpu.autoscale.serving.slo_pods", int64(e.SLOPods))
-		at.PutInt("gpu.autoscale.serving.keep", int64(e.Keep))
-		at.PutStr("gpu.autoscale.serving.rule", e.Reason)
-		if e.Forecaster != "" {
-			at.PutStr("gpu.autoscale.serving.forecaster", e.Forecaster)
-		}
+	if t.serving != nil {
+		putServingAttributes(at, t.serving.last)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
@@ -463,5 +464,25 @@ func servingDetail(e *serving.Estimate) *offline.ServingDetail {
 		Need: e.Need, Forecast: e.Forecast, Headroom: e.Headroom, Seasonal: e.Seasonal,
 		SLOPods: e.SLOPods, BacklogPods: e.BacklogPods, KVPods: e.KVPods, Keep: e.Keep,
 		Rule: e.Reason, StartupSeconds: e.Startup.Seconds(), Errors: e.Errors,
+	}
+}
+
+// putServingAttributes adds the estimate a decision rests on to its log
+// record (none without an estimate).
+func putServingAttributes(at pcommon.Map, e *serving.Estimate) {
+	if e == nil {
+		return
+	}
+	at.PutDouble("gpu.autoscale.serving.arrival", e.Arrival)
+	at.PutDouble("gpu.autoscale.serving.capacity", e.Capacity)
+	at.PutStr("gpu.autoscale.serving.capacity_from", e.CapacityFrom)
+	at.PutDouble("gpu.autoscale.serving.need", e.Need)
+	at.PutDouble("gpu.autoscale.serving.forecast", e.Forecast)
+	at.PutDouble("gpu.autoscale.serving.headroom", e.Headroom)
+	at.PutInt("gpu.autoscale.serving.slo_pods", int64(e.SLOPods))
+	at.PutInt("gpu.autoscale.serving.keep", int64(e.Keep))
+	at.PutStr("gpu.autoscale.serving.rule", e.Reason)
+	if e.Forecaster != "" {
+		at.PutStr("gpu.autoscale.serving.forecaster", e.Forecaster)
 	}
 }
