@@ -68,7 +68,7 @@ type ServingConfig struct {
 	// demand has been seen.
 	Seasonal *bool `mapstructure:"seasonal"`
 	// Attainment, when set, sizes by the calibrated forecast: the share of
-	// start-ups whose largest need the pods are to cover.
+	// evaluations whose need a start-up later the pods are to cover.
 	Attainment float64 `mapstructure:"attainment"`
 }
 

@@ -17,8 +17,9 @@ import (
 // recent past as the calibration set). Every forecaster is calibrated to
 // the same share, so the one whose provision was smallest on average over
 // the calibration window is used: a forecaster earns its place only by its
-// measured errors, and where the profile misleads (a step, noise) its
-// quantile grows and the need now, the reactive signal, takes over. The
+// measured errors: where the profile misleads (a step, noise), its
+// quantile grows, and the need now, the reactive signal, wins once that
+// makes its provision the larger. The
 // replicas asked for are the largest provision of the last start-up (a pod
 // let go cannot be back sooner). The start-up and the attainment are the
 // user's; the rest is measured.
@@ -31,10 +32,10 @@ const (
 	ForecastSeasonal = "seasonal" // the daily profile, levelled to now
 )
 
-// calibration is one forecaster's pending forecasts and matured ratios.
+// calibration is one forecaster's pending forecasts and matured errors.
 type calibration struct {
 	name    string
-	add     bool // errors as the need over the base (else as their ratio)
+	add     bool // errors as the need minus the base (else as their ratio)
 	pending []pendingBase
 	ratios  []matured
 	sorted  []float64
@@ -69,18 +70,17 @@ func newCalibrated() *calibrated {
 	return c
 }
 
-// observe folds the need now into every pending forecast, matures those a
-// start-up old, forgets ratios older than history, and records the bases
-// of this evaluation (a base ≤ 0 is not a forecast).
+// observe matures the forecasts a start-up old against the need now,
+// forgets errors older than history, and records the bases of this
+// evaluation (a base ≤ 0 is not a forecast).
 func (c *calibrated) observe(now time.Time, need float64, startup, history time.Duration, bases map[string]float64) {
 	for _, f := range c.fs {
 		i := 0
 		for i < len(f.pending) && now.Sub(f.pending[i].at) >= startup {
 			p := f.pending[i]
-			y := need
-			r := y / p.base
+			r := need / p.base
 			if f.add {
-				r = y - p.base
+				r = need - p.base
 			}
 			f.ratios = append(f.ratios, matured{now, p.base, r})
 			i++

@@ -83,9 +83,9 @@ type Params struct {
 	// Seasonal turns the daily profile on.
 	Seasonal bool
 	// Attainment, when above 0, sizes by the calibrated forecast
-	// (forecast.go): the share of start-ups whose largest need the
-	// provision is to cover. Lookback, Peak, Quantile and BurstCap are
-	// then unused.
+	// (forecast.go): the share of evaluations whose need a start-up later
+	// the provision is to cover. Peak and Quantile are then unused;
+	// BurstCap still caps, at a multiple of the lookback's mean.
 	Attainment float64
 }
 
