@@ -35,6 +35,11 @@ type Held struct {
 	// Dominated names a reactive point with no more GPU-hours and no more
 	// SLO minutes, one of them fewer ("" when none).
 	Dominated string
+	// ForesightRoom is 1 − the foresight frontier's GPU-hours / the
+	// reactive frontier's, both at the row's SLO minutes: what knowing the
+	// demand ahead, with the same start-up, saves there (foresight.go).
+	// The part of Room beyond it is start-ups no autoscaler avoids.
+	ForesightRoom float64
 }
 
 // Judge is the row's room and dominance.
@@ -42,6 +47,16 @@ func Judge(r Row) Held {
 	h := Held{}
 	if r.FrontierGPUHours > 0 {
 		h.Room = round(1 - r.Summary.IdealGPUHours/r.FrontierGPUHours)
+		if len(r.Foresight) > 0 {
+			// Past the foresight's most SLO minutes its line is extended,
+			// never below its cheapest point (min_replicas throughout).
+			least := r.Foresight[0].Summary.GPUHours
+			for _, p := range r.Foresight {
+				least = min(least, p.Summary.GPUHours)
+			}
+			f := Compare(r.Summary, r.Foresight, least)
+			h.ForesightRoom = round(1 - f.FrontierGPUHours/r.FrontierGPUHours)
+		}
 	}
 	for _, p := range r.Frontier {
 		s := p.Summary
@@ -61,6 +76,7 @@ type Tally struct {
 	Rows, NoWorse       int
 	SavingSum, RoomSum  float64
 	HalfTheRoomIsClosed bool
+	ForesightRoomSum    float64
 }
 
 // TallyRows sums the rows.
@@ -73,6 +89,7 @@ func TallyRows(rows []Row) Tally {
 		}
 		t.SavingSum += r.Saving
 		t.RoomSum += h.Room
+		t.ForesightRoomSum += h.ForesightRoom
 	}
 	t.HalfTheRoomIsClosed = t.SavingSum >= 0.5*t.RoomSum
 	return t
@@ -190,13 +207,18 @@ func compareMany(cfgs []component.Config, scenarios []Scenario, base Options, wo
 					errs[i] = err
 					continue
 				}
+				foresight, err := Foresight(d, opts)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
 				for c, cfg := range cfgs {
 					sum, err := Run(cfg, d, opts, nil)
 					if err != nil {
 						errs[i] = err
 						break
 					}
-					rows[c][i] = Row{Scenario: s, Summary: sum, Comparison: Compare(sum, frontier, floorGPUHours(d)), Frontier: frontier}
+					rows[c][i] = Row{Scenario: s, Summary: sum, Comparison: Compare(sum, frontier, floorGPUHours(d)), Frontier: frontier, Foresight: foresight}
 				}
 			}
 		}()
@@ -239,8 +261,8 @@ func WriteHeldOut(w io.Writer, candidates []Candidate, chosen int, choose []stri
 	}
 	fmt.Fprintf(w, "\n%s, -sample %v, -slo-wait %v; frontier: the %d reactive settings of the contract's section 5\n\n",
 		start, opts.Sample, opts.SLOWait, len(reactiveSettings(1)))
-	fmt.Fprintln(w, "| demand | scale | startup | GPU-hours | SLO min | frontier GPU-hours at equal SLO | saving | room (1 − ideal / frontier) | dominated | GPU-hours / ideal |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| demand | scale | startup | GPU-hours | SLO min | frontier GPU-hours at equal SLO | saving | room (1 − ideal / frontier) | room with foresight | dominated | GPU-hours / ideal |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		h := Judge(r)
 		frontier := fmt.Sprintf("%.2f", r.FrontierGPUHours)
@@ -254,9 +276,9 @@ func WriteHeldOut(w io.Writer, candidates []Candidate, chosen int, choose []stri
 		if h.Dominated != "" {
 			dominated = "by " + h.Dominated
 		}
-		fmt.Fprintf(w, "| %s | %g | %g s | %.2f | %.1f | %s | %.1f %% | %.1f %% | %s | %.2f |\n",
+		fmt.Fprintf(w, "| %s | %g | %g s | %.2f | %.1f | %s | %.1f %% | %.1f %% | %.1f %% | %s | %.2f |\n",
 			filepath.Base(r.Demand), r.Scale, r.Startup.Seconds(), r.GPUHours, r.SLOViolationMinutes, frontier,
-			100*r.Saving, 100*h.Room, dominated, r.Summary.GPUHoursOverIdeal)
+			100*r.Saving, 100*h.Room, 100*h.ForesightRoom, dominated, r.Summary.GPUHoursOverIdeal)
 	}
 	t := TallyRows(rows)
 	verdict := "no"
@@ -266,4 +288,6 @@ func WriteHeldOut(w io.Writer, candidates []Candidate, chosen int, choose []stri
 	fmt.Fprintf(w, "\n- %d of %d rows no worse than the frontier (saving ≥ 0, not dominated)\n", t.NoWorse, t.Rows)
 	fmt.Fprintf(w, "- sum of savings %.1f %% against half the sum of room %.1f %% (sum of room %.1f %%): half the room closed: %s\n",
 		100*t.SavingSum, 50*t.RoomSum, 100*t.RoomSum, verdict)
+	fmt.Fprintf(w, "- sum of room with foresight %.1f %%: what knowing the demand ahead saves at each row's SLO minutes with the same start-ups (foresight.go); the ideal pays no start-up and violates no SLO, so the room can be more or less than this\n",
+		100*t.ForesightRoomSum)
 }

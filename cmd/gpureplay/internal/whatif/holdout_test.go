@@ -44,6 +44,28 @@ func TestJudgeByHand(t *testing.T) {
 	require.Equal(t, sum >= 0.5*room, tally.HalfTheRoomIsClosed)
 }
 
+// The room with foresight is the foresight frontier against the reactive
+// one at the row's minutes: linear between its points, extended past its
+// most minutes but never below its cheapest point.
+func TestForesightRoomByHand(t *testing.T) {
+	frontier := []Point{pt("a", 10, 100), pt("b", 30, 40)}
+	foresight := []Point{pt("skip 0", 0, 50), pt("skip 1m", 20, 30), pt("min only", 40, 20)}
+	row := func(slo float64) Row {
+		sum := Summary{SLOViolationMinutes: slo, GPUHours: 60, IdealGPUHours: 35}
+		return Row{Summary: sum, Comparison: Compare(sum, frontier, 5), Frontier: frontier, Foresight: foresight}
+	}
+	// At 20 minutes: the reactive envelope 70 h, foresight 30 h.
+	require.InDelta(t, 1-30.0/70, Judge(row(20)).ForesightRoom, 1e-6)
+	// At 10 minutes: 100 h against foresight's 40 h.
+	require.InDelta(t, 0.6, Judge(row(10)).ForesightRoom, 1e-6)
+	// At 60 minutes the reactive line is extended to its floor (5 h); the
+	// foresight's is held at its cheapest, 20 h: foresight saves nothing.
+	require.InDelta(t, 1-20.0/5, Judge(row(60)).ForesightRoom, 1e-6)
+	require.Zero(t, Judge(Row{Summary: Summary{GPUHours: 1}, Comparison: Comparison{FrontierGPUHours: 2}}).ForesightRoom, "no foresight run")
+	tally := TallyRows([]Row{row(20), row(10)})
+	require.InDelta(t, 1-30.0/70+0.6, tally.ForesightRoomSum, 1e-6)
+}
+
 // The choice: the most rows no worse than the frontier first, then the
 // larger sum of savings; the first given wins a tie.
 func TestBetterCandidate(t *testing.T) {
@@ -130,7 +152,11 @@ func TestHeldOutReportsOnlyTheHeldOutRows(t *testing.T) {
 	text := out.String()
 	require.Contains(t, text, "held out: settings chosen on ramp.csv;")
 	require.Contains(t, text, "(chosen)")
-	require.Contains(t, text, "| room (1 − ideal / frontier) | dominated |")
+	require.Contains(t, text, "| room (1 − ideal / frontier) | room with foresight | dominated |")
+	require.Contains(t, text, "- sum of room with foresight ")
+	for _, r := range rows {
+		require.Len(t, r.Foresight, len(foresightSkips), "every row carries the foresight frontier")
+	}
 	require.Equal(t, 2, strings.Count(text, "| step.csv | 1 |"), "the reported rows")
 	require.NotContains(t, text, "| ramp.csv |", "no row of the choosing set")
 	require.Contains(t, text, "half the room closed:")

@@ -25,6 +25,8 @@ type Row struct {
 	Comparison
 	Summary  Summary // the settings' own figures
 	Frontier []Point
+	// Foresight is the foresight frontier's points (foresight.go).
+	Foresight []Point
 }
 
 // Grid is the scenarios of the README's tables: every demand file at each

@@ -1,0 +1,167 @@
+package whatif
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Foresight: what an autoscaler that knows the demand ahead could spend,
+// with the same start-up as everyone else. The contract's ideal
+// (max(min_replicas, ceil(demand)) with no start-up delay) is a bound no
+// autoscaler whose pods take minutes to start can reach: a burst shorter
+// than a start-up costs a pod its whole start-up, and the ideal charges
+// it only the burst. The room the acceptance of issue 39 reads (1 − ideal
+// / frontier) therefore counts GPU-hours that perfect foresight could not
+// save either. These runs say how much of it foresight could.
+//
+// The plan is exact for the fluid model: pods are interchangeable, so
+// replicas are layers, layer k wanted while ceil(demand) ≥ k. A layer's
+// pod, once its interval of need ends, is kept through a gap no longer
+// than the start-up (keeping it costs the gap, letting it go and asking
+// again a start-up ahead costs the start-up: the offline ski-rental
+// choice) and let go otherwise; it is asked for a start-up before each
+// interval it serves. The warm start's pods are ready at t = 0 like the
+// settings' own. With no skip this meets every demand with no SLO minute,
+// at the least GPU-hours that does so with whole pods and this start-up.
+// A skip leaves out, above min_replicas, the intervals shorter than it
+// (their work waits in the queue): cheaper, with SLO minutes; the skips
+// give the foresight's own frontier, placed at the row's SLO minutes like
+// the reactive one.
+
+// foresightSkips are the interval lengths the foresight frontier leaves
+// out, from none to every one (min_replicas throughout, the least any
+// setting spends).
+var foresightSkips = []time.Duration{0, 30 * time.Second, time.Minute, 2 * time.Minute,
+	5 * time.Minute, 10 * time.Minute, 20 * time.Minute, time.Hour, math.MaxInt64}
+
+// span is [from, to) in seconds.
+type span struct{ from, to int }
+
+// foresightPlan returns the replicas requested at each second of the
+// (already scaled) demand: the layers' intervals, each asked for a
+// start-up ahead, with intervals shorter than skip left out above
+// minReplicas. initial pods are ready at t = 0.
+func foresightPlan(d *Demand, minReplicas, initial int, startup, skip time.Duration) []int32 {
+	n := int(d.End / time.Second)
+	s := int(startup / time.Second)
+	need := make([]int, n)
+	top := 0
+	row := 0
+	for t := range n {
+		k := max(minReplicas, int(ceil(d.At(time.Duration(t)*time.Second, &row))))
+		need[t], top = k, max(top, k)
+	}
+	plan := make([]int32, n)
+	for k := 1; k <= max(top, initial); k++ {
+		// The seconds layer k is wanted, as intervals.
+		var spans []span
+		for t := 0; t < n; {
+			if need[t] < k {
+				t++
+				continue
+			}
+			from := t
+			for t < n && need[t] >= k {
+				t++
+			}
+			spans = append(spans, span{from, t})
+		}
+		// A gap no longer than the start-up is kept through.
+		var merged []span
+		for _, sp := range spans {
+			if len(merged) > 0 && sp.from-merged[len(merged)-1].to <= s {
+				merged[len(merged)-1].to = sp.to
+				continue
+			}
+			merged = append(merged, sp)
+		}
+		warm := k <= initial
+		for _, sp := range merged {
+			if k > minReplicas && sp.to-sp.from < int(skip/time.Second) {
+				continue
+			}
+			from := sp.from - s
+			if warm && sp.from <= s {
+				// The warm pod is ready at 0: kept until this interval.
+				from = 0
+			}
+			for t := max(from, 0); t < sp.to; t++ {
+				plan[t]++
+			}
+		}
+	}
+	return plan
+}
+
+// Foresight runs the foresight plans of every skip through the contract's
+// model, with min_replicas 1 and the start (warm, or cold with opts.Cold)
+// of the reactive frontier's runs: one point each.
+func Foresight(demand *Demand, opts Options) ([]Point, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	d := opts.demand(demand).Scaled(opts.Scale)
+	const minReplicas = 1
+	maxReplicas := int32(max(ceil(10*d.Peak()), 1))
+	initial, readyAt := warmReplicas(minReplicas, maxReplicas, d.Pods[0]), time.Duration(0)
+	if opts.Cold {
+		// Cold, nothing is ready at t = 0: the plan asks for every pod.
+		initial, readyAt = 0, opts.Startup
+	}
+	var out []Point
+	for _, skip := range foresightSkips {
+		plan := foresightPlan(d, minReplicas, int(initial), opts.Startup, skip)
+		sum := runPlan(d, plan, minReplicas, initial, opts, readyAt)
+		name := fmt.Sprintf("foresight skip %v", skip)
+		if skip == math.MaxInt64 {
+			name = "foresight min_replicas only"
+		}
+		out = append(out, Point{Name: name, Summary: sum})
+	}
+	return out, nil
+}
+
+// runPlan is the contract's fluid model (section 2, section 4's figures)
+// with the replicas taken from plan instead of a connector.
+func runPlan(d *Demand, plan []int32, minReplicas, initial int32, opts Options, readyAt time.Duration) Summary {
+	start := "warm"
+	if opts.Cold {
+		start = "cold"
+	}
+	dep := NewDeployment("foresight", initial, opts.Startup, readyAt)
+	const dt = time.Second
+	var (
+		q                  queue
+		row                int
+		gpuSec, idealSec   float64
+		sloSec, backlogSec float64
+		slo                = opts.SLOWait.Seconds()
+	)
+	for i, now := 0, time.Duration(0); now < d.End; i, now = i+1, now+dt {
+		dep.now = now
+		if i < len(plan) && plan[i] != dep.Replicas() {
+			dep.Scale(plan[i])
+		}
+		demand := d.At(now, &row)
+		c := len(dep.ready())
+		q.step(demand, c, dt.Seconds())
+		gpuSec += float64(dep.Replicas()) * dt.Seconds()
+		idealSec += math.Max(float64(minReplicas), ceil(demand)) * dt.Seconds()
+		if q.wait(c) > slo {
+			sloSec += dt.Seconds()
+		}
+		backlogSec += q.backlog * dt.Seconds()
+	}
+	sum := Summary{
+		GPUHours: round(gpuSec / 3600), IdealGPUHours: round(idealSec / 3600),
+		SLOViolationMinutes: round(sloSec / 60), BacklogPodHours: round(backlogSec / 3600),
+		PeakReplicas: dep.peak, ScaleUps: dep.ups, ScaleDowns: dep.downs,
+		Start: start, InitialReplicas: initial,
+	}
+	if idealSec > 0 {
+		sum.GPUHoursOverIdeal = round(gpuSec / idealSec)
+	}
+	return sum
+}
