@@ -302,14 +302,17 @@ e2e: build build-agent $(PROMETHEUS3) $(ALERTMANAGER) mixin-lint
 		echo "$$n.service: $$(tail -1 $$d/security.txt)"; done; rm -rf $$d; fi
 	OTELCOL_GPU_BIN=$(CURDIR)/$(BIN) OTELCOL_GPU_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) PROMETHEUS3=$(CURDIR)/$(PROMETHEUS3) \
 		ALERTMANAGER=$(CURDIR)/$(ALERTMANAGER) \
-		$(GO) test -tags e2e -count=1 -run 'Prometheus|Alertmanager' -v -timeout 25m ./e2e/...
+		$(GO) test -tags e2e -count=1 -parallel 4 -run 'Prometheus|Alertmanager' -v -timeout 25m ./e2e/...
 
 # Each fuzz target for FUZZTIME (config unmarshalling and the OTLP data
 # each component reads); a failing input is written under the package's
-# testdata/fuzz/ and fails the run. Twenty-six targets.
+# testdata/fuzz/ and fails the run. Twenty-seven targets, 10 s each: the
+# instrumented build of the dependencies costs CI more than the fuzzing
+# (minutes, once), and make test already runs every seed corpus; run
+# longer with FUZZTIME=5m when a parser changes.
 # Minimizing each new input may take 5 s at most (the default, 60 s, would
 # spend a whole run on the first one).
-FUZZTIME ?= 20s
+FUZZTIME ?= 10s
 FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig receiver/gpunodereceiver:FuzzConfig \
 	processor/gpuanalyzerprocessor:FuzzConfig processor/gpuanalyzerprocessor:FuzzConsume \
 	processor/fromdcgmexporterprocessor:FuzzConfig processor/fromdcgmexporterprocessor:FuzzConsume \

@@ -335,16 +335,24 @@ func (c *collector) kill9(t *testing.T, what string) {
 // gateway that Prometheus refused the first request after the outage, which
 // Prometheus in fact took; the OTLP run then requires points acknowledged
 // twice.
+//
+// The three runs, and TestE2EPrometheusRemoteWrite, run in parallel: each
+// has its own Prometheus, ports and directories, and each spends minutes
+// asleep through its outage, which CI need not wait out four times.
 func TestE2EPrometheusKill(t *testing.T) {
+	t.Parallel()
 	t.Run("otlp", func(t *testing.T) {
+		t.Parallel()
 		killDuringOutage(t, true, false, filepath.Join("..", "examples", "gateway", "gateway.yaml"), "PROMETHEUS_OTLP_URL", "/api/v1/otlp/v1/metrics")
 	})
 	t.Run("remote_write", func(t *testing.T) {
+		t.Parallel()
 		killDuringOutage(t, false, false, filepath.Join("..", "examples", "gateway", "gateway-remote-write.yaml"), "PROMETHEUS_REMOTE_WRITE_URL", "/api/v1/write")
 	})
 	// The Kubernetes agent's exporter, load_balancing (examples/gateway/agent.yaml
 	// on the full distribution), with a static resolver and no k8s_attributes.
 	t.Run("load_balancing", func(t *testing.T) {
+		t.Parallel()
 		killDuringOutage(t, true, true, filepath.Join("..", "examples", "gateway", "gateway.yaml"), "PROMETHEUS_OTLP_URL", "/api/v1/otlp/v1/metrics")
 	})
 }

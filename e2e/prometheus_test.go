@@ -216,8 +216,10 @@ func fileDataPoints(t *testing.T, path string, cutoff time.Time) int {
 // TestE2EPrometheusRemoteWrite runs examples/prometheus/config.yaml into a
 // real Prometheus, takes Prometheus down for 60 s mid-run, and checks that
 // every GPU's series, the analyzer's verdicts and every dashboard panel are
-// there, and that no sample was lost.
+// there, and that no sample was lost. In parallel with
+// TestE2EPrometheusKill's runs: its own Prometheus, mostly asleep.
 func TestE2EPrometheusRemoteWrite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	prom := startPrometheus(t, dir, freePort(t))
 	sent := filepath.Join(dir, "sent.jsonl")
