@@ -74,29 +74,3 @@ func TestCalibratedFollowsAStep(t *testing.T) {
 	require.Less(t, sized, 1.2*3000, "a steady level needs no more than its errors show")
 	require.False(t, math.IsNaN(sized))
 }
-
-// While a pod's capacity is only the most any pod served (no queue seen
-// yet), the calibrated forecast adds no pod: over that lower bound it
-// would overstate the pods needed, as it does for a warm start at 80 %
-// load. It may still let pods go, and a queue still asks for pods and
-// teaches the capacity.
-func TestCalibratedAddsNoPodOverAnObservedCapacity(t *testing.T) {
-	f := newFleet(calibratedParams())
-	var e Estimate
-	for range 10 {
-		e = f.step(rates(2, 800), false, 2)
-		require.Equal(t, "observed", e.CapacityFrom)
-		require.Equal(t, 2, e.Pods, "the cold headroom over 800 a pod would ask for a third")
-	}
-	require.Equal(t, 3, e.SLOPods, "what the forecast alone would ask")
-
-	e = f.step(rates(2, 200), false, 2)
-	require.Equal(t, "observed", e.CapacityFrom)
-	require.GreaterOrEqual(t, e.Pods, 1)
-
-	f = newFleet(calibratedParams())
-	f.step(rates(2, 800), false, 2)
-	e = f.step(rates(2, 1000), true, 2)
-	require.Equal(t, "busy", e.CapacityFrom)
-	require.Greater(t, e.Pods, 2, "a queue behind both pods asks for more")
-}

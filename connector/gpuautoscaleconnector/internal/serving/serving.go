@@ -299,14 +299,6 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		// go and ask for it again, a start-up later, over and over.
 		want = min(o.Current, pods(sized*(1+p.DownTolerance)/c))
 	}
-	if e.cal != nil && want > o.Current && est.CapacityFrom == "observed" {
-		// The calibrated forecast adds no pod while a pod's capacity is
-		// only the most any pod served, a lower bound: over it the forecast
-		// overstates the pods needed (a warm start at 80 % load asks for a
-		// quarter more). Until a queue shows what a pod can serve, the
-		// queue and the KV cache ask for pods; the forecast may let go.
-		want = o.Current
-	}
 	if est.BacklogPods > want {
 		want, reason = est.BacklogPods, ReasonBacklog
 	}
