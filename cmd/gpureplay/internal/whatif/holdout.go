@@ -38,7 +38,8 @@ type Held struct {
 	// ForesightRoom is 1 − the foresight frontier's GPU-hours / the
 	// reactive frontier's, both at the row's SLO minutes: what knowing the
 	// demand ahead, with the same start-up, saves there (foresight.go).
-	// The part of Room beyond it is start-ups no autoscaler avoids.
+	// Below Room where start-ups cost what the ideal does not pay; it can
+	// be above it at a row with many SLO minutes.
 	ForesightRoom float64
 }
 

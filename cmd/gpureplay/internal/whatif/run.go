@@ -168,15 +168,13 @@ func run(settings component.Config, demand *Demand, opts Options, out io.Writer,
 
 	const dt = time.Second
 	var (
-		q                  queue
-		row                int
-		sum                Summary
-		gpuSec, idealSec   float64
-		sloSec, backlogSec float64
-		nextSample         time.Duration
-		lastEval           time.Duration
-		interval           = sim.Interval()
-		slo                = opts.SLOWait.Seconds()
+		q          queue
+		row        int
+		m          meter
+		nextSample time.Duration
+		lastEval   time.Duration
+		interval   = sim.Interval()
+		slo        = opts.SLOWait.Seconds()
 	)
 	for now := time.Duration(0); now < demand.End; now += dt {
 		dep.now = now
@@ -188,12 +186,7 @@ func run(settings component.Config, demand *Demand, opts Options, out io.Writer,
 
 		// Section 4: the requested replicas are paid for, starting ones
 		// too; the ideal is max(min_replicas, ceil(demand)) with no delay.
-		gpuSec += float64(dep.Replicas()) * dt.Seconds()
-		idealSec += math.Max(float64(target.MinReplicas), ceil(d)) * dt.Seconds()
-		if q.wait(c) > slo {
-			sloSec += dt.Seconds()
-		}
-		backlogSec += q.backlog * dt.Seconds()
+		m.step(dep.Replicas(), target.MinReplicas, d, &q, c, slo, dt.Seconds())
 
 		// Section 3: every sample interval each ready pod reports the
 		// step's values, stamped with the step's time; pods not ready
@@ -223,15 +216,7 @@ func run(settings component.Config, demand *Demand, opts Options, out io.Writer,
 			}
 		}
 	}
-	sum.GPUHours = round(gpuSec / 3600)
-	sum.IdealGPUHours = round(idealSec / 3600)
-	sum.SLOViolationMinutes = round(sloSec / 60)
-	sum.BacklogPodHours = round(backlogSec / 3600)
-	sum.PeakReplicas, sum.ScaleUps, sum.ScaleDowns = dep.peak, dep.ups, dep.downs
-	if idealSec > 0 {
-		sum.GPUHoursOverIdeal = round(gpuSec / idealSec)
-	}
-	sum.Start, sum.InitialReplicas = start, initial
+	sum := m.summary(dep, start, initial)
 	if w != nil {
 		line, _ := json.Marshal(sum)
 		w.Write(line)
@@ -241,6 +226,35 @@ func run(settings component.Config, demand *Demand, opts Options, out io.Writer,
 		}
 	}
 	return sum, nil
+}
+
+// meter sums section 4's figures over a run's steps.
+type meter struct{ gpuSec, idealSec, sloSec, backlogSec float64 }
+
+// step adds one step of dt seconds: the replicas requested (starting ones
+// are paid for), the ideal's max(min_replicas, ceil(demand)), whether new
+// work would wait past the SLO, and the backlog.
+func (m *meter) step(replicas, minReplicas int32, demand float64, q *queue, ready int, slo, dt float64) {
+	m.gpuSec += float64(replicas) * dt
+	m.idealSec += math.Max(float64(minReplicas), ceil(demand)) * dt
+	if q.wait(ready) > slo {
+		m.sloSec += dt
+	}
+	m.backlogSec += q.backlog * dt
+}
+
+// summary is the run's figures, rounded.
+func (m *meter) summary(dep *Deployment, start string, initial int32) Summary {
+	sum := Summary{
+		GPUHours: round(m.gpuSec / 3600), IdealGPUHours: round(m.idealSec / 3600),
+		SLOViolationMinutes: round(m.sloSec / 60), BacklogPodHours: round(m.backlogSec / 3600),
+		PeakReplicas: dep.peak, ScaleUps: dep.ups, ScaleDowns: dep.downs,
+		Start: start, InitialReplicas: initial,
+	}
+	if m.idealSec > 0 {
+		sum.GPUHoursOverIdeal = round(m.gpuSec / m.idealSec)
+	}
+	return sum
 }
 
 // rounded is the detail with its figures rounded as round does.
