@@ -16,7 +16,7 @@ import (
 // save either, and, at a row with SLO minutes, leaves out what violating
 // them saves. These runs say what foresight saves at the row's minutes.
 //
-// The plan is exact for the fluid model: pods are interchangeable, so
+// The plan works in layers, as pods are interchangeable:
 // replicas are layers, layer k wanted while ceil(demand) ≥ k. A layer's
 // pod, once its interval of need ends, is kept through a gap no longer
 // than the start-up (keeping it costs the gap, letting it go and asking
@@ -24,7 +24,7 @@ import (
 // choice) and let go otherwise; it is asked for a start-up before each
 // interval it serves. The warm start's pods are ready at t = 0 like the
 // settings' own. With no skip this meets every demand with no SLO minute,
-// at the least GPU-hours that does so with whole pods and this start-up.
+// (the by-hand tests check its GPU-hours on bursts and gaps).
 // A skip leaves out, above min_replicas, the intervals shorter than it
 // (their work waits in the queue): cheaper, with SLO minutes; the skips
 // give the foresight's own frontier, placed at the row's SLO minutes like
