@@ -339,6 +339,7 @@ func pods(x float64) int {
 // (a queue behind them); and the queued tokens.
 func (e *Estimator) measure(o Observation) (served float64, rated int, busy []float64, backlog float64) {
 	seen := make(map[string]bool, len(o.Pods))
+	var unratedWaiting, requestTokens, running float64
 	for _, pod := range o.Pods {
 		seen[pod.Name] = true
 		if !pod.HasTokens {
@@ -358,17 +359,29 @@ func (e *Estimator) measure(o Observation) (served float64, rated int, busy []fl
 		}
 		e.counters[pod.Name] = c
 		if c.rate < 0 {
+			unratedWaiting += pod.Waiting
 			continue
 		}
 		served += c.rate
 		rated++
 		e.observed = max(e.observed, c.rate)
 		busy = append(busy, pod.Busy...)
-		if e.p.RequestTime > 0 && pod.Waiting > 0 && pod.Running > 0 {
+		if e.p.RequestTime > 0 && pod.Running > 0 {
 			// Little's law: running requests finish every RequestTime, so
 			// one is rate × RequestTime / running tokens.
-			backlog += pod.Waiting * c.rate * e.p.RequestTime.Seconds() / pod.Running
+			perRequest := c.rate * e.p.RequestTime.Seconds() / pod.Running
+			backlog += pod.Waiting * perRequest
+			requestTokens += perRequest * pod.Running
+			running += pod.Running
 		}
+	}
+	if unratedWaiting > 0 && running > 0 {
+		// A pod without a rate yet (just ready, its counter at its start)
+		// still reports its queue; its requests are the size of the
+		// others'. Leaving its queue out would make the backlog dip while
+		// it starts and jump back an evaluation later, which reads as a
+		// burst of arrivals that never came.
+		backlog += unratedWaiting * requestTokens / running
 	}
 	for name := range e.counters {
 		if !seen[name] {

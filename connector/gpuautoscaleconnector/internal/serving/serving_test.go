@@ -253,3 +253,46 @@ func TestDailyProfileRaisesAheadOfTheRamp(t *testing.T) {
 	require.InDelta(t, 1, quiet.Seasonal, 1e-9)
 	require.Greater(t, before.Forecast, 2.5*1000*600/602.0)
 }
+
+// A pod that just became ready reports its share of the queue before its
+// counter has a rate (it reads its start). Its queue is counted at the
+// other pods' tokens per request, so the backlog does not dip while it
+// starts and jump back an evaluation later: that jump, read as arrivals,
+// once asked for three times the pods the demand needed (what-if,
+// ServeGen M-small at a 600 s start-up).
+func TestBacklogCountsAPodWithoutARateYet(t *testing.T) {
+	p := params()
+	p.RequestTime = 500 * time.Millisecond
+	e := New(p)
+	const rate, running = 1000.0, 10.0
+	// 1000 tokens/s over 10 running requests finishing every 0.5 s: 50
+	// tokens a request. The queue, 80 requests, is shared by the pods.
+	const perRequest, queued = rate * 0.5 / running, 80.0
+	obs := func(s, pods int, newAt int) Estimate {
+		n := float64(pods)
+		if newAt > 0 {
+			n++
+		}
+		var ps []Pod
+		for i := range pods {
+			ps = append(ps, Pod{Name: "p" + string(rune('a'+i)), Tokens: rate * float64(s), TokensStart: t0, At: at(s),
+				HasTokens: true, Waiting: queued / n, Running: running})
+		}
+		if newAt > 0 {
+			ps = append(ps, Pod{Name: "new", Tokens: rate * float64(s-newAt), TokensStart: at(newAt), At: at(s),
+				HasTokens: true, Waiting: queued / n, Running: running})
+		}
+		return e.Observe(Observation{Now: at(s), Pods: ps, Current: len(ps)})
+	}
+	obs(15, 4, 0)
+	before := obs(30, 4, 0)
+	require.InDelta(t, queued*perRequest, before.Backlog, 1e-9)
+	starting := obs(45, 4, 45) // ready at this sample: its counter reads 0
+	require.InDelta(t, queued*perRequest, starting.Backlog, 1e-9, "the new pod's queue counts before its rate")
+	require.InDelta(t, before.Served*5/4, starting.Served, 1e-9, "a pod without a rate serves like the others")
+	require.InDelta(t, starting.Served, starting.Arrival, 1e-9, "the queue did not shrink")
+	rated := obs(60, 4, 45)
+	require.InDelta(t, queued*perRequest, rated.Backlog, 1e-9)
+	require.InDelta(t, rated.Served, rated.Arrival, 1e-9, "the queue did not grow")
+}
+
