@@ -299,7 +299,7 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		// go and ask for it again, a start-up later, over and over.
 		want = min(o.Current, pods(sized*(1+p.DownTolerance)/c))
 	}
-	if est.BacklogPods > want {
+	if est.BacklogPods > want && e.queueOutlasts(rated, c, arrival, backlog) {
 		want, reason = est.BacklogPods, ReasonBacklog
 	}
 	if est.KVPods > want {
@@ -323,6 +323,18 @@ func (e *Estimator) Observe(o Observation) Estimate {
 	}
 	est.Pods, est.Reason = want, reason
 	return est
+}
+
+// queueOutlasts says pods asked for the queue now could serve it: with
+// the calibrated forecast, a queue the ready pods drain before a start-up
+// has passed is gone before any pod asked for it is ready, and asking
+// for one only pays for its start-up.
+func (e *Estimator) queueOutlasts(ready int, capacity, arrival, backlog float64) bool {
+	if e.cal == nil {
+		return true
+	}
+	spare := float64(ready)*capacity - arrival
+	return !(spare > 0) || backlog/spare >= e.startup.Seconds()
 }
 
 // pods is the replicas that serve x pods of work: x rounded up, with float

@@ -296,3 +296,44 @@ func TestBacklogCountsAPodWithoutARateYet(t *testing.T) {
 	require.InDelta(t, rated.Served, rated.Arrival, 1e-9, "the queue did not grow")
 }
 
+// With the calibrated forecast, the queue rule asks for pods only when
+// the queue would outlast a start-up at the ready pods' spare rate: pods
+// asked for a queue gone before they are ready only pay their start-up.
+// The peak forecast (the shipped mode) keeps the rule as it was.
+func TestQueueRuleAsksOnlyForAQueueThatOutlastsAStartup(t *testing.T) {
+	// Four busy pods serve 1000 tokens/s each; a request is 50 tokens
+	// (10 running, finishing every 0.5 s). The queue falls from before to
+	// after (requests) in 15 s.
+	decide := func(attainment, before, after float64) Estimate {
+		p := params()
+		p.RequestTime, p.Attainment = 500*time.Millisecond, attainment
+		e := New(p)
+		var last Estimate
+		for i, queued := range []float64{before, after} {
+			s := 15 * (i + 1)
+			var ps []Pod
+			for j := range 4 {
+				ps = append(ps, Pod{Name: "p" + string(rune('a'+j)), Tokens: 1000 * float64(s), TokensStart: t0, At: at(s),
+					HasTokens: true, Waiting: queued / 4, Running: 10, Busy: []float64{1000}})
+			}
+			last = e.Observe(Observation{Now: at(s), Pods: ps, Current: 4})
+		}
+		return last
+	}
+	// 2700 → 2400 requests: arrivals 3000 tokens/s, 1000 spare, the
+	// 120,000 tokens queued drain in 120 s, before a 180 s start-up.
+	drains := decide(0.9, 2700, 2400)
+	require.InDelta(t, 3000, drains.Arrival, 1e-6)
+	require.Equal(t, 5, drains.BacklogPods, "the rule's own count: arrivals and the queue over DrainTime")
+	require.Equal(t, 4, drains.Pods)
+	require.Equal(t, ReasonForecast, drains.Reason)
+
+	// 2430 → 2400: 3900 tokens/s, 100 spare: 1200 s to drain.
+	outlasts := decide(0.9, 2430, 2400)
+	require.Equal(t, 6, outlasts.Pods)
+	require.Equal(t, ReasonBacklog, outlasts.Reason)
+
+	shipped := decide(0, 2700, 2400)
+	require.Equal(t, 5, shipped.Pods)
+	require.Equal(t, ReasonBacklog, shipped.Reason)
+}
