@@ -11,7 +11,7 @@ BUILDER := $(CURDIR)/.tools/builder
 BUILDER_VERSION := v0.161.0
 BIN := bin/otelcol-gpu
 CONFIG ?= examples/local/config.yaml
-GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './_build-agent/*' -not -path './_build-demo/*' -not -path './_build-release-*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
+GO_SOURCES := $(shell find . \( -name '*.go' -o -name '*.h' \) -not -path './_build/*' -not -path './_build-agent/*' -not -path './_build-demo/*' -not -path './_build-release-*' -not -path './.tools/*') go.mod go.sum builder-config.yaml
 
 .PHONY: all build run test e2e generate lint bench bench-go clean kube-apiserver kube-controller-manager fuzz
 
