@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,8 +18,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 	"k8s.io/klog/v2"
 
@@ -30,8 +25,6 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/kubeauth"
-	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
-	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
 
@@ -277,179 +270,6 @@ func (a *autoscaler) connect(now time.Time) {
 	a.api, a.leases, a.apiErr, a.apiBackoff = api, leases, nil, 0
 }
 
-// consume keeps the latest value of each series of each target's metrics.
-// It holds mu only to store them.
-func (a *autoscaler) consume(ctx context.Context, md pmetric.Metrics) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.now()
-	var bad rejected
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		rm := rms.At(i)
-		attrs := rm.Resource().Attributes()
-		for _, t := range a.targets {
-			if !matches(attrs, t.match) {
-				continue
-			}
-			gpu := str(attrs, metricnames.AttrHWID)
-			pod := str(attrs, metricnames.AttrK8sPodName)
-			if pod == "" {
-				pod = gpu // without pod attribution each GPU counts as a pod
-			}
-			if pod == "" {
-				continue // neither a pod nor a GPU: not the value of a replica
-			}
-			t.ingest(rm, gpu, pod, now, a.cfg.MetricMaxAge, &bad)
-			t.serving.ingest(rm, pod, now, a.cfg.MetricMaxAge, &bad)
-		}
-	}
-	bad.record(ctx, a.tb)
-	return nil
-}
-
-// rejected counts the data points of a target's metrics that are no value,
-// by reason, for the connector's rejected_data_points telemetry.
-type rejected struct{ notFinite, wrongType, future int64 }
-
-func (r *rejected) record(ctx context.Context, tb *metadata.TelemetryBuilder) {
-	for _, c := range []struct {
-		reason string
-		n      int64
-	}{{"not_finite", r.notFinite}, {"wrong_type", r.wrongType}, {"future_timestamp", r.future}} {
-		if c.n > 0 {
-			tb.ConnectorGpuAutoscaleRejectedDataPoints.Add(ctx, c.n, metric.WithAttributes(attribute.String("reason", c.reason)))
-		}
-	}
-}
-
-// value checks one data point: a finite value at a time not far ahead of
-// now (a series from a clock far ahead would never age out).
-func (r *rejected) value(dp pmetric.NumberDataPoint, now time.Time, maxAge time.Duration) (float64, time.Time, bool) {
-	v := metricpoints.Value(dp)
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		r.notFinite++ // a stale marker or a broken value: no value
-		return 0, time.Time{}, false
-	}
-	at := dp.Timestamp().AsTime()
-	if at.Sub(now) > 10*maxAge {
-		r.future++
-		return 0, time.Time{}, false
-	}
-	return v, at, true
-}
-
-func str(m pcommon.Map, k string) string {
-	if v, ok := m.Get(k); ok {
-		return v.AsString()
-	}
-	return ""
-}
-
-func matches(attrs pcommon.Map, want map[string]string) bool {
-	for k, v := range want {
-		if str(attrs, k) != v {
-			return false
-		}
-	}
-	return true
-}
-
-func (t *target) ingest(rm pmetric.ResourceMetrics, gpu, pod string, now time.Time, maxAge time.Duration, bad *rejected) {
-	sms := rm.ScopeMetrics()
-	for i := 0; i < sms.Len(); i++ {
-		ms := sms.At(i).Metrics()
-		for j := 0; j < ms.Len(); j++ {
-			m := ms.At(j)
-			for mi, mc := range t.metrics {
-				if m.Name() != mc.Name {
-					continue
-				}
-				dps, ok := metricpoints.Of(m)
-				if !ok {
-					bad.wrongType += int64(metricpoints.Count(m))
-					continue
-				}
-				for k := 0; k < dps.Len(); k++ {
-					dp := dps.At(k)
-					if !matches(dp.Attributes(), mc.Attributes) {
-						continue
-					}
-					v, at, ok := bad.value(dp, now, maxAge)
-					if !ok {
-						continue
-					}
-					key := pod + "\x00" + gpu + "\x00" + seriesKey(dp.Attributes())
-					if prev, ok := t.series[mi][key]; !ok || at.After(prev.at) {
-						t.series[mi][key] = seriesValue{pod: pod, value: v, at: at}
-					}
-				}
-			}
-		}
-	}
-}
-
-// seriesKey tells a data point's series apart from the pod's others.
-func seriesKey(m pcommon.Map) string {
-	if m.Len() == 0 {
-		return ""
-	}
-	keys := make([]string, 0, m.Len())
-	m.Range(func(k string, v pcommon.Value) bool {
-		keys = append(keys, k+"="+v.AsString())
-		return true
-	})
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
-}
-
-// podValues combines each metric's fresh series into one value per pod, and
-// forgets series that have been silent for long. Called with mu held. A
-// pod's series are combined in whole milli-units (hpa.PodValue), as the HPA
-// would read them from a metrics adapter, so that neither float rounding
-// nor the order of the series changes the pod's value.
-func (t *target) podValues(now time.Time, maxAge time.Duration) []map[string]float64 {
-	out := make([]map[string]float64, len(t.metrics))
-	for mi, mc := range t.metrics {
-		pods := map[string][]float64{}
-		for key, s := range t.series[mi] {
-			age := now.Sub(s.at)
-			if age > 10*maxAge || age < -10*maxAge {
-				delete(t.series[mi], key)
-				continue
-			}
-			if age > maxAge || age < -maxAge {
-				continue // stale, or from a clock far ahead: missing
-			}
-			pods[s.pod] = append(pods[s.pod], s.value)
-		}
-		values := make(map[string]float64, len(pods))
-		for name, samples := range pods {
-			values[name] = hpa.PodValue(mc.Aggregation, samples)
-		}
-		out[mi] = values
-	}
-	return out
-}
-
-// reportingPods are the pods with a fresh value of any metric, in order.
-func reportingPods(values []map[string]float64) []string {
-	seen := map[string]bool{}
-	var names []string
-	for _, vs := range values {
-		for name := range vs {
-			if !seen[name] {
-				seen[name] = true
-				names = append(names, name)
-			}
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
-// evaluate decides, and where it may, writes, for every target. The values
-// are copied under mu; the API calls and the downstream Consume calls run
 // without it, so the pipeline keeps flowing through a slow API server.
 func (a *autoscaler) evaluate(ctx context.Context, now time.Time) {
 	a.evalMu.Lock()
@@ -621,96 +441,4 @@ func (a *autoscaler) statusHost() component.Host {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.host
-}
-
-// emitMetrics adds the target's evaluation to md, as one resource: the
-// target, named as k8s_attributes names a workload.
-func (a *autoscaler) emitMetrics(md pmetric.Metrics, now time.Time, t *target, current int32, reporting int, d hpa.Decision) {
-	ts := pcommon.NewTimestampFromTime(now)
-	if t.start == 0 {
-		t.start = ts
-	}
-	mb := a.mb
-	mb.RecordGpuAutoscaleReplicasDesiredDataPoint(ts, int64(d.Desired))
-	mb.RecordGpuAutoscaleReplicasCurrentDataPoint(ts, int64(current))
-	mb.RecordGpuAutoscalePodsReportingDataPoint(ts, int64(reporting))
-	// One data point per metric: its average per pod (when it had one) and
-	// its target.
-	for i, mc := range t.metrics {
-		if i < len(d.Proposals) && d.Proposals[i].Err == nil {
-			mb.RecordGpuAutoscaleMetricValueDataPoint(ts, d.Proposals[i].Value, mc.Name)
-		}
-		mb.RecordGpuAutoscaleMetricTargetDataPoint(ts, mc.TargetValue, mc.Name)
-	}
-	if t.cfg.Mode == "predictive" {
-		mb.RecordGpuAutoscaleMetricForecastDataPoint(ts, d.Forecast, t.metrics[0].Name)
-	}
-	mb.RecordGpuAutoscaleDecisionDataPoint(ts, 1, string(d.Reason))
-	mb.RecordGpuAutoscaleActionsDataPoint(ts, t.actions[0], metadata.AttributeGpuAutoscaleDirectionUp)
-	mb.RecordGpuAutoscaleActionsDataPoint(ts, t.actions[1], metadata.AttributeGpuAutoscaleDirectionDown)
-
-	rb := mb.NewResourceBuilder()
-	rb.SetK8sNamespaceName(t.ref.Namespace)
-	rb.SetGpuAutoscaleTargetKind(t.ref.Kind)
-	rb.SetGpuAutoscaleTargetName(t.ref.Name)
-	switch t.ref.Kind {
-	case "Deployment":
-		rb.SetK8sDeploymentName(t.ref.Name)
-	case "StatefulSet":
-		rb.SetK8sStatefulsetName(t.ref.Name)
-	case "ReplicaSet":
-		rb.SetK8sReplicasetName(t.ref.Name)
-	}
-	// The counts of actions start at the target's first evaluation.
-	mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(t.start))
-	mb.Emit().ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
-}
-
-// logAction adds one log record for a scale action (or, in dry run, the
-// action it would have taken).
-func (a *autoscaler) logAction(ld plog.Logs, now time.Time, t *target, before int32, d hpa.Decision, dry bool) {
-	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr("k8s.namespace.name", t.ref.Namespace)
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.Scope().SetName(metadata.ScopeName)
-	lr := sl.LogRecords().AppendEmpty()
-	lr.SetTimestamp(pcommon.NewTimestampFromTime(now))
-	lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
-	lr.SetSeverityNumber(plog.SeverityNumberInfo)
-	lr.SetSeverityText("INFO")
-	verb := "scaled"
-	if dry {
-		verb = "would scale (dry run)"
-	}
-	metric, target := d.Metric, 0.0
-	for _, mc := range t.metrics {
-		if mc.Name == d.Metric {
-			target = mc.TargetValue
-		}
-	}
-	lr.Body().SetStr(fmt.Sprintf("%s %s from %d to %d replicas: %s (%s %.3f, target %.3f)",
-		verb, t.ref, before, d.Desired, d.Reason, metric, d.Value, target))
-	at := lr.Attributes()
-	at.PutStr("gpu.autoscale.target", t.ref.String())
-	at.PutInt("gpu.autoscale.replicas.before", int64(before))
-	at.PutInt("gpu.autoscale.replicas.after", int64(d.Desired))
-	at.PutStr("gpu.autoscale.reason", string(d.Reason))
-	at.PutStr("gpu.autoscale.metric", metric)
-	at.PutDouble("gpu.autoscale.metric.value", d.Value)
-	at.PutDouble("gpu.autoscale.metric.target", target)
-	at.PutStr("gpu.autoscale.mode", modeOf(t.cfg))
-	at.PutBool("gpu.autoscale.dry_run", dry)
-	if t.cfg.Mode == "predictive" {
-		at.PutDouble("gpu.autoscale.metric.forecast", d.Forecast)
-	}
-	if t.serving != nil {
-		putServingAttributes(at, t.serving.last)
-	}
-}
-
-func modeOf(t *TargetConfig) string {
-	if t.Mode == "" {
-		return "reactive"
-	}
-	return t.Mode
 }
