@@ -25,7 +25,9 @@
 //     error term; SageServe takes the peak of a 20 to 60 minute forecast);
 //  5. keeps a pod while the forecast says it is needed again before a new
 //     one could serve (the ski-rental rule: rent while it costs less than
-//     buying back), and never below what the queue and the KV cache ask now.
+//     buying back), and never below what the queue and the KV cache ask now;
+//     with the calibrated forecast, no ready pod is let go while the queue
+//     makes a new request wait past the objective.
 //
 // References: NVIDIA Dynamo's SLA planner (components/planner, "planner
 // design"), Knative's KPA windows (knative.dev/docs/serving/autoscaling),
@@ -298,6 +300,14 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		// capacity estimate that hovers at a pod's edge does not let a pod
 		// go and ask for it again, a start-up later, over and over.
 		want = min(o.Current, pods(sized*(1+p.DownTolerance)/c))
+		if e.cal != nil && e.queueBreaksSLO(len(o.Pods), c, backlog) {
+			// A ready pod drains the queue now; letting it go while the
+			// queue still breaks the objective only makes the breach
+			// last longer, and a pod asked back pays a start-up.
+			if k := min(o.Current, len(o.Pods)); k > want {
+				want, reason = k, ReasonBacklog
+			}
+		}
 	}
 	if est.BacklogPods > want && e.queueOutlasts(rated, c, arrival, backlog) {
 		want, reason = est.BacklogPods, ReasonBacklog
@@ -335,6 +345,15 @@ func (e *Estimator) queueOutlasts(ready int, capacity, arrival, backlog float64)
 	}
 	spare := float64(ready)*capacity - arrival
 	return !(spare > 0) || backlog/spare >= e.startup.Seconds()
+}
+
+// queueBreaksSLO says a request arriving now would wait longer than the
+// objective behind the queue the ready pods serve.
+func (e *Estimator) queueBreaksSLO(ready int, capacity, backlog float64) bool {
+	if ready == 0 || !(capacity > 0) {
+		return backlog > 0
+	}
+	return backlog/(float64(ready)*capacity) > e.p.SLOWait.Seconds()
 }
 
 // pods is the replicas that serve x pods of work: x rounded up, with float

@@ -337,3 +337,47 @@ func TestQueueRuleAsksOnlyForAQueueThatOutlastsAStartup(t *testing.T) {
 	require.Equal(t, 5, shipped.Pods)
 	require.Equal(t, ReasonBacklog, shipped.Reason)
 }
+
+// With the calibrated forecast, no ready pod is let go while the queue
+// makes a request arriving now wait past the objective: it drains that
+// queue, and the breach would last longer without it. The same falling
+// queue, once short, lets the pod go, and the shipped mode lets it go
+// either way.
+func TestNoReadyPodLetGoWhileTheQueueBreaksTheObjective(t *testing.T) {
+	// Six busy pods serve 1000 tokens/s each; a request is 50 tokens (10
+	// running, finishing every 0.5 s). Arrivals are 4000 tokens/s, so the
+	// queue falls by 600 requests every 15 s, to final requests.
+	decide := func(attainment, final float64) Estimate {
+		p := params()
+		p.RequestTime, p.Attainment = 500*time.Millisecond, attainment
+		e := New(p)
+		const steps = 16
+		var last Estimate
+		for i := range steps {
+			s := 15 * (i + 1)
+			queued := final + 600*float64(steps-1-i)
+			var ps []Pod
+			for j := range 6 {
+				ps = append(ps, Pod{Name: "p" + string(rune('a'+j)), Tokens: 1000 * float64(s), TokensStart: t0, At: at(s),
+					HasTokens: true, Waiting: queued / 6, Running: 10, Busy: []float64{1000}})
+			}
+			last = e.Observe(Observation{Now: at(s), Pods: ps, Current: 6})
+		}
+		return last
+	}
+	// 1200 requests, 60,000 tokens: a 10 s wait behind six pods.
+	breach := decide(0.9, 1200)
+	require.InDelta(t, 4000, breach.Arrival, 1e-6)
+	require.InDelta(t, 60000, breach.Backlog, 1e-6)
+	require.Equal(t, 5, breach.SLOPods, "the forecast alone would let one go")
+	require.Equal(t, 6, breach.Pods)
+	require.Equal(t, ReasonBacklog, breach.Reason)
+
+	// 120 requests, 6,000 tokens: a 1 s wait, within the objective.
+	short := decide(0.9, 120)
+	require.Equal(t, 5, short.Pods)
+	require.Equal(t, ReasonForecast, short.Reason)
+
+	shipped := decide(0, 1200)
+	require.Equal(t, 5, shipped.Pods)
+}
