@@ -9,7 +9,8 @@ import (
 )
 
 // What a restart keeps: what took the estimator hours or days to learn
-// (the daily profile, the forecast's matured errors, a pod's capacity, the
+// (the daily profile, the forecast's matured errors, the calibrated
+// forecasters' errors (forecast_state.go), a pod's capacity, the
 // longest start-up seen) and the recent past the rules look back on (the
 // lookback's intervals, the scale-down delay's wants). Not kept: the pods'
 // token counters (the first evaluation after a restart rates them afresh)
@@ -30,6 +31,10 @@ type savedState struct {
 	Errors   []savedRatio    `json:"errors"`
 	Wants    []savedWant     `json:"wants"`
 	Profile  *savedProfile   `json:"profile,omitempty"`
+	// The calibrated forecast's (forecast_state.go); absent in a state
+	// saved before it was kept, which then restores a cold forecast.
+	Calibration []savedCalibration `json:"calibration,omitempty"`
+	Provisions  []savedProvision   `json:"provisions,omitempty"`
 }
 
 type savedInterval struct {
@@ -80,6 +85,7 @@ func (e *Estimator) MarshalState() ([]byte, error) {
 			s.Profile.Bins[i] = savedBin{b.mean, b.day, b.sum, b.secs, b.seen}
 		}
 	}
+	e.saveCalibration(&s)
 	return json.Marshal(s)
 }
 
@@ -119,6 +125,7 @@ func (e *Estimator) RestoreState(b []byte) error {
 			e.day.bins[i] = bin{b.Mean, b.Day, b.Sum, b.Secs, b.Seen}
 		}
 	}
+	e.restoreCalibration(&s)
 	return nil
 }
 
@@ -157,6 +164,9 @@ func (s *savedState) check() error {
 		if w.N < 0 {
 			return fmt.Errorf("wants[%d] is %d", i, w.N)
 		}
+	}
+	if err := s.checkCalibration(); err != nil {
+		return err
 	}
 	if s.Profile != nil {
 		if len(s.Profile.Bins) != binsPerDay {

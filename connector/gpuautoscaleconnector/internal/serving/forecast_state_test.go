@@ -1,0 +1,102 @@
+package serving
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A calibrated estimator restarted from its saved state chooses the same
+// forecaster with the same headroom as the one that ran on; one started
+// afresh is cold: the peak times the cold headroom.
+func TestCalibrationSurvivesARestart(t *testing.T) {
+	p := params()
+	p.Attainment, p.ColdHeadroom, p.ErrorHistory = 0.9, 1.5, 24*time.Hour
+	f := newFleet(p)
+	for f.s < 6*3600 {
+		// A daily cycle with a ripple, so that the forecasters' errors differ.
+		r := dailyRate(f.s) * (1 + 0.05*float64(f.s/15%7)/6)
+		f.step(rates(4, r), f.s%600 == 0, 4)
+	}
+	saved, err := f.e.MarshalState()
+	require.NoError(t, err)
+	t.Logf("six hours of 15 s evaluations, calibrated: %d bytes", len(saved))
+
+	restored := &fleet{e: New(p), tokens: map[string]float64{}, s: f.s}
+	require.NoError(t, restored.e.RestoreState(saved))
+	fresh := &fleet{e: New(p), tokens: map[string]float64{}, s: f.s}
+	var ran, back, cold Estimate
+	for range 3 { // the first evaluation after a restart rates the counters afresh
+		r := rates(4, dailyRate(f.s+15))
+		ran = f.step(r, false, 4)
+		back = restored.step(r, false, 4)
+		cold = fresh.step(r, false, 4)
+	}
+	require.Greater(t, ran.Errors, minErrors)
+	require.Equal(t, ran.Forecaster, back.Forecaster, "the calibration survived: the same forecaster is chosen")
+	require.InEpsilon(t, ran.Headroom, back.Headroom, 1e-3)
+	require.InDelta(t, ran.Errors, back.Errors, 3, "the errors pending at the restart are not kept")
+	require.Equal(t, ran.Pods, back.Pods)
+
+	require.Equal(t, ForecastPeak, cold.Forecaster, "afresh: cold")
+	require.InDelta(t, 1.5, cold.Headroom, 0, "afresh: the cold headroom")
+	require.Zero(t, cold.Errors)
+}
+
+// A saved calibration no estimator makes is refused with a reason, and
+// the estimator keeps what it had; a state saved before calibrations were
+// kept restores with a cold one.
+func TestCalibrationStateRefused(t *testing.T) {
+	p := params()
+	p.Attainment = 0.9
+	f := newFleet(p)
+	for range 80 {
+		f.step(rates(2, 500), true, 2)
+	}
+	good, err := f.e.MarshalState()
+	require.NoError(t, err)
+	edit := func(change func(m map[string]any)) []byte {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(good, &m))
+		change(m)
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		return b
+	}
+	first := func(m map[string]any) map[string]any { return m["calibration"].([]any)[0].(map[string]any) }
+	for _, tc := range []struct {
+		name  string
+		state []byte
+		want  string
+	}{
+		{"an unknown forecaster", edit(func(m map[string]any) { first(m)["f"] = "oracle" }), `forecaster "oracle"`},
+		{"a repeated forecaster", edit(func(m map[string]any) {
+			c := m["calibration"].([]any)
+			m["calibration"] = append(c, c[0])
+		}), "repeats"},
+		{"columns of different lengths", edit(func(m map[string]any) { first(m)["b"] = []any{1} }), "times, 1 bases"},
+		{"a base of 0", edit(func(m map[string]any) { first(m)["b"].([]any)[0] = 0 }), "entry 0"},
+		{"a negative ratio", edit(func(m map[string]any) { first(m)["e"].([]any)[1] = -2 }), "entry 1"},
+		{"time going back", edit(func(m map[string]any) { first(m)["t"].([]any)[2] = -15000 }), "time step -15000"},
+		{"a negative provision", edit(func(m map[string]any) {
+			m["provisions"].([]any)[0].(map[string]any)["v"] = -1
+		}), "provisions[0]"},
+	} {
+		e := New(p)
+		require.NoError(t, e.RestoreState(good))
+		err := e.RestoreState(tc.state)
+		require.ErrorContains(t, err, tc.want, tc.name)
+		again, err := e.MarshalState()
+		require.NoError(t, err)
+		require.JSONEq(t, string(good), string(again), "%s: the estimator kept what it had", tc.name)
+	}
+
+	old := edit(func(m map[string]any) { delete(m, "calibration"); delete(m, "provisions") })
+	e := New(p)
+	require.NoError(t, e.RestoreState(old), "a state from before calibrations were kept")
+	for _, c := range e.cal.fs {
+		require.Empty(t, c.ratios)
+	}
+}
