@@ -326,7 +326,7 @@ FUZZ_TARGETS := receiver/dcgmreceiver:FuzzConfig receiver/gpunodereceiver:FuzzCo
 	internal/ncclinspector:FuzzParseRAS internal/ncclinspector:FuzzParseIBCompletion \
 	internal/netdev:FuzzParseCounterDump internal/netdev:FuzzPortLines \
 	internal/cgroupstat:FuzzParseCPUStat internal/cgroupstat:FuzzParsePressure \
-	internal/trace:FuzzRead
+	internal/trace:FuzzRead connector/gpuautoscaleconnector/internal/serving:FuzzRestoreState
 # A run that fails without writing a failing input is tried once more: Go
 # 1.26's fuzz coordinator can report its own -fuzztime deadline as
 # "context deadline exceeded" (go.dev/issue/75804, fixed in Go 1.27). A run

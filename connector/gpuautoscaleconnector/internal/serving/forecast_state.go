@@ -25,6 +25,10 @@ type savedCalibration struct {
 	Errors []float32 `json:"e"`
 }
 
+// maxMillis bounds a saved time (about 285,000 years after 1970), so
+// that adding up the steps cannot overflow.
+const maxMillis = 1 << 53
+
 type savedProvision struct {
 	At time.Time `json:"t"`
 	V  float64   `json:"v"`
@@ -76,9 +80,15 @@ func (s *savedState) checkCalibration() error {
 			return fmt.Errorf("calibration[%d] has more errors than an estimator keeps", i)
 		}
 		seen[key] = true
+		ms := int64(0)
 		for j := range c.At {
 			b, r := float64(c.Base[j]), float64(c.Errors[j])
-			if (j > 0 && c.At[j] < 0) || !(b > 0) || math.IsInf(b, 0) || math.IsNaN(r) || math.IsInf(r, 0) || (!c.Add && r < 0) {
+			if c.At[j] >= 0 && ms <= maxMillis-c.At[j] {
+				ms += c.At[j]
+			} else {
+				ms = -1
+			}
+			if ms < 0 || !(b > 0) || math.IsInf(b, 0) || math.IsNaN(r) || math.IsInf(r, 0) || (!c.Add && r < 0) {
 				return fmt.Errorf("calibration[%d] (%s) entry %d: time step %d ms, base %v, error %v", i, c.Name, j, c.At[j], b, r)
 			}
 		}

@@ -100,3 +100,30 @@ func TestCalibrationStateRefused(t *testing.T) {
 		require.Empty(t, c.ratios)
 	}
 }
+
+// A saved state comes from a file a restart reads: whatever it holds,
+// restoring it returns an error or an estimator whose own state restores
+// again, and never panics.
+func FuzzRestoreState(f *testing.F) {
+	p := params()
+	p.Attainment, p.Seasonal = 0.9, true
+	fl := newFleet(p)
+	for range 80 {
+		fl.step(rates(2, 500+float64(fl.s%45)), fl.s%60 == 0, 2)
+	}
+	good, err := fl.e.MarshalState()
+	require.NoError(f, err)
+	f.Add(good)
+	f.Add([]byte(`{"v":1}`))
+	f.Add([]byte(`{"v":1,"calibration":[{"f":"now","t":[9007199254740992,1],"b":[1,1],"e":[1,1]}]}`))
+	f.Add([]byte(`{"v":1,"provisions":[{"t":"2026-01-01T00:00:00Z","v":1e308}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e := New(p)
+		if e.RestoreState(b) != nil {
+			return
+		}
+		again, err := e.MarshalState()
+		require.NoError(t, err)
+		require.NoError(t, New(p).RestoreState(again), "an accepted state saves as one that is accepted")
+	})
+}
