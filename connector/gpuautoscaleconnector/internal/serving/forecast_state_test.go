@@ -1,7 +1,6 @@
 package serving
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -24,16 +23,7 @@ func TestCalibrationSurvivesARestart(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("six hours of 15 s evaluations, calibrated: %d bytes", len(saved))
 
-	restored := &fleet{e: New(p), tokens: map[string]float64{}, s: f.s}
-	require.NoError(t, restored.e.RestoreState(saved))
-	fresh := &fleet{e: New(p), tokens: map[string]float64{}, s: f.s}
-	var ran, back, cold Estimate
-	for range 3 { // the first evaluation after a restart rates the counters afresh
-		r := rates(4, dailyRate(f.s+15))
-		ran = f.step(r, false, 4)
-		back = restored.step(r, false, 4)
-		cold = fresh.step(r, false, 4)
-	}
+	ran, back, cold := restart(t, f, p, saved)
 	require.Greater(t, ran.Errors, minErrors)
 	require.Equal(t, ran.Forecaster, back.Forecaster, "the calibration survived: the same forecaster is chosen")
 	require.InEpsilon(t, ran.Headroom, back.Headroom, 1e-3)
@@ -57,14 +47,7 @@ func TestCalibrationStateRefused(t *testing.T) {
 	}
 	good, err := f.e.MarshalState()
 	require.NoError(t, err)
-	edit := func(change func(m map[string]any)) []byte {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(good, &m))
-		change(m)
-		b, err := json.Marshal(m)
-		require.NoError(t, err)
-		return b
-	}
+	edit := func(change func(m map[string]any)) []byte { return editState(t, good, change) }
 	first := func(m map[string]any) map[string]any { return m["calibration"].([]any)[0].(map[string]any) }
 	for _, tc := range []struct {
 		name  string
@@ -84,13 +67,7 @@ func TestCalibrationStateRefused(t *testing.T) {
 			m["provisions"].([]any)[0].(map[string]any)["v"] = -1
 		}), "provisions[0]"},
 	} {
-		e := New(p)
-		require.NoError(t, e.RestoreState(good))
-		err := e.RestoreState(tc.state)
-		require.ErrorContains(t, err, tc.want, tc.name)
-		again, err := e.MarshalState()
-		require.NoError(t, err)
-		require.JSONEq(t, string(good), string(again), "%s: the estimator kept what it had", tc.name)
+		requireRefused(t, p, good, tc.state, tc.want, tc.name)
 	}
 
 	old := edit(func(m map[string]any) { delete(m, "calibration"); delete(m, "provisions") })

@@ -305,20 +305,7 @@ func TestQueueRuleAsksOnlyForAQueueThatOutlastsAStartup(t *testing.T) {
 	// (10 running, finishing every 0.5 s). The queue falls from before to
 	// after (requests) in 15 s.
 	decide := func(attainment, before, after float64) Estimate {
-		p := params()
-		p.RequestTime, p.Attainment = 500*time.Millisecond, attainment
-		e := New(p)
-		var last Estimate
-		for i, queued := range []float64{before, after} {
-			s := 15 * (i + 1)
-			var ps []Pod
-			for j := range 4 {
-				ps = append(ps, Pod{Name: "p" + string(rune('a'+j)), Tokens: 1000 * float64(s), TokensStart: t0, At: at(s),
-					HasTokens: true, Waiting: queued / 4, Running: 10, Busy: []float64{1000}})
-			}
-			last = e.Observe(Observation{Now: at(s), Pods: ps, Current: 4})
-		}
-		return last
+		return queuedFleet(attainment, 4, []float64{before, after})
 	}
 	// 2700 → 2400 requests: arrivals 3000 tokens/s, 1000 spare, the
 	// 120,000 tokens queued drain in 120 s, before a 180 s start-up.
@@ -348,22 +335,12 @@ func TestNoReadyPodLetGoWhileTheQueueBreaksTheObjective(t *testing.T) {
 	// running, finishing every 0.5 s). Arrivals are 4000 tokens/s, so the
 	// queue falls by 600 requests every 15 s, to final requests.
 	decide := func(attainment, final float64) Estimate {
-		p := params()
-		p.RequestTime, p.Attainment = 500*time.Millisecond, attainment
-		e := New(p)
 		const steps = 16
-		var last Estimate
-		for i := range steps {
-			s := 15 * (i + 1)
-			queued := final + 600*float64(steps-1-i)
-			var ps []Pod
-			for j := range 6 {
-				ps = append(ps, Pod{Name: "p" + string(rune('a'+j)), Tokens: 1000 * float64(s), TokensStart: t0, At: at(s),
-					HasTokens: true, Waiting: queued / 6, Running: 10, Busy: []float64{1000}})
-			}
-			last = e.Observe(Observation{Now: at(s), Pods: ps, Current: 6})
+		queued := make([]float64, steps)
+		for i := range queued {
+			queued[i] = final + 600*float64(steps-1-i)
 		}
-		return last
+		return queuedFleet(attainment, 6, queued)
 	}
 	// 1200 requests, 60,000 tokens: a 10 s wait behind six pods.
 	breach := decide(0.9, 1200)
@@ -380,4 +357,25 @@ func TestNoReadyPodLetGoWhileTheQueueBreaksTheObjective(t *testing.T) {
 
 	shipped := decide(0, 1200)
 	require.Equal(t, 5, shipped.Pods)
+}
+
+// queuedFleet drives a calibrated (attainment > 0) or shipped estimator
+// with n busy pods serving 1000 tokens/s each, a request 50 tokens (10
+// running, finishing every 0.5 s), at 15 s steps; queued[i] is the
+// requests waiting in all at step i. It returns the last estimate.
+func queuedFleet(attainment float64, n int, queued []float64) Estimate {
+	p := params()
+	p.RequestTime, p.Attainment = 500*time.Millisecond, attainment
+	e := New(p)
+	var last Estimate
+	for i, q := range queued {
+		s := 15 * (i + 1)
+		var ps []Pod
+		for j := range n {
+			ps = append(ps, Pod{Name: "p" + string(rune('a'+j)), Tokens: 1000 * float64(s), TokensStart: t0, At: at(s),
+				HasTokens: true, Waiting: q / float64(n), Running: 10, Busy: []float64{1000}})
+		}
+		last = e.Observe(Observation{Now: at(s), Pods: ps, Current: n})
+	}
+	return last
 }

@@ -30,16 +30,7 @@ func TestStateSurvivesARestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, len(saved), 1<<20, "a checkpoint stays small")
 
-	restored := &fleet{e: New(p), tokens: map[string]float64{}, s: f.s}
-	require.NoError(t, restored.e.RestoreState(saved))
-	fresh := &fleet{e: New(p), tokens: map[string]float64{}, s: f.s}
-	var ran, back, cold Estimate
-	for range 3 { // the first evaluation after a restart rates the counters afresh
-		r := rates(4, dailyRate(f.s+15))
-		ran = f.step(r, false, 4)
-		back = restored.step(r, false, 4)
-		cold = fresh.step(r, false, 4)
-	}
+	ran, back, cold := restart(t, f, p, saved)
 	require.Greater(t, ran.Seasonal, 1.0, "the morning ramp is ahead: the profile raises the forecast")
 	require.InDelta(t, ran.Seasonal, back.Seasonal, 1e-9, "the daily profile survived")
 	// The forecasts pending at the restart are not kept: the three
@@ -68,14 +59,7 @@ func TestStateRefused(t *testing.T) {
 	}
 	good, err := f.e.MarshalState()
 	require.NoError(t, err)
-	edit := func(change func(m map[string]any)) []byte {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(good, &m))
-		change(m)
-		b, err := json.Marshal(m)
-		require.NoError(t, err)
-		return b
-	}
+	edit := func(change func(m map[string]any)) []byte { return editState(t, good, change) }
 	for _, tc := range []struct {
 		name  string
 		state []byte
@@ -91,12 +75,47 @@ func TestStateRefused(t *testing.T) {
 			m["history"].([]any)[0].(map[string]any)["n"] = -3
 		}), "history[0]"},
 	} {
-		e := New(p)
-		require.NoError(t, e.RestoreState(good))
-		err := e.RestoreState(tc.state)
-		require.ErrorContains(t, err, tc.want, tc.name)
-		again, err := e.MarshalState()
-		require.NoError(t, err)
-		require.JSONEq(t, string(good), string(again), "%s: the estimator kept what it had", tc.name)
+		requireRefused(t, p, good, tc.state, tc.want, tc.name)
 	}
+}
+
+// editState returns the saved state good with change applied to its JSON.
+func editState(t *testing.T, good []byte, change func(m map[string]any)) []byte {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(good, &m))
+	change(m)
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	return b
+}
+
+// requireRefused restores good, then bad, which must be refused with an
+// error containing want, the estimator keeping good's state.
+func requireRefused(t *testing.T, p Params, good, bad []byte, want, name string) {
+	t.Helper()
+	e := New(p)
+	require.NoError(t, e.RestoreState(good))
+	require.ErrorContains(t, e.RestoreState(bad), want, name)
+	again, err := e.MarshalState()
+	require.NoError(t, err)
+	require.JSONEq(t, string(good), string(again), "%s: the estimator kept what it had", name)
+}
+
+// restart restores saved into a new estimator and starts another afresh,
+// then steps the four pods of f, the restored and the fresh one three
+// times (the first evaluation after a restart rates the counters afresh)
+// and returns their last estimates.
+func restart(t *testing.T, f *fleet, p Params, saved []byte) (ran, back, cold Estimate) {
+	t.Helper()
+	restored := &fleet{e: New(p), tokens: map[string]float64{}, s: f.s}
+	require.NoError(t, restored.e.RestoreState(saved))
+	fresh := &fleet{e: New(p), tokens: map[string]float64{}, s: f.s}
+	for range 3 {
+		r := rates(4, dailyRate(f.s+15))
+		ran = f.step(r, false, 4)
+		back = restored.step(r, false, 4)
+		cold = fresh.step(r, false, 4)
+	}
+	return ran, back, cold
 }
