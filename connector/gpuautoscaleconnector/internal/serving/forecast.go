@@ -62,9 +62,13 @@ type calibrated struct {
 	fs []*calibration
 }
 
+// forecasters are the calibrated forecasters, each kept in two forms
+// (errors as ratios and as differences).
+var forecasters = []string{ForecastNow, ForecastPeak, ForecastMean, ForecastSeasonal}
+
 func newCalibrated() *calibrated {
 	c := &calibrated{}
-	for _, n := range []string{ForecastNow, ForecastPeak, ForecastMean, ForecastSeasonal} {
+	for _, n := range forecasters {
 		c.fs = append(c.fs, &calibration{name: n}, &calibration{name: n, add: true})
 	}
 	return c

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -65,12 +66,11 @@ func (e *Estimator) saveCalibration(s *savedState) {
 // unknown or repeated forecaster, columns of different lengths, a base
 // that is not positive, an error that is not finite or a ratio below 0.
 func (s *savedState) checkCalibration() error {
-	known := map[string]bool{ForecastNow: true, ForecastPeak: true, ForecastMean: true, ForecastSeasonal: true}
 	seen := map[string]bool{}
 	for i, c := range s.Calibration {
 		key := fmt.Sprintf("%s/%v", c.Name, c.Add)
 		switch {
-		case !known[c.Name]:
+		case !slices.Contains(forecasters, c.Name):
 			return fmt.Errorf("calibration[%d] names forecaster %q, which this collector does not have", i, c.Name)
 		case seen[key]:
 			return fmt.Errorf("calibration[%d] repeats forecaster %q", i, c.Name)

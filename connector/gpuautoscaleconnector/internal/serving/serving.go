@@ -121,7 +121,7 @@ type Observation struct {
 // Reasons say which rule decided.
 const (
 	ReasonForecast = "Forecast" // the SLO rule on the forecast need
-	ReasonBacklog  = "Backlog"  // the queue now, drained in DrainTime
+	ReasonBacklog  = "Backlog"  // the queue now: drained in DrainTime, or breaking the SLO
 	ReasonKV       = "KVCache"  // the KV cache use now
 	ReasonHold     = "Hold"     // a pod kept: needed again within a start-up
 	ReasonNoData   = "NoData"   // no token rate yet: the pods asked for
@@ -348,11 +348,9 @@ func (e *Estimator) queueOutlasts(ready int, capacity, arrival, backlog float64)
 }
 
 // queueBreaksSLO says a request arriving now would wait longer than the
-// objective behind the queue the ready pods serve.
+// objective behind the queue the ready pods serve. Observe calls it only
+// with a pod rated, so ready ≥ 1, and podCapacity is always above 0.
 func (e *Estimator) queueBreaksSLO(ready int, capacity, backlog float64) bool {
-	if ready == 0 || !(capacity > 0) {
-		return backlog > 0
-	}
 	return backlog/(float64(ready)*capacity) > e.p.SLOWait.Seconds()
 }
 
