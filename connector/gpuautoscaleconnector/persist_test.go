@@ -60,10 +60,17 @@ func vllmBatch(now time.Time, tokens map[string]float64) pmetric.Metrics {
 
 // TestServingStateSurvivesARestart: a serving target's estimator, saved
 // through the real file_storage extension at shutdown, is what the next
-// collector starts from; without storage, a restart starts afresh.
+// collector starts from; without storage, a restart starts afresh. With
+// attainment, the calibrated forecasters' errors are part of it.
 func TestServingStateSurvivesARestart(t *testing.T) {
+	for name, serving := range map[string]map[string]any{"peak": {}, "calibrated": {"attainment": 0.9}} {
+		t.Run(name, func(t *testing.T) { servingStateSurvivesARestart(t, serving) })
+	}
+}
+
+func servingStateSurvivesARestart(t *testing.T, serving map[string]any) {
 	dir := t.TempDir()
-	cfg, err := servingConfig(t, map[string]any{}, nil)
+	cfg, err := servingConfig(t, serving, nil)
 	require.NoError(t, err)
 	cfg.Storage = &storageID
 	set := connectortest.NewNopSettings(metadata.Type)
@@ -89,6 +96,9 @@ func TestServingStateSurvivesARestart(t *testing.T) {
 	learned, err := a.targets[0].serving.est.MarshalState()
 	require.NoError(t, err)
 	require.Equal(t, "busy", a.targets[0].serving.last.CapacityFrom, "the pods' queues taught their capacity")
+	if serving["attainment"] != nil {
+		require.Contains(t, string(learned), `"calibration":[{"f":"now","t":[1767225`, "the calibrated forecasters' matured errors are saved")
+	}
 	require.NoError(t, a.Shutdown(ctx))
 	stop()
 
