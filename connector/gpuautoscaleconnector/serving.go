@@ -464,6 +464,7 @@ func servingDetail(e *serving.Estimate) *offline.ServingDetail {
 		Need: e.Need, Forecast: e.Forecast, Headroom: e.Headroom, Seasonal: e.Seasonal,
 		SLOPods: e.SLOPods, BacklogPods: e.BacklogPods, KVPods: e.KVPods, Keep: e.Keep,
 		Rule: e.Reason, StartupSeconds: e.Startup.Seconds(), Errors: e.Errors,
+		Forecaster: e.Forecaster,
 	}
 }
 

@@ -87,6 +87,10 @@ type ServingDetail struct {
 	Rule           string  `json:"rule"`
 	StartupSeconds float64 `json:"startup_seconds"`
 	Errors         int     `json:"errors"`
+	// Forecaster names the calibrated forecaster in use, a "+" after it
+	// when its errors are differences (empty outside the calibrated
+	// forecast): which one earned its place, evaluation by evaluation.
+	Forecaster string `json:"forecaster,omitempty"`
 }
 
 // ScaleTarget is what a simulation scales: an in-memory stand-in for the

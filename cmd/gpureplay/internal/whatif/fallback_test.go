@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -68,5 +69,47 @@ func TestCalibratedFallsBackOnStepAndNoise(t *testing.T) {
 		require.Equal(t, "warm", r.Summary.Start, name)
 		require.GreaterOrEqual(t, r.Saving, 0.0, "%s: more GPU-hours than the reactive frontier at equal SLO minutes", name)
 		require.Empty(t, h.Dominated, "%s: a reactive setting has no more GPU-hours and no more SLO minutes", name)
+	}
+}
+
+// The what-if log names the calibrated forecaster each evaluation used, so
+// that a user reading it sees which one earned its place and when the
+// mode fell back to the need now; the shipped peak mode names none.
+func TestWhatIfLogNamesTheForecaster(t *testing.T) {
+	step := writeSeries(t, "step.csv", 90*time.Minute, func(at time.Duration) float64 {
+		if at >= 45*time.Minute {
+			return 6
+		}
+		return 2
+	})
+	body, err := os.ReadFile(step)
+	require.NoError(t, err)
+	d, err := ReadDemand(strings.NewReader(string(body)), "step.csv")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		file       string
+		calibrated bool
+	}{{"llm-serving-calibrated.yaml", true}, {"llm-serving.yaml", false}} {
+		settings, err := LoadSettings("../../../../examples/autoscaling/" + c.file)
+		require.NoError(t, err)
+		var out strings.Builder
+		_, err = Run(settings, d, Options{}, &out)
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		named := map[string]int{}
+		for _, l := range lines[:len(lines)-1] { // the last line is the summary
+			var e Evaluation
+			require.NoError(t, json.Unmarshal([]byte(l), &e), l)
+			require.NotNil(t, e.Serving, l)
+			named[e.Serving.Forecaster]++
+		}
+		if !c.calibrated {
+			require.Equal(t, map[string]int{"": len(lines) - 1}, named, c.file)
+			continue
+		}
+		require.Zero(t, named[""], "%s: an evaluation without its forecaster", c.file)
+		for name := range named {
+			require.Contains(t, []string{"now", "peak", "mean", "seasonal"}, strings.TrimSuffix(name, "+"), c.file)
+		}
 	}
 }

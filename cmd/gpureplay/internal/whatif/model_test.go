@@ -206,14 +206,16 @@ func TestRunSaturatedByHand(t *testing.T) {
 	var out bytes.Buffer
 	sum, got := batches(t, cfg, demand(t, "t_seconds,demand_pods\n0,2\n15,2\n30,2\n45,2\n"), Options{}, &out)
 	require.Equal(t, Summary{
-		GPUHours:            round(60.0 / 3600), // one pod for 60 s
-		SLOViolationMinutes: round(58.0 / 60),   // B / c = t + 1 > 2 from t = 2 s
-		BacklogPodHours:     round(1830.0 / 3600),
-		PeakReplicas:        1,
-		IdealGPUHours:       round(120.0 / 3600), // ceil(2) pods for 60 s
-		GPUHoursOverIdeal:   0.5,
-		Start:               "warm",
-		InitialReplicas:     1,
+		GPUHours:                round(60.0 / 3600), // one pod for 60 s
+		SLOViolationMinutes:     round(58.0 / 60),   // B / c = t + 1 > 2 from t = 2 s
+		SLOBreaches:             1,
+		LongestSLOBreachMinutes: round(58.0 / 60),
+		BacklogPodHours:         round(1830.0 / 3600),
+		PeakReplicas:            1,
+		IdealGPUHours:           round(120.0 / 3600), // ceil(2) pods for 60 s
+		GPUHoursOverIdeal:       0.5,
+		Start:                   "warm",
+		InitialReplicas:         1,
 	}, sum)
 	// Evaluations at 15, 30 and 45 s: SM activity 0.95 against 0.5 asks
 	// for 2, max_replicas holds 1.
@@ -240,6 +242,20 @@ func TestRunSaturatedByHand(t *testing.T) {
 	require.True(t, p.sum.IsMonotonic())
 	// t = 5 s: B = 6, the KV cache 0.9 + 0.1 × 6/10.
 	require.InDelta(t, 0.96, pods(t, got[1])["llm-0"].gauges["vllm:kv_cache_usage_perc"], 1e-12)
+}
+
+// Two overloads of the one pod that may not grow, each followed by a
+// quiet stretch that drains it: two breaches, told apart. Demand 2 for
+// 0..9 s: B(t) = t + 1, over 2 s of wait from t = 2; demand 0 from 10 s:
+// B(t) = 19 − t, over 2 until t = 16. The first breach is 2..16 s (15 s).
+// Demand 2 again for 30..44 s: B(t) = t − 29, over 2 from t = 32; then 0:
+// B(t) = 59 − t, over 2 until t = 56. The second is 32..56 s (25 s).
+func TestRunBreachesByHand(t *testing.T) {
+	cfg := settings(t, target+"    min_replicas: 1\n    max_replicas: 1\n")
+	sum, _ := batches(t, cfg, demand(t, "t_seconds,demand_pods\n0,2\n10,0\n30,2\n45,0\n"), Options{}, nil)
+	require.Equal(t, round(40.0/60), sum.SLOViolationMinutes)
+	require.Equal(t, 2, sum.SLOBreaches)
+	require.Equal(t, round(25.0/60), sum.LongestSLOBreachMinutes)
 }
 
 // Two pods that may not change, 1.0 of demand: warm, ceil(1 / 0.8) = 2
@@ -293,6 +309,9 @@ func TestRunColdScaleUpByHand(t *testing.T) {
 		GPUHours: round((31*1 + 30*2 + 59*4) / 3600.0),
 		// 0..29 (c = 0), 30..59 (30 / 1), 60..84 (B / 2 > 2 while B > 4).
 		SLOViolationMinutes: round(85.0 / 60),
+		// One breach: the steps 0..84 in a row.
+		SLOBreaches:             1,
+		LongestSLOBreachMinutes: round(85.0 / 60),
 		// 1 + ... + 30, then 30 for 30 s, then 29 + ... + 0.
 		BacklogPodHours:   round((465 + 900 + 435) / 3600.0),
 		PeakReplicas:      4,

@@ -78,11 +78,18 @@ func (o Options) validate() error {
 type Summary struct {
 	GPUHours            float64 `json:"gpu_hours"`
 	SLOViolationMinutes float64 `json:"slo_violation_minutes"`
-	BacklogPodHours     float64 `json:"backlog_pod_hours"`
-	PeakReplicas        int32   `json:"peak_replicas"`
-	ScaleUps            int     `json:"scale_ups"`
-	ScaleDowns          int     `json:"scale_downs"`
-	IdealGPUHours       float64 `json:"ideal_gpu_hours"`
+	// SLOBreaches is how many stretches of consecutive steps violate the
+	// SLO, LongestSLOBreachMinutes the longest one. The same minutes call
+	// for different remedies: many breaches shorter than a start-up are
+	// bursts that only headroom covers, a few long ones are steps no
+	// forecast saw or a backlog drained too slowly.
+	SLOBreaches             int     `json:"slo_breaches"`
+	LongestSLOBreachMinutes float64 `json:"longest_slo_breach_minutes"`
+	BacklogPodHours         float64 `json:"backlog_pod_hours"`
+	PeakReplicas            int32   `json:"peak_replicas"`
+	ScaleUps                int     `json:"scale_ups"`
+	ScaleDowns              int     `json:"scale_downs"`
+	IdealGPUHours           float64 `json:"ideal_gpu_hours"`
 	// GPUHoursOverIdeal is gpu_hours / ideal_gpu_hours, which section 4
 	// also prints: how far from a clairvoyant autoscaler a run is.
 	GPUHoursOverIdeal float64 `json:"gpu_hours_over_ideal"`
@@ -229,7 +236,11 @@ func run(settings component.Config, demand *Demand, opts Options, out io.Writer,
 }
 
 // meter sums section 4's figures over a run's steps.
-type meter struct{ gpuSec, idealSec, sloSec, backlogSec float64 }
+type meter struct {
+	gpuSec, idealSec, sloSec, backlogSec float64
+	breaches                             int
+	breachSec, longestSec                float64 // the breach under way (0: none), the longest
+}
 
 // step adds one step of dt seconds: the replicas requested (starting ones
 // are paid for), the ideal's max(min_replicas, ceil(demand)), whether new
@@ -239,6 +250,13 @@ func (m *meter) step(replicas, minReplicas int32, demand float64, q *queue, read
 	m.idealSec += math.Max(float64(minReplicas), ceil(demand)) * dt
 	if q.wait(ready) > slo {
 		m.sloSec += dt
+		if m.breachSec == 0 {
+			m.breaches++
+		}
+		m.breachSec += dt
+		m.longestSec = math.Max(m.longestSec, m.breachSec)
+	} else {
+		m.breachSec = 0
 	}
 	m.backlogSec += q.backlog * dt
 }
@@ -248,6 +266,7 @@ func (m *meter) summary(dep *Deployment, start string, initial int32) Summary {
 	sum := Summary{
 		GPUHours: round(m.gpuSec / 3600), IdealGPUHours: round(m.idealSec / 3600),
 		SLOViolationMinutes: round(m.sloSec / 60), BacklogPodHours: round(m.backlogSec / 3600),
+		SLOBreaches: m.breaches, LongestSLOBreachMinutes: round(m.longestSec / 60),
 		PeakReplicas: dep.peak, ScaleUps: dep.ups, ScaleDowns: dep.downs,
 		Start: start, InitialReplicas: initial,
 	}
