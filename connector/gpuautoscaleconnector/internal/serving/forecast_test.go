@@ -74,3 +74,30 @@ func TestCalibratedFollowsAStep(t *testing.T) {
 	require.Less(t, sized, 1.2*3000, "a steady level needs no more than its errors show")
 	require.False(t, math.IsNaN(sized))
 }
+
+// A calibrated estimator that has just begun (a first deployment, or a
+// restart without its saved state) keeps the ready pods it found through
+// its first start-up: it knows no provision of the last start-up to hold,
+// and a pod let go then cannot be back before one has passed. Seven pods
+// serve 700 tokens/s each against a configured 1000: the cold provision,
+// 4900 × 1.2, asks for 6 from the first evaluation; the seventh goes only
+// once a start-up (180 s) of evaluations has passed. The shipped mode
+// lets it go at once, as before.
+func TestFreshCalibratedEstimatorKeepsThePodsItFound(t *testing.T) {
+	p := calibratedParams()
+	p.Capacity = 1000
+	f := newFleet(p)
+	for s := 15; s < 15+180; s += 15 {
+		e := f.step(rates(7, 700), false, 7)
+		require.Equal(t, 6, e.SLOPods, "at %d s", s)
+		require.Equal(t, 7, e.Pods, "at %d s: let go within the first start-up", s)
+		require.Equal(t, ReasonHold, e.Reason)
+	}
+	e := f.step(rates(7, 700), false, 7)
+	require.Equal(t, 6, e.Pods, "a start-up after the first evaluation")
+	require.Equal(t, ReasonForecast, e.Reason)
+
+	p.Attainment = 0
+	shipped := newFleet(p).step(rates(7, 700), false, 7)
+	require.Less(t, shipped.Pods, 7)
+}
