@@ -82,9 +82,10 @@ func TestWhatIfLogNamesTheForecaster(t *testing.T) {
 		}
 		return 2
 	})
-	body, err := os.ReadFile(step)
+	f, err := os.Open(step)
 	require.NoError(t, err)
-	d, err := ReadDemand(strings.NewReader(string(body)), "step.csv")
+	defer f.Close()
+	d, err := ReadDemand(f, "step.csv")
 	require.NoError(t, err)
 	for _, c := range []struct {
 		file       string

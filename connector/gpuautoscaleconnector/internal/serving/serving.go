@@ -300,22 +300,20 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		// capacity estimate that hovers at a pod's edge does not let a pod
 		// go and ask for it again, a start-up later, over and over.
 		want = min(o.Current, pods(sized*(1+p.DownTolerance)/c))
-		if e.cal != nil && o.Now.Sub(e.first) < e.startup {
-			// The hold keeps the largest provision of the last start-up,
-			// and an estimator that began within it knows none: the pods
-			// it found were asked for in it as far as it can tell. With no
-			// error measured yet, nothing says a pod let go now, which
-			// cannot be back before a start-up, will not be missed.
-			if k := min(o.Current, len(o.Pods)); k > want {
-				want, reason = k, ReasonHold
-			}
-		}
-		if e.cal != nil && e.queueBreaksSLO(len(o.Pods), c, backlog) {
-			// A ready pod drains the queue now; letting it go while the
-			// queue still breaks the objective only makes the breach
-			// last longer, and a pod asked back pays a start-up.
-			if k := min(o.Current, len(o.Pods)); k > want {
-				want, reason = k, ReasonBacklog
+		// Two cases in which the calibrated mode lets no ready pod go.
+		// A fresh estimator: the hold keeps the largest provision of the
+		// last start-up, and one that began within it knows none; the pods
+		// it found were asked for in it as far as it can tell, and nothing
+		// measured says one let go now, which cannot be back before a
+		// start-up, will not be missed. A queue past the objective: a ready
+		// pod drains it, letting one go only makes the breach last longer,
+		// and a pod asked back pays a start-up.
+		if ready := min(o.Current, len(o.Pods)); e.cal != nil && ready > want {
+			switch {
+			case o.Now.Sub(e.first) < e.startup:
+				want, reason = ready, ReasonHold
+			case e.queueBreaksSLO(len(o.Pods), c, backlog):
+				want, reason = ready, ReasonBacklog
 			}
 		}
 	}
