@@ -278,6 +278,14 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		sized = e.peakForecast(o.Now, need, &est)
 	}
 	c := est.Capacity
+	if e.cal != nil && est.CapacityFrom == "observed" {
+		// No pod had a queue yet, so a pod can serve at least the most
+		// one served: the need against that is already an upper bound,
+		// and the pods ready now kept up with it. Headroom on it asks for
+		// pods only the lower bound needs; a queue, when one forms, shows
+		// the real capacity and the backlog rule asks for pods.
+		sized = min(sized, need)
+	}
 	est.SLOPods = pods(sized / c)
 	// The queue now: the arrival plus the backlog served within DrainTime.
 	est.BacklogPods = pods((arrival + backlog/max(p.DrainTime.Seconds(), 1)) / c)
@@ -350,6 +358,13 @@ func (e *Estimator) Observe(o Observation) Estimate {
 func (e *Estimator) queueOutlasts(ready int, capacity, arrival, backlog float64) bool {
 	if e.cal == nil {
 		return true
+	}
+	// An arrival above the ready pods' rate in one interval only is a
+	// burst the backlog holds already, not the rate the coming start-up
+	// sees; a rate that lasts shows in two intervals running (a pod is
+	// asked for one interval later, a small share of a start-up).
+	if n := len(e.history); n > 1 {
+		arrival = min(arrival, e.history[n-2].arrival)
 	}
 	spare := float64(ready)*capacity - arrival
 	return !(spare > 0) || backlog/spare >= e.startup.Seconds()

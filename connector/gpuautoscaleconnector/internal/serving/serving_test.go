@@ -379,3 +379,57 @@ func queuedFleet(attainment float64, n int, queued []float64) Estimate {
 	}
 	return last
 }
+
+// Until a pod has had a queue, the capacity is the most one pod served,
+// a lower bound, so the need against it is an upper bound already: the
+// calibrated mode puts no headroom on it, where a configured capacity (the
+// same value, stated by the user) and the shipped mode keep their
+// headroom.
+func TestLowerBoundCapacityGetsNoHeadroom(t *testing.T) {
+	decide := func(attainment, capacity float64) Estimate {
+		p := params()
+		p.Attainment, p.ColdHeadroom, p.Capacity = attainment, 1.5, capacity
+		f := newFleet(p)
+		var last Estimate
+		for range 8 {
+			last = f.step([]float64{600}, false, 1)
+		}
+		return last
+	}
+	lower := decide(0.9, 0)
+	require.Equal(t, "observed", lower.CapacityFrom)
+	require.InDelta(t, 600, lower.Capacity, 1e-6)
+	require.Equal(t, 1, lower.SLOPods)
+	require.Equal(t, 1, lower.Pods)
+
+	configured := decide(0.9, 600)
+	require.Equal(t, "configured", configured.CapacityFrom)
+	require.Equal(t, 2, configured.SLOPods, "a capacity the user states gets the cold headroom")
+
+	shipped := decide(0, 0)
+	require.Equal(t, 2, shipped.SLOPods)
+}
+
+// The calibrated queue rule takes the lower of the last two intervals'
+// arrivals: a burst in one interval is in the backlog already and does
+// not ask for a pod that is ready only a start-up later; a rate that
+// lasts two intervals does. The shipped mode asks either way.
+func TestQueueRuleWaitsForAnArrivalThatLasts(t *testing.T) {
+	outlasts := func(attainment float64, arrivals ...float64) bool {
+		p := params()
+		p.Attainment = attainment
+		e := New(p)
+		for i, a := range arrivals {
+			e.history = append(e.history, interval{at: at(15 * (i + 1)), seconds: 15, arrival: a})
+		}
+		// Four pods of 1000 tokens/s, 85,000 tokens queued.
+		return e.queueOutlasts(4, 1000, arrivals[len(arrivals)-1], 85000)
+	}
+	// 3000 tokens/s, then one interval at 7333: 1000 spare at the
+	// earlier rate, 85 s to drain, within a 180 s start-up.
+	require.False(t, outlasts(0.9, 3000, 7333))
+	require.True(t, outlasts(0.9, 7333, 7333))
+	// 3700 then 7333: 300 spare, 283 s to drain.
+	require.True(t, outlasts(0.9, 3700, 7333))
+	require.True(t, outlasts(0, 3000, 7333))
+}
