@@ -351,32 +351,6 @@ func (e *Estimator) Observe(o Observation) Estimate {
 	return est
 }
 
-// queueOutlasts says pods asked for the queue now could serve it: with
-// the calibrated forecast, a queue the ready pods drain before a start-up
-// has passed is gone before any pod asked for it is ready, and asking
-// for one only pays for its start-up.
-func (e *Estimator) queueOutlasts(ready int, capacity, arrival, backlog float64) bool {
-	if e.cal == nil {
-		return true
-	}
-	// An arrival above the ready pods' rate in one interval only is a
-	// burst the backlog holds already, not the rate the coming start-up
-	// sees; a rate that lasts shows in two intervals running (a pod is
-	// asked for one interval later, a small share of a start-up).
-	if n := len(e.history); n > 1 {
-		arrival = min(arrival, e.history[n-2].arrival)
-	}
-	spare := float64(ready)*capacity - arrival
-	return !(spare > 0) || backlog/spare >= e.startup.Seconds()
-}
-
-// queueBreaksSLO says a request arriving now would wait longer than the
-// objective behind the queue the ready pods serve. Observe calls it only
-// with a pod rated, so ready ≥ 1, and podCapacity is always above 0.
-func (e *Estimator) queueBreaksSLO(ready int, capacity, backlog float64) bool {
-	return backlog/(float64(ready)*capacity) > e.p.SLOWait.Seconds()
-}
-
 // pods is the replicas that serve x pods of work: x rounded up, with float
 // noise from the sums ignored.
 func pods(x float64) int {
