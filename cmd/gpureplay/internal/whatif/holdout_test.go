@@ -160,5 +160,10 @@ func TestHeldOutReportsOnlyTheHeldOutRows(t *testing.T) {
 	require.Equal(t, 2, strings.Count(text, "| step.csv | 1 |"), "the reported rows")
 	require.NotContains(t, text, "| ramp.csv |", "no row of the choosing set")
 	require.Contains(t, text, "half the room closed:")
+	// The step leaves foresight room, so the report says what share of it
+	// half the room is.
+	tally := TallyRows(rows)
+	require.Positive(t, tally.ForesightRoomSum)
+	require.Contains(t, text, fmt.Sprintf("- half the room is %.0f %% of the room with foresight:", 100*0.5*tally.RoomSum/tally.ForesightRoomSum))
 	_ = time.Second
 }
