@@ -139,8 +139,8 @@ type Estimate struct {
 	// queued tokens (0 without RequestTime).
 	Served, Arrival, Backlog float64
 	// Capacity is one pod's tokens per second; CapacityFrom says how it is
-	// known: "busy" pods, "observed" (the most any pod served: a lower
-	// bound) or "configured".
+	// known: CapacityBusy, CapacityObserved (a lower bound) or
+	// CapacityConfigured.
 	Capacity     float64
 	CapacityFrom string
 	// Need is the capacity, in tokens per second, that kept every wait of
@@ -278,7 +278,7 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		sized = e.peakForecast(o.Now, need, &est)
 	}
 	c := est.Capacity
-	if e.cal != nil && est.CapacityFrom == "observed" {
+	if e.cal != nil && est.CapacityFrom == CapacityObserved {
 		// No pod had a queue yet, so a pod can serve at least the most
 		// one served: the need against that is already an upper bound,
 		// and the pods ready now kept up with it. Headroom on it asks for
@@ -436,17 +436,24 @@ func (e *Estimator) learnCapacity(busy []float64) {
 	e.capacity += alpha * (m - e.capacity)
 }
 
+// Where a pod's capacity comes from, as Estimate.CapacityFrom says.
+const (
+	CapacityBusy       = "busy"       // learnt from pods with a queue
+	CapacityConfigured = "configured" // the user's pod_capacity
+	CapacityObserved   = "observed"   // the most one pod served: a lower bound
+)
+
 // podCapacity is one pod's tokens per second and where it comes from.
 func (e *Estimator) podCapacity() (float64, string) {
 	switch {
 	case e.capacity > 0:
 		// Only busy pods say what a pod can serve: a pod without a queue
 		// that served more is a faster one, not the typical one.
-		return e.capacity, "busy"
+		return e.capacity, CapacityBusy
 	case e.p.Capacity > 0 && e.p.Capacity >= e.observed:
-		return e.p.Capacity, "configured"
+		return e.p.Capacity, CapacityConfigured
 	}
-	return max(e.observed, 1e-9), "observed"
+	return max(e.observed, 1e-9), CapacityObserved
 }
 
 // need is the token-bucket rule over the windows ending at the latest
