@@ -12,6 +12,10 @@ import (
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
 )
 
+// lookbackPeak names the serving mode's peak forecast (without
+// attainment) in gpu.autoscale.serving.forecaster.
+const lookbackPeak = "lookback_peak"
+
 // emitMetrics adds the target's evaluation to md, as one resource: the
 // target, named as k8s_attributes names a workload.
 func (a *autoscaler) emitMetrics(md pmetric.Metrics, now time.Time, t *target, current int32, reporting int, d hpa.Decision) {
@@ -33,6 +37,14 @@ func (a *autoscaler) emitMetrics(md pmetric.Metrics, now time.Time, t *target, c
 	}
 	if t.cfg.Mode == "predictive" {
 		mb.RecordGpuAutoscaleMetricForecastDataPoint(ts, d.Forecast, t.metrics[0].Name)
+	}
+	if t.serving != nil && t.serving.last != nil {
+		e := t.serving.last
+		forecaster := e.Forecaster
+		if forecaster == "" {
+			forecaster = lookbackPeak
+		}
+		mb.RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts, e.Headroom, forecaster)
 	}
 	mb.RecordGpuAutoscaleDecisionDataPoint(ts, 1, string(d.Reason))
 	mb.RecordGpuAutoscaleActionsDataPoint(ts, t.actions[0], metadata.AttributeGpuAutoscaleDirectionUp)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -98,4 +99,63 @@ func TestMetricsCanBeDisabled(t *testing.T) {
 	require.False(t, names["gpu.autoscale.metric.target"])
 	require.True(t, names["gpu.autoscale.metric.value"])
 	require.True(t, names["gpu.autoscale.replicas.desired"])
+}
+
+// TestServingHeadroomMetric: a serving target reports the headroom its
+// replicas were sized with, by the forecast it rests on: the peak forecast
+// without attainment, the calibrated forecaster in use with it. Two pods
+// with a queue behind them serve 900 and 1,100 tokens a second for 15
+// minutes.
+func TestServingHeadroomMetric(t *testing.T) {
+	for name, tc := range map[string]struct {
+		serving    map[string]any
+		forecaster string
+	}{
+		"peak":       {map[string]any{}, lookbackPeak},
+		"calibrated": {map[string]any{"attainment": 0.9}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := servingConfig(t, tc.serving, nil)
+			require.NoError(t, err)
+			a := newTestAutoscaler(t, cfg.Targets[0], &fakeAPI{replicas: 2})
+			sink := new(consumertest.MetricsSink)
+			a.metricsOut = sink
+			ctx := context.Background()
+			now := time.Unix(1767225600, 0)
+			tokens := map[string]float64{"llm-0": 0, "llm-1": 0}
+			for range 60 {
+				now = now.Add(15 * time.Second)
+				tokens["llm-0"] += 15 * 900
+				tokens["llm-1"] += 15 * 1100
+				require.NoError(t, a.consume(ctx, vllmBatch(now, tokens)))
+				a.evaluate(ctx, now)
+			}
+			last := a.targets[0].serving.last
+			require.NotNil(t, last)
+			want := tc.forecaster
+			if want == "" {
+				// The calibrated mode names the forecaster it chose.
+				require.NotEmpty(t, last.Forecaster)
+				want = last.Forecaster
+			}
+			all := sink.AllMetrics()
+			ms := all[len(all)-1].ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+			var found bool
+			for i := 0; i < ms.Len(); i++ {
+				m := ms.At(i)
+				if m.Name() != metricnames.GPUAutoscaleServingForecastHeadroom {
+					continue
+				}
+				found = true
+				require.Equal(t, 1, m.Gauge().DataPoints().Len())
+				dp := m.Gauge().DataPoints().At(0)
+				require.InDelta(t, last.Headroom, dp.DoubleValue(), 1e-12)
+				require.Positive(t, dp.DoubleValue())
+				v, ok := dp.Attributes().Get(metricnames.AttrGPUAutoscaleServingForecaster)
+				require.True(t, ok)
+				require.Equal(t, want, v.Str())
+			}
+			require.True(t, found, "the serving target reports its headroom")
+		})
+	}
 }

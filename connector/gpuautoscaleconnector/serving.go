@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/serving"
+	"github.com/otelcol-gpu/otelcol-gpu/internal/metricnames"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/metricpoints"
 	"github.com/otelcol-gpu/otelcol-gpu/internal/offline"
 )
@@ -484,6 +485,6 @@ func putServingAttributes(at pcommon.Map, e *serving.Estimate) {
 	at.PutInt("gpu.autoscale.serving.keep", int64(e.Keep))
 	at.PutStr("gpu.autoscale.serving.rule", e.Reason)
 	if e.Forecaster != "" {
-		at.PutStr("gpu.autoscale.serving.forecaster", e.Forecaster)
+		at.PutStr(metricnames.AttrGPUAutoscaleServingForecaster, e.Forecaster)
 	}
 }

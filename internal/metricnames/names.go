@@ -73,6 +73,9 @@ const (
 	// GPUAutoscaleReplicasDesired (connector/gpuautoscaleconnector): Replicas the autoscaler wants.
 	GPUAutoscaleReplicasDesired     = "gpu.autoscale.replicas.desired"
 	GPUAutoscaleReplicasDesiredUnit = "{replica}"
+	// GPUAutoscaleServingForecastHeadroom (connector/gpuautoscaleconnector): Serving mode: the provision over the forecast it rests on, the forecast's measured error a start-up ahead at the configured quantile, as a ratio (below 1 where the forecast runs high). It moves away from 1 as the forecast misses more; with attainment, the forecaster attribute changes when another forecaster's errors make its provision the smallest.
+	GPUAutoscaleServingForecastHeadroom     = "gpu.autoscale.serving.forecast.headroom"
+	GPUAutoscaleServingForecastHeadroomUnit = "1"
 	// GPURemediationActions (connector/gpuremediationconnector): Remediation actions taken, and decisions not to act, by action and reason.
 	GPURemediationActions     = "gpu.remediation.actions"
 	GPURemediationActionsUnit = "{action}"
@@ -334,6 +337,8 @@ const (
 	AttrGPUAutoscaleMetric = "gpu.autoscale.metric"
 	// AttrGPUAutoscaleReason (attribute, connector/gpuautoscaleconnector): What decided or limited the evaluation (the HPA's condition reasons, e.g. ScaleUpLimit, or DesiredWithinRange).
 	AttrGPUAutoscaleReason = "gpu.autoscale.reason"
+	// AttrGPUAutoscaleServingForecaster (attribute, connector/gpuautoscaleconnector): The forecast a serving target's replicas rest on: lookback_peak (the peak forecast) or, with attainment, the calibrated forecaster in use (now, peak, mean or seasonal; a trailing + when its errors are kept as differences).
+	AttrGPUAutoscaleServingForecaster = "gpu.autoscale.serving.forecaster"
 	// AttrGPUAutoscaleTargetKind (resource attribute, connector/gpuautoscaleconnector): The scale target's kind, e.g. Deployment.
 	AttrGPUAutoscaleTargetKind = "gpu.autoscale.target.kind"
 	// AttrGPUAutoscaleTargetName (resource attribute, connector/gpuautoscaleconnector): The scale target's name.
@@ -604,6 +609,7 @@ var Metrics = [...]Metric{
 	{GPUAutoscalePodsReporting, GPUAutoscalePodsReportingUnit, "connector/gpuautoscaleconnector"},
 	{GPUAutoscaleReplicasCurrent, GPUAutoscaleReplicasCurrentUnit, "connector/gpuautoscaleconnector"},
 	{GPUAutoscaleReplicasDesired, GPUAutoscaleReplicasDesiredUnit, "connector/gpuautoscaleconnector"},
+	{GPUAutoscaleServingForecastHeadroom, GPUAutoscaleServingForecastHeadroomUnit, "connector/gpuautoscaleconnector"},
 	{GPURemediationActions, GPURemediationActionsUnit, "connector/gpuremediationconnector"},
 	{GPURemediationBreakerState, GPURemediationBreakerStateUnit, "connector/gpuremediationconnector"},
 	{GPURemediationIncidentState, GPURemediationIncidentStateUnit, "connector/gpuremediationconnector"},
@@ -690,6 +696,7 @@ var Attributes = [...]Attribute{
 	{AttrGPUAutoscaleDirection, "connector/gpuautoscaleconnector"},
 	{AttrGPUAutoscaleMetric, "connector/gpuautoscaleconnector"},
 	{AttrGPUAutoscaleReason, "connector/gpuautoscaleconnector"},
+	{AttrGPUAutoscaleServingForecaster, "connector/gpuautoscaleconnector"},
 	{AttrGPUAutoscaleTargetKind, "connector/gpuautoscaleconnector"},
 	{AttrGPUAutoscaleTargetName, "connector/gpuautoscaleconnector"},
 	{AttrGPURemediationAction, "connector/gpuremediationconnector"},

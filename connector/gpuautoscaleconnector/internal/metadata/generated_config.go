@@ -309,16 +309,65 @@ func (ms *GpuAutoscaleReplicasDesiredMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
+// GpuAutoscaleServingForecastHeadroomMetricAttributeKey specifies the key of an attribute for the gpu.autoscale.serving.forecast.headroom metric.
+type GpuAutoscaleServingForecastHeadroomMetricAttributeKey string
+
+const (
+	GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster GpuAutoscaleServingForecastHeadroomMetricAttributeKey = "gpu.autoscale.serving.forecaster"
+)
+
+// GpuAutoscaleServingForecastHeadroomMetricConfig provides config for the gpu.autoscale.serving.forecast.headroom metric.
+type GpuAutoscaleServingForecastHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []GpuAutoscaleServingForecastHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *GpuAutoscaleServingForecastHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *GpuAutoscaleServingForecastHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster:
+		default:
+			return fmt.Errorf("metric gpu.autoscale.serving.forecast.headroom doesn't have an attribute %v, valid attributes: [gpu.autoscale.serving.forecaster]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // MetricsConfig provides config for gpu_autoscale metrics.
 type MetricsConfig struct {
-	GpuAutoscaleActions         GpuAutoscaleActionsMetricConfig         `mapstructure:"gpu.autoscale.actions"`
-	GpuAutoscaleDecision        GpuAutoscaleDecisionMetricConfig        `mapstructure:"gpu.autoscale.decision"`
-	GpuAutoscaleMetricForecast  GpuAutoscaleMetricForecastMetricConfig  `mapstructure:"gpu.autoscale.metric.forecast"`
-	GpuAutoscaleMetricTarget    GpuAutoscaleMetricTargetMetricConfig    `mapstructure:"gpu.autoscale.metric.target"`
-	GpuAutoscaleMetricValue     GpuAutoscaleMetricValueMetricConfig     `mapstructure:"gpu.autoscale.metric.value"`
-	GpuAutoscalePodsReporting   GpuAutoscalePodsReportingMetricConfig   `mapstructure:"gpu.autoscale.pods.reporting"`
-	GpuAutoscaleReplicasCurrent GpuAutoscaleReplicasCurrentMetricConfig `mapstructure:"gpu.autoscale.replicas.current"`
-	GpuAutoscaleReplicasDesired GpuAutoscaleReplicasDesiredMetricConfig `mapstructure:"gpu.autoscale.replicas.desired"`
+	GpuAutoscaleActions                 GpuAutoscaleActionsMetricConfig                 `mapstructure:"gpu.autoscale.actions"`
+	GpuAutoscaleDecision                GpuAutoscaleDecisionMetricConfig                `mapstructure:"gpu.autoscale.decision"`
+	GpuAutoscaleMetricForecast          GpuAutoscaleMetricForecastMetricConfig          `mapstructure:"gpu.autoscale.metric.forecast"`
+	GpuAutoscaleMetricTarget            GpuAutoscaleMetricTargetMetricConfig            `mapstructure:"gpu.autoscale.metric.target"`
+	GpuAutoscaleMetricValue             GpuAutoscaleMetricValueMetricConfig             `mapstructure:"gpu.autoscale.metric.value"`
+	GpuAutoscalePodsReporting           GpuAutoscalePodsReportingMetricConfig           `mapstructure:"gpu.autoscale.pods.reporting"`
+	GpuAutoscaleReplicasCurrent         GpuAutoscaleReplicasCurrentMetricConfig         `mapstructure:"gpu.autoscale.replicas.current"`
+	GpuAutoscaleReplicasDesired         GpuAutoscaleReplicasDesiredMetricConfig         `mapstructure:"gpu.autoscale.replicas.desired"`
+	GpuAutoscaleServingForecastHeadroom GpuAutoscaleServingForecastHeadroomMetricConfig `mapstructure:"gpu.autoscale.serving.forecast.headroom"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -356,6 +405,11 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		GpuAutoscaleReplicasDesired: GpuAutoscaleReplicasDesiredMetricConfig{
 			Enabled: true,
+		},
+		GpuAutoscaleServingForecastHeadroom: GpuAutoscaleServingForecastHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []GpuAutoscaleServingForecastHeadroomMetricAttributeKey{GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster},
 		},
 	}
 }

@@ -60,6 +60,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					GpuAutoscaleReplicasDesired: GpuAutoscaleReplicasDesiredMetricConfig{
 						Enabled: true,
 					},
+					GpuAutoscaleServingForecastHeadroom: GpuAutoscaleServingForecastHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []GpuAutoscaleServingForecastHeadroomMetricAttributeKey{GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					GpuAutoscaleTargetKind: ResourceAttributeConfig{Enabled: true},
@@ -109,6 +114,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					GpuAutoscaleReplicasDesired: GpuAutoscaleReplicasDesiredMetricConfig{
 						Enabled: false,
 					},
+					GpuAutoscaleServingForecastHeadroom: GpuAutoscaleServingForecastHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []GpuAutoscaleServingForecastHeadroomMetricAttributeKey{GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					GpuAutoscaleTargetKind: ResourceAttributeConfig{Enabled: false},
@@ -124,7 +134,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuAutoscaleActionsMetricConfig{}, GpuAutoscaleDecisionMetricConfig{}, GpuAutoscaleMetricForecastMetricConfig{}, GpuAutoscaleMetricTargetMetricConfig{}, GpuAutoscaleMetricValueMetricConfig{}, GpuAutoscalePodsReportingMetricConfig{}, GpuAutoscaleReplicasCurrentMetricConfig{}, GpuAutoscaleReplicasDesiredMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuAutoscaleActionsMetricConfig{}, GpuAutoscaleDecisionMetricConfig{}, GpuAutoscaleMetricForecastMetricConfig{}, GpuAutoscaleMetricTargetMetricConfig{}, GpuAutoscaleMetricValueMetricConfig{}, GpuAutoscalePodsReportingMetricConfig{}, GpuAutoscaleReplicasCurrentMetricConfig{}, GpuAutoscaleReplicasDesiredMetricConfig{}, GpuAutoscaleServingForecastHeadroomMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -185,6 +195,18 @@ func TestGpuAutoscaleMetricValueMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric gpu.autoscale.metric.value doesn't have an attribute invalid, valid attributes: [gpu.autoscale.metric]")
 
 	cfg = DefaultMetricsConfig().GpuAutoscaleMetricValue
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestGpuAutoscaleServingForecastHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().GpuAutoscaleServingForecastHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []GpuAutoscaleServingForecastHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric gpu.autoscale.serving.forecast.headroom doesn't have an attribute invalid, valid attributes: [gpu.autoscale.serving.forecaster]")
+
+	cfg = DefaultMetricsConfig().GpuAutoscaleServingForecastHeadroom
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

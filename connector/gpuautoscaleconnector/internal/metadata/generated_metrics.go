@@ -75,17 +75,22 @@ var MetricsInfo = metricsInfo{
 	GpuAutoscaleReplicasDesired: metricInfo{
 		Name: "gpu.autoscale.replicas.desired",
 	},
+	GpuAutoscaleServingForecastHeadroom: metricInfo{
+		Name:       "gpu.autoscale.serving.forecast.headroom",
+		Attributes: []string{"gpu.autoscale.serving.forecaster"},
+	},
 }
 
 type metricsInfo struct {
-	GpuAutoscaleActions         metricInfo
-	GpuAutoscaleDecision        metricInfo
-	GpuAutoscaleMetricForecast  metricInfo
-	GpuAutoscaleMetricTarget    metricInfo
-	GpuAutoscaleMetricValue     metricInfo
-	GpuAutoscalePodsReporting   metricInfo
-	GpuAutoscaleReplicasCurrent metricInfo
-	GpuAutoscaleReplicasDesired metricInfo
+	GpuAutoscaleActions                 metricInfo
+	GpuAutoscaleDecision                metricInfo
+	GpuAutoscaleMetricForecast          metricInfo
+	GpuAutoscaleMetricTarget            metricInfo
+	GpuAutoscaleMetricValue             metricInfo
+	GpuAutoscalePodsReporting           metricInfo
+	GpuAutoscaleReplicasCurrent         metricInfo
+	GpuAutoscaleReplicasDesired         metricInfo
+	GpuAutoscaleServingForecastHeadroom metricInfo
 }
 
 type metricInfo struct {
@@ -690,24 +695,114 @@ func newMetricGpuAutoscaleReplicasDesired(cfg GpuAutoscaleReplicasDesiredMetricC
 	return m
 }
 
+type metricGpuAutoscaleServingForecastHeadroom struct {
+	data          pmetric.Metric                                  // data buffer for generated metric.
+	config        GpuAutoscaleServingForecastHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                             // max observed number of data points added to the metric.
+	aggDataPoints []float64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills gpu.autoscale.serving.forecast.headroom metric with initial data.
+func (m *metricGpuAutoscaleServingForecastHeadroom) init() {
+	m.data.SetName("gpu.autoscale.serving.forecast.headroom")
+	m.data.SetDescription("Serving mode: the provision over the forecast it rests on, the forecast's measured error a start-up ahead at the configured quantile, as a ratio (below 1 where the forecast runs high). It moves away from 1 as the forecast misses more; with attainment, the forecaster attribute changes when another forecaster's errors make its provision the smallest.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricGpuAutoscaleServingForecastHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, gpuAutoscaleServingForecasterAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster) {
+		dp.Attributes().PutStr("gpu.autoscale.serving.forecaster", gpuAutoscaleServingForecasterAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuAutoscaleServingForecastHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuAutoscaleServingForecastHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuAutoscaleServingForecastHeadroom(cfg GpuAutoscaleServingForecastHeadroomMetricConfig) metricGpuAutoscaleServingForecastHeadroom {
+	m := metricGpuAutoscaleServingForecastHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                            MetricsBuilderConfig // config of the metrics builder.
-	startTime                         pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                   int                  // maximum observed number of metrics per resource.
-	metricsBuffer                     pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                         component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter    map[string]filter.Filter
-	resourceAttributeExcludeFilter    map[string]filter.Filter
-	metricGpuAutoscaleActions         metricGpuAutoscaleActions
-	metricGpuAutoscaleDecision        metricGpuAutoscaleDecision
-	metricGpuAutoscaleMetricForecast  metricGpuAutoscaleMetricForecast
-	metricGpuAutoscaleMetricTarget    metricGpuAutoscaleMetricTarget
-	metricGpuAutoscaleMetricValue     metricGpuAutoscaleMetricValue
-	metricGpuAutoscalePodsReporting   metricGpuAutoscalePodsReporting
-	metricGpuAutoscaleReplicasCurrent metricGpuAutoscaleReplicasCurrent
-	metricGpuAutoscaleReplicasDesired metricGpuAutoscaleReplicasDesired
+	config                                    MetricsBuilderConfig // config of the metrics builder.
+	startTime                                 pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                           int                  // maximum observed number of metrics per resource.
+	metricsBuffer                             pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                 component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter            map[string]filter.Filter
+	resourceAttributeExcludeFilter            map[string]filter.Filter
+	metricGpuAutoscaleActions                 metricGpuAutoscaleActions
+	metricGpuAutoscaleDecision                metricGpuAutoscaleDecision
+	metricGpuAutoscaleMetricForecast          metricGpuAutoscaleMetricForecast
+	metricGpuAutoscaleMetricTarget            metricGpuAutoscaleMetricTarget
+	metricGpuAutoscaleMetricValue             metricGpuAutoscaleMetricValue
+	metricGpuAutoscalePodsReporting           metricGpuAutoscalePodsReporting
+	metricGpuAutoscaleReplicasCurrent         metricGpuAutoscaleReplicasCurrent
+	metricGpuAutoscaleReplicasDesired         metricGpuAutoscaleReplicasDesired
+	metricGpuAutoscaleServingForecastHeadroom metricGpuAutoscaleServingForecastHeadroom
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -729,20 +824,21 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings connector.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                            mbc,
-		startTime:                         pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                     pmetric.NewMetrics(),
-		buildInfo:                         settings.BuildInfo,
-		metricGpuAutoscaleActions:         newMetricGpuAutoscaleActions(mbc.Metrics.GpuAutoscaleActions),
-		metricGpuAutoscaleDecision:        newMetricGpuAutoscaleDecision(mbc.Metrics.GpuAutoscaleDecision),
-		metricGpuAutoscaleMetricForecast:  newMetricGpuAutoscaleMetricForecast(mbc.Metrics.GpuAutoscaleMetricForecast),
-		metricGpuAutoscaleMetricTarget:    newMetricGpuAutoscaleMetricTarget(mbc.Metrics.GpuAutoscaleMetricTarget),
-		metricGpuAutoscaleMetricValue:     newMetricGpuAutoscaleMetricValue(mbc.Metrics.GpuAutoscaleMetricValue),
-		metricGpuAutoscalePodsReporting:   newMetricGpuAutoscalePodsReporting(mbc.Metrics.GpuAutoscalePodsReporting),
-		metricGpuAutoscaleReplicasCurrent: newMetricGpuAutoscaleReplicasCurrent(mbc.Metrics.GpuAutoscaleReplicasCurrent),
-		metricGpuAutoscaleReplicasDesired: newMetricGpuAutoscaleReplicasDesired(mbc.Metrics.GpuAutoscaleReplicasDesired),
-		resourceAttributeIncludeFilter:    make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:    make(map[string]filter.Filter),
+		config:                                    mbc,
+		startTime:                                 pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                             pmetric.NewMetrics(),
+		buildInfo:                                 settings.BuildInfo,
+		metricGpuAutoscaleActions:                 newMetricGpuAutoscaleActions(mbc.Metrics.GpuAutoscaleActions),
+		metricGpuAutoscaleDecision:                newMetricGpuAutoscaleDecision(mbc.Metrics.GpuAutoscaleDecision),
+		metricGpuAutoscaleMetricForecast:          newMetricGpuAutoscaleMetricForecast(mbc.Metrics.GpuAutoscaleMetricForecast),
+		metricGpuAutoscaleMetricTarget:            newMetricGpuAutoscaleMetricTarget(mbc.Metrics.GpuAutoscaleMetricTarget),
+		metricGpuAutoscaleMetricValue:             newMetricGpuAutoscaleMetricValue(mbc.Metrics.GpuAutoscaleMetricValue),
+		metricGpuAutoscalePodsReporting:           newMetricGpuAutoscalePodsReporting(mbc.Metrics.GpuAutoscalePodsReporting),
+		metricGpuAutoscaleReplicasCurrent:         newMetricGpuAutoscaleReplicasCurrent(mbc.Metrics.GpuAutoscaleReplicasCurrent),
+		metricGpuAutoscaleReplicasDesired:         newMetricGpuAutoscaleReplicasDesired(mbc.Metrics.GpuAutoscaleReplicasDesired),
+		metricGpuAutoscaleServingForecastHeadroom: newMetricGpuAutoscaleServingForecastHeadroom(mbc.Metrics.GpuAutoscaleServingForecastHeadroom),
+		resourceAttributeIncludeFilter:            make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:            make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.GpuAutoscaleTargetKind.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["gpu.autoscale.target.kind"] = filter.CreateFilter(mbc.ResourceAttributes.GpuAutoscaleTargetKind.MetricsInclude)
@@ -857,6 +953,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricGpuAutoscalePodsReporting.emit(ils.Metrics())
 	mb.metricGpuAutoscaleReplicasCurrent.emit(ils.Metrics())
 	mb.metricGpuAutoscaleReplicasDesired.emit(ils.Metrics())
+	mb.metricGpuAutoscaleServingForecastHeadroom.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -926,6 +1023,11 @@ func (mb *MetricsBuilder) RecordGpuAutoscaleReplicasCurrentDataPoint(ts pcommon.
 // RecordGpuAutoscaleReplicasDesiredDataPoint adds a data point to gpu.autoscale.replicas.desired metric.
 func (mb *MetricsBuilder) RecordGpuAutoscaleReplicasDesiredDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricGpuAutoscaleReplicasDesired.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordGpuAutoscaleServingForecastHeadroomDataPoint adds a data point to gpu.autoscale.serving.forecast.headroom metric.
+func (mb *MetricsBuilder) RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts pcommon.Timestamp, val float64, gpuAutoscaleServingForecasterAttributeValue string) {
+	mb.metricGpuAutoscaleServingForecastHeadroom.recordDataPoint(mb.startTime, ts, val, gpuAutoscaleServingForecasterAttributeValue)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -72,6 +72,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["gpu.autoscale.metric.forecast"] = mb.metricGpuAutoscaleMetricForecast.config.AggregationStrategy
 			aggMap["gpu.autoscale.metric.target"] = mb.metricGpuAutoscaleMetricTarget.config.AggregationStrategy
 			aggMap["gpu.autoscale.metric.value"] = mb.metricGpuAutoscaleMetricValue.config.AggregationStrategy
+			aggMap["gpu.autoscale.serving.forecast.headroom"] = mb.metricGpuAutoscaleServingForecastHeadroom.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -119,6 +120,12 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordGpuAutoscaleReplicasDesiredDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts, 1, "gpu.autoscale.serving.forecaster-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts, 3, "gpu.autoscale.serving.forecaster-val-2")
+			}
 
 			rb := mb.NewResourceBuilder()
 			rb.SetGpuAutoscaleTargetKind("gpu.autoscale.target.kind-val")
@@ -135,6 +142,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricGpuAutoscaleMetricForecast.aggDataPoints)
 				assert.Empty(t, mb.metricGpuAutoscaleMetricTarget.aggDataPoints)
 				assert.Empty(t, mb.metricGpuAutoscaleMetricValue.aggDataPoints)
+				assert.Empty(t, mb.metricGpuAutoscaleServingForecastHeadroom.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -402,6 +410,46 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "gpu.autoscale.serving.forecast.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["gpu.autoscale.serving.forecast.headroom"], "Found a duplicate in the metrics slice: gpu.autoscale.serving.forecast.headroom")
+						validatedMetrics["gpu.autoscale.serving.forecast.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Serving mode: the provision over the forecast it rests on, the forecast's measured error a start-up ahead at the configured quantile, as a ratio (below 1 where the forecast runs high). It moves away from 1 as the forecast misses more; with attainment, the forecaster attribute changes when another forecaster's errors make its provision the smallest.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						gpuAutoscaleServingForecasterAttrVal, ok := dp.Attributes().Get("gpu.autoscale.serving.forecaster")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu.autoscale.serving.forecaster-val", gpuAutoscaleServingForecasterAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["gpu.autoscale.serving.forecast.headroom"], "Found a duplicate in the metrics slice: gpu.autoscale.serving.forecast.headroom")
+						validatedMetrics["gpu.autoscale.serving.forecast.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Serving mode: the provision over the forecast it rests on, the forecast's measured error a start-up ahead at the configured quantile, as a ratio (below 1 where the forecast runs high). It moves away from 1 as the forecast misses more; with attainment, the forecaster attribute changes when another forecaster's errors make its provision the smallest.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["gpu.autoscale.serving.forecast.headroom"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("gpu.autoscale.serving.forecaster")
+						assert.False(t, ok)
+					}
 				}
 			}
 		})
