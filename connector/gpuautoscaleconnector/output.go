@@ -10,11 +10,21 @@ import (
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/hpa"
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/metadata"
+	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/serving"
 )
 
 // lookbackPeak names the serving mode's peak forecast (without
 // attainment) in gpu.autoscale.serving.forecaster.
 const lookbackPeak = "lookback_peak"
+
+// forecasterOf is the gpu.autoscale.serving.forecaster of an estimate:
+// the calibrated forecaster in use, or the peak forecast.
+func forecasterOf(e *serving.Estimate) string {
+	if e.Forecaster == "" {
+		return lookbackPeak
+	}
+	return e.Forecaster
+}
 
 // emitMetrics adds the target's evaluation to md, as one resource: the
 // target, named as k8s_attributes names a workload.
@@ -40,11 +50,7 @@ func (a *autoscaler) emitMetrics(md pmetric.Metrics, now time.Time, t *target, c
 	}
 	if t.serving != nil && t.serving.last != nil {
 		e := t.serving.last
-		forecaster := e.Forecaster
-		if forecaster == "" {
-			forecaster = lookbackPeak
-		}
-		mb.RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts, e.Headroom, forecaster)
+		mb.RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts, e.Headroom, forecasterOf(e))
 	}
 	mb.RecordGpuAutoscaleDecisionDataPoint(ts, 1, string(d.Reason))
 	mb.RecordGpuAutoscaleActionsDataPoint(ts, t.actions[0], metadata.AttributeGpuAutoscaleDirectionUp)

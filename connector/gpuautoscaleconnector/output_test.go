@@ -120,6 +120,8 @@ func TestServingHeadroomMetric(t *testing.T) {
 			a := newTestAutoscaler(t, cfg.Targets[0], &fakeAPI{replicas: 2})
 			sink := new(consumertest.MetricsSink)
 			a.metricsOut = sink
+			logs := new(consumertest.LogsSink)
+			a.logsOut = logs
 			ctx := context.Background()
 			now := time.Unix(1767225600, 0)
 			tokens := map[string]float64{"llm-0": 0, "llm-1": 0}
@@ -156,6 +158,17 @@ func TestServingHeadroomMetric(t *testing.T) {
 				require.Equal(t, want, v.Str())
 			}
 			require.True(t, found, "the serving target reports its headroom")
+			// Each action's log record names the forecast the same way.
+			require.NotEmpty(t, logs.AllLogs(), "the target scaled (dry run) at least once")
+			for _, ld := range logs.AllLogs() {
+				at := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+				v, ok := at.Get(metricnames.AttrGPUAutoscaleServingForecaster)
+				require.True(t, ok)
+				require.NotEmpty(t, v.Str())
+				if tc.forecaster != "" {
+					require.Equal(t, tc.forecaster, v.Str())
+				}
+			}
 		})
 	}
 }

@@ -484,7 +484,5 @@ func putServingAttributes(at pcommon.Map, e *serving.Estimate) {
 	at.PutInt("gpu.autoscale.serving.slo_pods", int64(e.SLOPods))
 	at.PutInt("gpu.autoscale.serving.keep", int64(e.Keep))
 	at.PutStr("gpu.autoscale.serving.rule", e.Reason)
-	if e.Forecaster != "" {
-		at.PutStr(metricnames.AttrGPUAutoscaleServingForecaster, e.Forecaster)
-	}
+	at.PutStr(metricnames.AttrGPUAutoscaleServingForecaster, forecasterOf(e))
 }
