@@ -131,6 +131,19 @@ func TestWhatIfTable(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Equal(t, out, again, "deterministic")
 
+	// With -cache: the first run writes each row's points, the second
+	// reads them; neither changes a byte.
+	cache := t.TempDir()
+	cached := []string{"-whatif", llmServing, "-table", "-scales", "1", "-cache", cache, convDemand}
+	for range 2 {
+		c, stderr, code := runReplay(t, cached...)
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, out, c, "-cache changes no figure")
+	}
+	files, err := filepath.Glob(filepath.Join(cache, "*.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 2, "one file per row")
+
 	figures := func(out string) [][]string {
 		var rows [][]string
 		for _, m := range tableRow.FindAllStringSubmatch(out, -1) {
@@ -169,6 +182,9 @@ func TestWhatIfHoldoutFlags(t *testing.T) {
 	_, stderr, code := runReplay(t, "-whatif", llmServing, "-holdout", convDemand, convDemand+".other")
 	require.Equal(t, 2, code)
 	require.Equal(t, "gpureplay: -holdout goes with -table\n", stderr)
+	_, stderr, code = runReplay(t, "-whatif", llmServing, "-cache", t.TempDir(), convDemand)
+	require.Equal(t, 2, code)
+	require.Equal(t, "gpureplay: -cache goes with -table\n", stderr)
 	_, stderr, code = runReplay(t, "-whatif", llmServing+","+llmServing, "-table", convDemand)
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "several -whatif settings are candidates of -holdout")

@@ -36,6 +36,7 @@ func AddFlags(fs *flag.FlagSet) *CLI {
 	fs.BoolVar(&c.table, "table", false, "what-if: compare on every DEMAND.csv given at each of -scales and startups 180s, 600s; print a Markdown table")
 	fs.StringVar(&c.scales, "scales", "1,5,20", "what-if -table: the demand scales")
 	fs.StringVar(&c.holdout, "holdout", "", "what-if: choose among the comma-separated -whatif settings on these comma-separated `DEMAND.csv,...` (at each of -scales and startups 180s, 600s), then report the chosen settings on the DEMAND.csv given, alone")
+	fs.StringVar(&c.opts.Cache, "cache", "", "what-if -table: keep each scenario's reactive frontier and foresight points in `dir`, and reuse them when a later run asks for the same demand, scale, start-up and options with the same build")
 	fs.StringVar(&c.cycle, "cycle", "", "what-if: loop the demand to LENGTH with a swing of PERIOD, as `LENGTH,PERIOD` (e.g. 12h,6h)")
 	return c
 }
@@ -44,7 +45,7 @@ func AddFlags(fs *flag.FlagSet) *CLI {
 func (c *CLI) Enabled() bool { return c.settings != "" }
 
 // Usage is the what-if line of gpureplay's usage.
-const Usage = "gpureplay -whatif SETTINGS.yaml[,SETTINGS.yaml...] [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table [-scales 1,5,20] [-holdout CHOOSE.csv,...]] [-cycle LENGTH,PERIOD] [-o FILE] DEMAND.csv..."
+const Usage = "gpureplay -whatif SETTINGS.yaml[,SETTINGS.yaml...] [-startup 180s] [-scale 1] [-sample 5s] [-slo-wait 2s] [-cold] [-compare | -table [-scales 1,5,20] [-holdout CHOOSE.csv,...] [-cache DIR]] [-cycle LENGTH,PERIOD] [-o FILE] DEMAND.csv..."
 
 // Run runs the what-if on the demand files and returns the exit status:
 // 2 for a usage error, 1 for bad input (one line on stderr).
@@ -67,6 +68,9 @@ func (c *CLI) Run(demands []string, outPath string, stdout, stderr io.Writer) in
 	}
 	if c.holdout != "" && !c.table {
 		return usage("-holdout goes with -table")
+	}
+	if c.opts.Cache != "" && !c.table {
+		return usage("-cache goes with -table")
 	}
 	if strings.Contains(c.settings, ",") && c.holdout == "" {
 		return usage("several -whatif settings are candidates of -holdout, which chooses among them")

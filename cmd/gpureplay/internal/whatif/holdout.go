@@ -203,12 +203,7 @@ func compareMany(cfgs []component.Config, scenarios []Scenario, base Options, wo
 				opts := base
 				opts.Startup, opts.Scale = s.Startup, s.Scale
 				d := demands[s.Demand]
-				frontier, err := Frontier(d, opts)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				foresight, err := Foresight(d, opts)
+				frontier, foresight, err := scenarioPoints(d, s.Demand, opts)
 				if err != nil {
 					errs[i] = err
 					continue

@@ -32,6 +32,9 @@ type Options struct {
 	// CycleLength and CyclePeriod, when set, replace the demand by
 	// Demand.Cycled(CycleLength, CyclePeriod).
 	CycleLength, CyclePeriod time.Duration
+	// Cache, when set, is where -table and -holdout keep each scenario's
+	// frontier and foresight points (cache.go). It changes no figure.
+	Cache string
 }
 
 // demand applies the cycle options to a series.
