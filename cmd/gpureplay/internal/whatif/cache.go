@@ -66,13 +66,19 @@ func cacheFile(dir, demandPath string, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return filepath.Join(dir, pointsKey(exe, content, opts)+".json"), nil
+}
+
+// pointsKey is the name of the points of a demand's content under opts,
+// made by the executable whose hash is exe.
+func pointsKey(exe string, content []byte, opts Options) string {
 	o := opts.withDefaults()
 	h := sha256.New()
 	fmt.Fprintf(h, "whatif points v%d\nexecutable %s\n", cacheVersion, exe)
 	fmt.Fprintf(h, "scale %v startup %d sample %d slo-wait %d cold %t cycle %d,%d\n",
 		o.Scale, o.Startup, o.Sample, o.SLOWait, o.Cold, o.CycleLength, o.CyclePeriod)
 	h.Write(content)
-	return filepath.Join(dir, hex.EncodeToString(h.Sum(nil))+".json"), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // loadPoints reads a scenario's points; false when the file is missing or

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,4 +103,15 @@ func TestCacheKey(t *testing.T) {
 	require.NotEqual(t, k, key(base), "other content under the same name")
 	_, err := cacheFile(dir, filepath.Join(dir, "missing.csv"), base)
 	require.Error(t, err)
+
+	// Another build (another executable) names other points: one with a
+	// change of the model never reads points this one made.
+	content, err := os.ReadFile(path)
+	require.NoError(t, err)
+	exe, err := executableHash()
+	require.NoError(t, err)
+	require.Len(t, exe, 64)
+	ours := pointsKey(exe, content, base)
+	require.Equal(t, filepath.Join(dir, ours+".json"), key(base), "the file is named by this executable's hash")
+	require.NotEqual(t, ours, pointsKey(strings.Repeat("0", 64), content, base))
 }
