@@ -51,6 +51,9 @@ func (a *autoscaler) emitMetrics(md pmetric.Metrics, now time.Time, t *target, c
 	if t.serving != nil && t.serving.last != nil {
 		e := t.serving.last
 		mb.RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts, e.Headroom, forecasterOf(e))
+		if e.HasWait {
+			mb.RecordGpuAutoscaleServingQueueWaitDataPoint(ts, e.Wait)
+		}
 	}
 	mb.RecordGpuAutoscaleDecisionDataPoint(ts, 1, string(d.Reason))
 	mb.RecordGpuAutoscaleActionsDataPoint(ts, t.actions[0], metadata.AttributeGpuAutoscaleDirectionUp)

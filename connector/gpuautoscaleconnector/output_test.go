@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-gpu/otelcol-gpu/connector/gpuautoscaleconnector/internal/kube"
@@ -169,6 +170,82 @@ func TestServingHeadroomMetric(t *testing.T) {
 					require.Equal(t, tc.forecaster, v.Str())
 				}
 			}
+		})
+	}
+}
+
+// TestServingQueueWaitMetric: with request_time, a serving target reports
+// how long a request arriving now would wait, and the log record of each
+// action carries it; without request_time the queue's work is unknown and
+// neither does. Two pods each serve 1,000 tokens per second with 5
+// requests running and 10 waiting: by Little's law a request is
+// 1,000 × 0.5 s / 5 = 100 tokens, so each pod has 1,000 tokens queued, a
+// second of its work.
+func TestServingQueueWaitMetric(t *testing.T) {
+	for name, tc := range map[string]struct {
+		serving map[string]any
+		want    float64 // -1: no wait reported
+	}{
+		"request_time":    {map[string]any{"request_time": "500ms"}, 1},
+		"no request_time": {map[string]any{}, -1},
+		"calibrated":      {map[string]any{"request_time": "500ms", "attainment": 0.9}, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := servingConfig(t, tc.serving, nil)
+			require.NoError(t, err)
+			a := newTestAutoscaler(t, cfg.Targets[0], &fakeAPI{replicas: 2})
+			sink := new(consumertest.MetricsSink)
+			a.metricsOut = sink
+			logs := new(consumertest.LogsSink)
+			a.logsOut = logs
+			ctx := context.Background()
+			now := time.Unix(1767225600, 0)
+			tokens := map[string]float64{"llm-0": 0, "llm-1": 0}
+			for range 20 {
+				now = now.Add(15 * time.Second)
+				for pod := range tokens {
+					tokens[pod] += 15 * 1000
+				}
+				md := vllmBatch(now, tokens)
+				for i := 0; i < md.ResourceMetrics().Len(); i++ {
+					ms := md.ResourceMetrics().At(i).ScopeMetrics().At(0).Metrics()
+					for j := 0; j < ms.Len(); j++ {
+						if ms.At(j).Name() == "vllm:num_requests_waiting" {
+							ms.At(j).Gauge().DataPoints().At(0).SetDoubleValue(10)
+						}
+					}
+					r := ms.AppendEmpty()
+					r.SetName("vllm:num_requests_running")
+					dp := r.SetEmptyGauge().DataPoints().AppendEmpty()
+					dp.SetTimestamp(pcommon.NewTimestampFromTime(now))
+					dp.SetDoubleValue(5)
+				}
+				require.NoError(t, a.consume(ctx, md))
+				a.evaluate(ctx, now)
+			}
+			all := sink.AllMetrics()
+			ms := all[len(all)-1].ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+			var got []float64
+			for i := 0; i < ms.Len(); i++ {
+				if m := ms.At(i); m.Name() == metricnames.GPUAutoscaleServingQueueWait {
+					require.Equal(t, metricnames.GPUAutoscaleServingQueueWaitUnit, m.Unit())
+					for k := 0; k < m.Gauge().DataPoints().Len(); k++ {
+						got = append(got, m.Gauge().DataPoints().At(k).DoubleValue())
+					}
+				}
+			}
+			require.NotEmpty(t, logs.AllLogs(), "the queue asked for pods (dry run) at least once")
+			at := logs.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+			logged, onLog := at.Get(metricnames.GPUAutoscaleServingQueueWait)
+			if tc.want < 0 {
+				require.Empty(t, got, "without request_time the queue's work is unknown")
+				require.False(t, onLog)
+				return
+			}
+			require.Len(t, got, 1)
+			require.InDelta(t, tc.want, got[0], 1e-9)
+			require.True(t, onLog, "the action's log record carries the wait")
+			require.InDelta(t, tc.want, logged.Double(), 1e-9)
 		})
 	}
 }

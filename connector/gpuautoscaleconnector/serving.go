@@ -459,7 +459,7 @@ func servingDetail(e *serving.Estimate) *offline.ServingDetail {
 	if e == nil {
 		return nil
 	}
-	return &offline.ServingDetail{
+	d := &offline.ServingDetail{
 		Served: e.Served, Arrival: e.Arrival, Backlog: e.Backlog,
 		Capacity: e.Capacity, CapacityFrom: e.CapacityFrom,
 		Need: e.Need, Forecast: e.Forecast, Headroom: e.Headroom, Seasonal: e.Seasonal,
@@ -467,6 +467,11 @@ func servingDetail(e *serving.Estimate) *offline.ServingDetail {
 		Rule: e.Reason, StartupSeconds: e.Startup.Seconds(), Errors: e.Errors,
 		Forecaster: e.Forecaster,
 	}
+	if e.HasWait {
+		w := e.Wait
+		d.WaitSeconds = &w
+	}
+	return d
 }
 
 // putServingAttributes adds the estimate a decision rests on to its log
@@ -485,4 +490,7 @@ func putServingAttributes(at pcommon.Map, e *serving.Estimate) {
 	at.PutInt("gpu.autoscale.serving.keep", int64(e.Keep))
 	at.PutStr("gpu.autoscale.serving.rule", e.Reason)
 	at.PutStr(metricnames.AttrGPUAutoscaleServingForecaster, forecasterOf(e))
+	if e.HasWait {
+		at.PutDouble(metricnames.GPUAutoscaleServingQueueWait, e.Wait)
+	}
 }

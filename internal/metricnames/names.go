@@ -76,6 +76,9 @@ const (
 	// GPUAutoscaleServingForecastHeadroom (connector/gpuautoscaleconnector): Serving mode: the provision over the forecast it rests on, the forecast's measured error a start-up ahead at the configured quantile, as a ratio (below 1 where the forecast runs high). It moves away from 1 as the forecast misses more; with attainment, the forecaster attribute changes when another forecaster's errors make its provision the smallest.
 	GPUAutoscaleServingForecastHeadroom     = "gpu.autoscale.serving.forecast.headroom"
 	GPUAutoscaleServingForecastHeadroomUnit = "1"
+	// GPUAutoscaleServingQueueWait (connector/gpuautoscaleconnector): Serving mode: how long a request arriving now would wait for a pod, the queued work (requests waiting, in tokens by Little's law with request_time) over the ready pods' capacity. Above slo_wait the objective is broken now; the share of time at or below it is the objective's attainment, to graph and alert on. Recorded only with request_time set.
+	GPUAutoscaleServingQueueWait     = "gpu.autoscale.serving.queue.wait"
+	GPUAutoscaleServingQueueWaitUnit = "s"
 	// GPURemediationActions (connector/gpuremediationconnector): Remediation actions taken, and decisions not to act, by action and reason.
 	GPURemediationActions     = "gpu.remediation.actions"
 	GPURemediationActionsUnit = "{action}"
@@ -610,6 +613,7 @@ var Metrics = [...]Metric{
 	{GPUAutoscaleReplicasCurrent, GPUAutoscaleReplicasCurrentUnit, "connector/gpuautoscaleconnector"},
 	{GPUAutoscaleReplicasDesired, GPUAutoscaleReplicasDesiredUnit, "connector/gpuautoscaleconnector"},
 	{GPUAutoscaleServingForecastHeadroom, GPUAutoscaleServingForecastHeadroomUnit, "connector/gpuautoscaleconnector"},
+	{GPUAutoscaleServingQueueWait, GPUAutoscaleServingQueueWaitUnit, "connector/gpuautoscaleconnector"},
 	{GPURemediationActions, GPURemediationActionsUnit, "connector/gpuremediationconnector"},
 	{GPURemediationBreakerState, GPURemediationBreakerStateUnit, "connector/gpuremediationconnector"},
 	{GPURemediationIncidentState, GPURemediationIncidentStateUnit, "connector/gpuremediationconnector"},

@@ -91,6 +91,10 @@ type ServingDetail struct {
 	// when its errors are differences (empty outside the calibrated
 	// forecast): which one earned its place, evaluation by evaluation.
 	Forecaster string `json:"forecaster,omitempty"`
+	// WaitSeconds is how long a request arriving at the evaluation would
+	// wait for a pod, as the connector measures it (nil without
+	// request_time, when the queue's work is not known).
+	WaitSeconds *float64 `json:"wait_seconds,omitempty"`
 }
 
 // ScaleTarget is what a simulation scales: an in-memory stand-in for the

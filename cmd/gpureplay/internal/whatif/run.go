@@ -288,6 +288,10 @@ func rounded(d *offline.ServingDetail) *offline.ServingDetail {
 	for _, x := range []*float64{&r.Served, &r.Arrival, &r.Backlog, &r.Capacity, &r.Need, &r.Forecast, &r.Headroom, &r.Seasonal, &r.StartupSeconds} {
 		*x = round(*x)
 	}
+	if d.WaitSeconds != nil {
+		w := round(*d.WaitSeconds)
+		r.WaitSeconds = &w
+	}
 	return &r
 }
 

@@ -357,6 +357,26 @@ func (ms *GpuAutoscaleServingForecastHeadroomMetricConfig) Validate() error {
 	return nil
 }
 
+// GpuAutoscaleServingQueueWaitMetricConfig provides config for the gpu.autoscale.serving.queue.wait metric.
+type GpuAutoscaleServingQueueWaitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *GpuAutoscaleServingQueueWaitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // MetricsConfig provides config for gpu_autoscale metrics.
 type MetricsConfig struct {
 	GpuAutoscaleActions                 GpuAutoscaleActionsMetricConfig                 `mapstructure:"gpu.autoscale.actions"`
@@ -368,6 +388,7 @@ type MetricsConfig struct {
 	GpuAutoscaleReplicasCurrent         GpuAutoscaleReplicasCurrentMetricConfig         `mapstructure:"gpu.autoscale.replicas.current"`
 	GpuAutoscaleReplicasDesired         GpuAutoscaleReplicasDesiredMetricConfig         `mapstructure:"gpu.autoscale.replicas.desired"`
 	GpuAutoscaleServingForecastHeadroom GpuAutoscaleServingForecastHeadroomMetricConfig `mapstructure:"gpu.autoscale.serving.forecast.headroom"`
+	GpuAutoscaleServingQueueWait        GpuAutoscaleServingQueueWaitMetricConfig        `mapstructure:"gpu.autoscale.serving.queue.wait"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -410,6 +431,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []GpuAutoscaleServingForecastHeadroomMetricAttributeKey{GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster},
+		},
+		GpuAutoscaleServingQueueWait: GpuAutoscaleServingQueueWaitMetricConfig{
+			Enabled: true,
 		},
 	}
 }

@@ -65,6 +65,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []GpuAutoscaleServingForecastHeadroomMetricAttributeKey{GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster},
 					},
+					GpuAutoscaleServingQueueWait: GpuAutoscaleServingQueueWaitMetricConfig{
+						Enabled: true,
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					GpuAutoscaleTargetKind: ResourceAttributeConfig{Enabled: true},
@@ -119,6 +122,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []GpuAutoscaleServingForecastHeadroomMetricAttributeKey{GpuAutoscaleServingForecastHeadroomMetricAttributeKeyGpuAutoscaleServingForecaster},
 					},
+					GpuAutoscaleServingQueueWait: GpuAutoscaleServingQueueWaitMetricConfig{
+						Enabled: false,
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					GpuAutoscaleTargetKind: ResourceAttributeConfig{Enabled: false},
@@ -134,7 +140,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuAutoscaleActionsMetricConfig{}, GpuAutoscaleDecisionMetricConfig{}, GpuAutoscaleMetricForecastMetricConfig{}, GpuAutoscaleMetricTargetMetricConfig{}, GpuAutoscaleMetricValueMetricConfig{}, GpuAutoscalePodsReportingMetricConfig{}, GpuAutoscaleReplicasCurrentMetricConfig{}, GpuAutoscaleReplicasDesiredMetricConfig{}, GpuAutoscaleServingForecastHeadroomMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(GpuAutoscaleActionsMetricConfig{}, GpuAutoscaleDecisionMetricConfig{}, GpuAutoscaleMetricForecastMetricConfig{}, GpuAutoscaleMetricTargetMetricConfig{}, GpuAutoscaleMetricValueMetricConfig{}, GpuAutoscalePodsReportingMetricConfig{}, GpuAutoscaleReplicasCurrentMetricConfig{}, GpuAutoscaleReplicasDesiredMetricConfig{}, GpuAutoscaleServingForecastHeadroomMetricConfig{}, GpuAutoscaleServingQueueWaitMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

@@ -79,6 +79,9 @@ var MetricsInfo = metricsInfo{
 		Name:       "gpu.autoscale.serving.forecast.headroom",
 		Attributes: []string{"gpu.autoscale.serving.forecaster"},
 	},
+	GpuAutoscaleServingQueueWait: metricInfo{
+		Name: "gpu.autoscale.serving.queue.wait",
+	},
 }
 
 type metricsInfo struct {
@@ -91,6 +94,7 @@ type metricsInfo struct {
 	GpuAutoscaleReplicasCurrent         metricInfo
 	GpuAutoscaleReplicasDesired         metricInfo
 	GpuAutoscaleServingForecastHeadroom metricInfo
+	GpuAutoscaleServingQueueWait        metricInfo
 }
 
 type metricInfo struct {
@@ -784,6 +788,56 @@ func newMetricGpuAutoscaleServingForecastHeadroom(cfg GpuAutoscaleServingForecas
 	return m
 }
 
+type metricGpuAutoscaleServingQueueWait struct {
+	data     pmetric.Metric                           // data buffer for generated metric.
+	config   GpuAutoscaleServingQueueWaitMetricConfig // metric config provided by user.
+	capacity int                                      // max observed number of data points added to the metric.
+}
+
+// init fills gpu.autoscale.serving.queue.wait metric with initial data.
+func (m *metricGpuAutoscaleServingQueueWait) init() {
+	m.data.SetName("gpu.autoscale.serving.queue.wait")
+	m.data.SetDescription("Serving mode: how long a request arriving now would wait for a pod, the queued work (requests waiting, in tokens by Little's law with request_time) over the ready pods' capacity. Above slo_wait the objective is broken now; the share of time at or below it is the objective's attainment, to graph and alert on. Recorded only with request_time set.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricGpuAutoscaleServingQueueWait) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricGpuAutoscaleServingQueueWait) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricGpuAutoscaleServingQueueWait) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricGpuAutoscaleServingQueueWait(cfg GpuAutoscaleServingQueueWaitMetricConfig) metricGpuAutoscaleServingQueueWait {
+	m := metricGpuAutoscaleServingQueueWait{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
@@ -803,6 +857,7 @@ type MetricsBuilder struct {
 	metricGpuAutoscaleReplicasCurrent         metricGpuAutoscaleReplicasCurrent
 	metricGpuAutoscaleReplicasDesired         metricGpuAutoscaleReplicasDesired
 	metricGpuAutoscaleServingForecastHeadroom metricGpuAutoscaleServingForecastHeadroom
+	metricGpuAutoscaleServingQueueWait        metricGpuAutoscaleServingQueueWait
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -837,6 +892,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings connector.Settings, op
 		metricGpuAutoscaleReplicasCurrent:         newMetricGpuAutoscaleReplicasCurrent(mbc.Metrics.GpuAutoscaleReplicasCurrent),
 		metricGpuAutoscaleReplicasDesired:         newMetricGpuAutoscaleReplicasDesired(mbc.Metrics.GpuAutoscaleReplicasDesired),
 		metricGpuAutoscaleServingForecastHeadroom: newMetricGpuAutoscaleServingForecastHeadroom(mbc.Metrics.GpuAutoscaleServingForecastHeadroom),
+		metricGpuAutoscaleServingQueueWait:        newMetricGpuAutoscaleServingQueueWait(mbc.Metrics.GpuAutoscaleServingQueueWait),
 		resourceAttributeIncludeFilter:            make(map[string]filter.Filter),
 		resourceAttributeExcludeFilter:            make(map[string]filter.Filter),
 	}
@@ -954,6 +1010,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricGpuAutoscaleReplicasCurrent.emit(ils.Metrics())
 	mb.metricGpuAutoscaleReplicasDesired.emit(ils.Metrics())
 	mb.metricGpuAutoscaleServingForecastHeadroom.emit(ils.Metrics())
+	mb.metricGpuAutoscaleServingQueueWait.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -1028,6 +1085,11 @@ func (mb *MetricsBuilder) RecordGpuAutoscaleReplicasDesiredDataPoint(ts pcommon.
 // RecordGpuAutoscaleServingForecastHeadroomDataPoint adds a data point to gpu.autoscale.serving.forecast.headroom metric.
 func (mb *MetricsBuilder) RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts pcommon.Timestamp, val float64, gpuAutoscaleServingForecasterAttributeValue string) {
 	mb.metricGpuAutoscaleServingForecastHeadroom.recordDataPoint(mb.startTime, ts, val, gpuAutoscaleServingForecasterAttributeValue)
+}
+
+// RecordGpuAutoscaleServingQueueWaitDataPoint adds a data point to gpu.autoscale.serving.queue.wait metric.
+func (mb *MetricsBuilder) RecordGpuAutoscaleServingQueueWaitDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricGpuAutoscaleServingQueueWait.recordDataPoint(mb.startTime, ts, val)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -126,6 +126,9 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordGpuAutoscaleServingForecastHeadroomDataPoint(ts, 3, "gpu.autoscale.serving.forecaster-val-2")
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordGpuAutoscaleServingQueueWaitDataPoint(ts, 1)
 
 			rb := mb.NewResourceBuilder()
 			rb.SetGpuAutoscaleTargetKind("gpu.autoscale.target.kind-val")
@@ -450,6 +453,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("gpu.autoscale.serving.forecaster")
 						assert.False(t, ok)
 					}
+				case "gpu.autoscale.serving.queue.wait":
+					assert.False(t, validatedMetrics["gpu.autoscale.serving.queue.wait"], "Found a duplicate in the metrics slice: gpu.autoscale.serving.queue.wait")
+					validatedMetrics["gpu.autoscale.serving.queue.wait"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Serving mode: how long a request arriving now would wait for a pod, the queued work (requests waiting, in tokens by Little's law with request_time) over the ready pods' capacity. Above slo_wait the objective is broken now; the share of time at or below it is the objective's attainment, to graph and alert on. Recorded only with request_time set.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				}
 			}
 		})

@@ -22,9 +22,10 @@ func (e *Estimator) queueOutlasts(ready int, capacity, arrival, backlog float64)
 	return !(spare > 0) || backlog/spare >= e.startup.Seconds()
 }
 
-// queueBreaksSLO says a request arriving now would wait longer than the
-// objective behind the queue the ready pods serve. Observe calls it only
-// with a pod rated, so ready ≥ 1, and podCapacity is always above 0.
-func (e *Estimator) queueBreaksSLO(ready int, capacity, backlog float64) bool {
-	return backlog/(float64(ready)*capacity) > e.p.SLOWait.Seconds()
+// waitBehind is how long, in seconds, a request arriving now waits for a
+// pod behind backlog tokens that ready pods of capacity tokens per second
+// serve. Observe calls it only with a pod rated, so ready ≥ 1, and
+// capacity is always above 0.
+func waitBehind(ready int, capacity, backlog float64) float64 {
+	return backlog / (float64(ready) * capacity)
 }

@@ -159,6 +159,11 @@ type Estimate struct {
 	Errors  int
 	// Forecaster names the calibrated forecaster in use (Forecast*).
 	Forecaster string
+	// Wait is how long a request arriving now would wait for a pod, in
+	// seconds: the backlog over the ready pods' capacity. HasWait says it
+	// is measured: the backlog is known only with RequestTime.
+	Wait    float64
+	HasWait bool
 }
 
 // interval is one evaluation's measured work.
@@ -278,6 +283,9 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		sized = e.peakForecast(o.Now, need, &est)
 	}
 	c := est.Capacity
+	if p.RequestTime > 0 {
+		est.Wait, est.HasWait = waitBehind(len(o.Pods), c, backlog), true
+	}
 	if e.cal != nil && est.CapacityFrom == CapacityObserved {
 		// No pod had a queue yet, so a pod can serve at least the most
 		// one served: the need against that is already an upper bound,
@@ -320,7 +328,7 @@ func (e *Estimator) Observe(o Observation) Estimate {
 			switch {
 			case o.Now.Sub(e.first) < e.startup:
 				want, reason = ready, ReasonHold
-			case e.queueBreaksSLO(len(o.Pods), c, backlog):
+			case waitBehind(len(o.Pods), c, backlog) > p.SLOWait.Seconds():
 				want, reason = ready, ReasonBacklog
 			}
 		}
