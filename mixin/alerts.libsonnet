@@ -107,6 +107,20 @@
           ),
         ],
       },
+      {
+        // The gpu_autoscale connector's serving targets: what their users
+        // feel, the wait of a request arriving now.
+        name: config.groupPrefix + '.autoscale',
+        rules: [
+          alert(
+            'GPUServingObjectiveBroken',
+            '%s > %s' % [sel('gpu_autoscale_serving_queue_wait_seconds'), a.servingWaitSeconds],
+            'warning',
+            'Requests to {{ $labels.%(namespace)s }}/{{ $labels.%(autoscaleTarget)s }} wait {{ $value | humanizeDuration }} for a pod, past the objective of ' + a.servingWaitSeconds + ' s',
+            a.servingWaitFor,
+          ),
+        ],
+      },
     ],
   },
 }

@@ -32,6 +32,8 @@
       namespace: 'k8s_namespace_name',
       job: 'k8s_job_name',
       deployment: 'k8s_deployment_name',
+      // The gpu_autoscale connector's target (its own resource attribute).
+      autoscaleTarget: 'gpu_autoscale_target_name',
     },
 
     // Thresholds and `for` durations of the alerts on the receivers' raw
@@ -58,6 +60,13 @@
       idleRatio: '0.05',
       idleFor: '30m',
       stragglerFor: '5m',
+      // A serving target's objective: its serving::slo_wait, in seconds,
+      // and how long a request arriving may wait past it before a person
+      // is paged. Longer than a start-up (3 m in the example settings): a
+      // breach the pods asked for end within one is the autoscaler at
+      // work, one that outlasts it is not.
+      servingWaitSeconds: '2',
+      servingWaitFor: '5m',
     },
 
     // Each alert's runbook_url is this followed by the alert's name and
