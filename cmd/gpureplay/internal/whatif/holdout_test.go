@@ -44,6 +44,27 @@ func TestJudgeByHand(t *testing.T) {
 	require.Equal(t, sum >= 0.5*room, tally.HalfTheRoomIsClosed)
 }
 
+// A row's share of time within the objective is 1 − its SLO minutes over
+// the series' length, and its comparison is marked where it rests on a
+// frontier point whose run never scaled up: past the last setting that
+// scales, the frontier is a line to one that held its replicas.
+func TestJudgeMarksANeverScalingPoint(t *testing.T) {
+	scales, holds := pt("scales", 10, 100), pt("holds", 300, 20)
+	scales.Summary.ScaleUps = 7
+	frontier := []Point{scales, holds}
+	row := func(slo float64) Row {
+		sum := Summary{SLOViolationMinutes: slo, GPUHours: 50, IdealGPUHours: 20}
+		return Row{Summary: sum, Comparison: Compare(sum, frontier, 5), Frontier: frontier, Minutes: 600}
+	}
+	past := Judge(row(150))
+	require.Equal(t, "holds", past.NeverScaled, "between a point that scales and one that never did")
+	require.InDelta(t, 0.75, past.WithinObjective, 1e-9)
+	require.Empty(t, Judge(row(5)).NeverScaled, "below the frontier: the point with the fewest minutes, which scales")
+	require.Equal(t, "holds", Judge(row(300)).NeverScaled, "equal to the point that never scaled")
+	require.Zero(t, Judge(Row{Summary: Summary{SLOViolationMinutes: 3}}).WithinObjective, "no length known")
+	require.Equal(t, 2, TallyRows([]Row{row(150), row(5), row(300)}).NeverScaled)
+}
+
 // The room with foresight is the foresight frontier against the reactive
 // one at the row's minutes: linear between its points, extended past its
 // most minutes but never below its cheapest point.
@@ -152,7 +173,12 @@ func TestHeldOutReportsOnlyTheHeldOutRows(t *testing.T) {
 	text := out.String()
 	require.Contains(t, text, "held out: settings chosen on ramp.csv;")
 	require.Contains(t, text, "(chosen)")
+	require.Contains(t, text, "| SLO min | within the objective | frontier GPU-hours at equal SLO |")
 	require.Contains(t, text, "| room (1 − ideal / frontier) | room with foresight | dominated |")
+	for _, r := range rows {
+		require.InDelta(t, 20, r.Minutes, 1e-9, "the series is 20 minutes long")
+		require.Contains(t, text, fmt.Sprintf("| %.1f | %.1f %% |", r.SLOViolationMinutes, 100*(1-r.SLOViolationMinutes/20)))
+	}
 	require.Contains(t, text, "- sum of room with foresight ")
 	for _, r := range rows {
 		require.Len(t, r.Foresight, len(foresightSkips), "every row carries the foresight frontier")

@@ -27,6 +27,9 @@ type Row struct {
 	Frontier []Point
 	// Foresight is the foresight frontier's points (foresight.go).
 	Foresight []Point
+	// Minutes is the series' length in minutes, of which the SLO minutes
+	// are a part.
+	Minutes float64
 }
 
 // Grid is the scenarios of the README's tables: every demand file at each
