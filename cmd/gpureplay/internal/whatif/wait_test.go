@@ -69,7 +69,7 @@ func TestServingWaitIsTheModelsWait(t *testing.T) {
 	require.Positive(t, sum.SLOViolationMinutes, "the step breaks the objective, or the test checks nothing")
 
 	slo := 2.0 // the contract's default slo_wait, as the settings'
-	var compared, close, breaches, seen int
+	var compared, near, breaches, seen int
 	var errs []float64
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -94,7 +94,7 @@ func TestServingWaitIsTheModelsWait(t *testing.T) {
 		rel := math.Abs(got-model) / model
 		errs = append(errs, rel)
 		if rel <= 0.1 {
-			close++
+			near++
 		}
 		if model > slo {
 			breaches++
@@ -107,7 +107,7 @@ func TestServingWaitIsTheModelsWait(t *testing.T) {
 	require.Positive(t, breaches, "the model's wait passed the objective at some evaluation")
 	sort.Float64s(errs)
 	t.Logf("%d evaluations with a queue: %d within 10 %% of the model's wait (median error %.1f %%); %d of %d past the objective seen so",
-		compared, close, 100*errs[len(errs)/2], seen, breaches)
-	require.GreaterOrEqual(t, float64(close), 0.9*float64(compared), "the measured wait is the model's within 10 % at 9 evaluations in 10")
+		compared, near, 100*errs[len(errs)/2], seen, breaches)
+	require.GreaterOrEqual(t, float64(near), 0.9*float64(compared), "the measured wait is the model's within 10 % at 9 evaluations in 10")
 	require.GreaterOrEqual(t, float64(seen), 0.9*float64(breaches), "a wait past the objective reads as past it")
 }
