@@ -107,6 +107,18 @@ func TestMetricsCanBeDisabled(t *testing.T) {
 // without attainment, the calibrated forecaster in use with it. Two pods
 // with a queue behind them serve 900 and 1,100 tokens a second for 15
 // minutes.
+// servingTestAutoscaler is a serving target of two pods (dry run) with the
+// given serving settings, its metrics and logs caught by sinks.
+func servingTestAutoscaler(t *testing.T, serving map[string]any) (*autoscaler, *consumertest.MetricsSink, *consumertest.LogsSink) {
+	t.Helper()
+	cfg, err := servingConfig(t, serving, nil)
+	require.NoError(t, err)
+	a := newTestAutoscaler(t, cfg.Targets[0], &fakeAPI{replicas: 2})
+	sink, logs := new(consumertest.MetricsSink), new(consumertest.LogsSink)
+	a.metricsOut, a.logsOut = sink, logs
+	return a, sink, logs
+}
+
 func TestServingHeadroomMetric(t *testing.T) {
 	for name, tc := range map[string]struct {
 		serving    map[string]any
@@ -116,13 +128,7 @@ func TestServingHeadroomMetric(t *testing.T) {
 		"calibrated": {map[string]any{"attainment": 0.9}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := servingConfig(t, tc.serving, nil)
-			require.NoError(t, err)
-			a := newTestAutoscaler(t, cfg.Targets[0], &fakeAPI{replicas: 2})
-			sink := new(consumertest.MetricsSink)
-			a.metricsOut = sink
-			logs := new(consumertest.LogsSink)
-			a.logsOut = logs
+			a, sink, logs := servingTestAutoscaler(t, tc.serving)
 			ctx := context.Background()
 			now := time.Unix(1767225600, 0)
 			tokens := map[string]float64{"llm-0": 0, "llm-1": 0}
@@ -191,13 +197,7 @@ func TestServingQueueWaitMetric(t *testing.T) {
 		"calibrated":      {map[string]any{"request_time": "500ms", "attainment": 0.9}, 1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := servingConfig(t, tc.serving, nil)
-			require.NoError(t, err)
-			a := newTestAutoscaler(t, cfg.Targets[0], &fakeAPI{replicas: 2})
-			sink := new(consumertest.MetricsSink)
-			a.metricsOut = sink
-			logs := new(consumertest.LogsSink)
-			a.logsOut = logs
+			a, sink, logs := servingTestAutoscaler(t, tc.serving)
 			ctx := context.Background()
 			now := time.Unix(1767225600, 0)
 			tokens := map[string]float64{"llm-0": 0, "llm-1": 0}
