@@ -46,7 +46,7 @@ func promNames(t *testing.T) map[string]bool {
 		return md.Metrics
 	}
 	names := map[string]bool{}
-	for _, m := range metricnames.Metrics {
+	for _, m := range &metricnames.Metrics {
 		d, ok := kinds(m.Origin)[m.Name]
 		require.Truef(t, ok, "%s is not in %s", m.Name, m.Origin)
 		typ := ot.MetricType(ot.MetricTypeGauge)
@@ -60,7 +60,7 @@ func promNames(t *testing.T) map[string]bool {
 		require.NoError(t, err)
 		names[n] = true
 	}
-	for _, a := range metricnames.Attributes {
+	for _, a := range &metricnames.Attributes {
 		n, err := (&ot.LabelNamer{}).Build(a.Name)
 		require.NoError(t, err)
 		names[n] = true
