@@ -37,6 +37,19 @@
             record: 'gpu:hw_gpu_memory_utilization:ratio',
             expr: fmt('max by (%(gpu)s, %(host)s) (%(m)s)', { m: sel('hw_gpu_memory_utilization_ratio') }),
           },
+          // A serving target's share of the last hour in which a request
+          // arriving would have waited no longer than the objective (the
+          // alert's threshold): what gpureplay's held-out report calls the
+          // time within the objective. Hours with no pod reporting are not
+          // in it.
+          {
+            record: 'target:gpu_autoscale_serving_objective:attainment_1h',
+            expr: fmt('avg by (%(namespace)s, %(autoscaleTarget)s) (avg_over_time((%(m)s <= bool %(slo)s)[1h:%(step)s]))', {
+              m: sel('gpu_autoscale_serving_queue_wait_seconds'),
+              slo: config.alerts.servingWaitSeconds,
+              step: config.recordingInterval,
+            }),
+          },
         ],
       },
 
