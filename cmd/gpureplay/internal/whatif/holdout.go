@@ -45,9 +45,9 @@ type Held struct {
 	// WithinObjective is the share of the series' time in which new work
 	// waited no longer than the objective (0 when the length is unknown).
 	WithinObjective float64
-	// NeverScaled names a frontier point the comparison rests on whose run
-	// never scaled up ("" when none): past the last setting that scales,
-	// the frontier is a line to one that held its replicas throughout.
+	// NeverScaled names the frontier point whose run never scaled up when
+	// the comparison is the line to it ("" when not): past the last setting
+	// that scales, the frontier is a line to one that held its replicas.
 	NeverScaled string
 }
 
@@ -70,8 +70,10 @@ func Judge(r Row) Held {
 	if r.Minutes > 0 {
 		h.WithinObjective = max(0, 1-r.SLOViolationMinutes/r.Minutes)
 	}
+	// Only a line counts: a row equal to such a point (one pod throughout
+	// on a light series) is compared with that point itself.
 	for _, p := range r.Frontier {
-		if p.Summary.ScaleUps == 0 && slices.Contains(r.Between, p.Name) {
+		if len(r.Between) == 2 && p.Summary.ScaleUps == 0 && slices.Contains(r.Between, p.Name) {
 			h.NeverScaled = p.Name
 		}
 	}
@@ -94,7 +96,7 @@ type Tally struct {
 	SavingSum, RoomSum  float64
 	HalfTheRoomIsClosed bool
 	ForesightRoomSum    float64
-	// NeverScaled counts the rows whose comparison rests on a reactive
+	// NeverScaled counts the rows compared with the line to a reactive
 	// setting that never scaled up.
 	NeverScaled int
 }
@@ -291,7 +293,7 @@ func WriteHeldOut(w io.Writer, candidates []Candidate, chosen int, choose []stri
 			frontier += " (more SLO min than every reactive setting: extended)"
 		}
 		if h.NeverScaled != "" {
-			frontier += " (rests on " + h.NeverScaled + ", which never scaled up)"
+			frontier += " (on the line to " + h.NeverScaled + ", which never scaled up)"
 		}
 		dominated := "no"
 		if h.Dominated != "" {
@@ -312,7 +314,7 @@ func WriteHeldOut(w io.Writer, candidates []Candidate, chosen int, choose []stri
 		// a line to one that held its replicas throughout, breaking the
 		// objective nearly all the time: a saving there is partly against
 		// that line, not against a setting one would run.
-		fmt.Fprintf(w, "- %d of %d rows rest on a reactive setting that never scaled up: part of their saving is against the line to it\n", t.NeverScaled, t.Rows)
+		fmt.Fprintf(w, "- %d of %d rows lie on the line to a reactive setting that never scaled up: part of their saving is against that line\n", t.NeverScaled, t.Rows)
 	}
 	fmt.Fprintf(w, "- sum of savings %.1f %% against half the sum of room %.1f %% (sum of room %.1f %%): half the room closed: %s\n",
 		100*t.SavingSum, 50*t.RoomSum, 100*t.RoomSum, verdict)

@@ -45,9 +45,9 @@ func TestJudgeByHand(t *testing.T) {
 }
 
 // A row's share of time within the objective is 1 − its SLO minutes over
-// the series' length, and its comparison is marked where it rests on a
-// frontier point whose run never scaled up: past the last setting that
-// scales, the frontier is a line to one that held its replicas.
+// the series' length, and its comparison is marked where it is the line
+// to a frontier point whose run never scaled up: past the last setting
+// that scales, the frontier is a line to one that held its replicas.
 func TestJudgeMarksANeverScalingPoint(t *testing.T) {
 	scales, holds := pt("scales", 10, 100), pt("holds", 300, 20)
 	scales.Summary.ScaleUps = 7
@@ -60,9 +60,9 @@ func TestJudgeMarksANeverScalingPoint(t *testing.T) {
 	require.Equal(t, "holds", past.NeverScaled, "between a point that scales and one that never did")
 	require.InDelta(t, 0.75, past.WithinObjective, 1e-9)
 	require.Empty(t, Judge(row(5)).NeverScaled, "below the frontier: the point with the fewest minutes, which scales")
-	require.Equal(t, "holds", Judge(row(300)).NeverScaled, "equal to the point that never scaled")
+	require.Empty(t, Judge(row(300)).NeverScaled, "equal to the point that never scaled: compared with it, not a line")
 	require.Zero(t, Judge(Row{Summary: Summary{SLOViolationMinutes: 3}}).WithinObjective, "no length known")
-	require.Equal(t, 2, TallyRows([]Row{row(150), row(5), row(300)}).NeverScaled)
+	require.Equal(t, 1, TallyRows([]Row{row(150), row(5), row(300)}).NeverScaled)
 }
 
 // The room with foresight is the foresight frontier against the reactive
