@@ -283,9 +283,9 @@ func (e *Estimator) Observe(o Observation) Estimate {
 		sized = e.peakForecast(o.Now, need, &est)
 	}
 	c := est.Capacity
-	if p.RequestTime > 0 {
-		est.Wait, est.HasWait = waitBehind(len(o.Pods), c, backlog), true
-	}
+	// Without RequestTime the backlog is 0: no wait, and none measured.
+	wait := waitBehind(len(o.Pods), c, backlog)
+	est.Wait, est.HasWait = wait, p.RequestTime > 0
 	if e.cal != nil && est.CapacityFrom == CapacityObserved {
 		// No pod had a queue yet, so a pod can serve at least the most
 		// one served: the need against that is already an upper bound,
@@ -328,7 +328,7 @@ func (e *Estimator) Observe(o Observation) Estimate {
 			switch {
 			case o.Now.Sub(e.first) < e.startup:
 				want, reason = ready, ReasonHold
-			case waitBehind(len(o.Pods), c, backlog) > p.SLOWait.Seconds():
+			case wait > p.SLOWait.Seconds():
 				want, reason = ready, ReasonBacklog
 			}
 		}
